@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Check flexmb HDF5 run files with h5py (and h5dump when installed).
+
+Usage: python3 scripts/h5check.py DIR
+
+For every DIR/*.h5:
+  * with a sidecar DIR/<name>.expected.json (written by tests/output_hdf5.rs
+    when FLEXMB_H5CHECK_DIR is set): every dataset is compared bit-exactly
+    (f64 through .view(np.uint64)), absent datasets must be absent, root
+    attributes must match, and compressed files must use shuffle + gzip;
+  * without one: the file must open and every [steps, n] dataset must have as
+    many rows as /time;
+  * `h5dump -H FILE` must succeed (skipped with a note when h5dump is missing).
+
+Prints one line per file and exits 1 on any mismatch.
+"""
+
+import json
+import math
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+STREAMED = [
+    "time", "step", "u", "v", "a", "lambda",
+    "energy/kinetic", "energy/potential", "energy/total", "energy/external_work",
+    "constraints/position", "constraints/velocity", "constraints/acceleration",
+    "newton/iterations", "newton/residual",
+]
+
+
+def as_str(x):
+    return x.decode("utf-8") if isinstance(x, bytes) else str(x)
+
+
+def f64_bits(x):
+    return struct.unpack("<Q", struct.pack("<d", float(x)))[0]
+
+
+def check_dataset(f, path, exp, errors):
+    if path not in f:
+        errors.append(f"/{path} missing")
+        return
+    ds = f[path]
+    shape = tuple(exp["shape"])
+    if ds.shape != shape:
+        errors.append(f"/{path} shape {ds.shape} != {shape}")
+        return
+    kind = exp["dtype"]
+    if kind == "f64":
+        if ds.dtype != np.dtype("<f8"):
+            errors.append(f"/{path} dtype {ds.dtype} != <f8")
+            return
+        got = np.asarray(ds[()], dtype="<f8").reshape(-1).view(np.uint64)
+        want = np.array(exp["bits"], dtype=np.uint64)
+        if got.shape != want.shape or not np.array_equal(got, want):
+            bad = np.flatnonzero(got != want) if got.shape == want.shape else []
+            where = f" first at flat index {bad[0]}" if len(bad) else ""
+            errors.append(f"/{path} f64 bits differ{where}")
+    elif kind in ("uint", "int"):
+        if ds.dtype.kind not in "ui":
+            errors.append(f"/{path} dtype {ds.dtype} is not an integer type")
+            return
+        got = [int(x) for x in np.asarray(ds[()]).reshape(-1)]
+        if got != [int(x) for x in exp["values"]]:
+            errors.append(f"/{path} integer values differ")
+    elif kind == "str":
+        if ds.dtype.kind not in "OS":
+            errors.append(f"/{path} dtype {ds.dtype} is not a string type")
+            return
+        got = [as_str(x) for x in np.asarray(ds[()]).reshape(-1)]
+        if got != exp["values"]:
+            errors.append(f"/{path} strings differ: {got[:3]}... != {exp['values'][:3]}...")
+    else:
+        errors.append(f"/{path}: unknown expected dtype {kind}")
+
+
+def check_attr(f, name, exp, errors):
+    if name not in f.attrs:
+        errors.append(f"@{name} missing")
+        return
+    got = f.attrs[name]
+    kind = exp["type"]
+    if kind == "f64":
+        if not isinstance(got, (float, np.floating)) or np.asarray(got).dtype != np.dtype("<f8"):
+            errors.append(f"@{name} is {type(got).__name__}, not f64")
+        elif f64_bits(got) != int(exp["bits"]):
+            errors.append(f"@{name} bits {f64_bits(got):#x} != {int(exp['bits']):#x}")
+    elif kind == "i64":
+        if not isinstance(got, (int, np.integer)) or np.asarray(got).dtype != np.dtype("<i8"):
+            errors.append(f"@{name} is {type(got).__name__}, not i64")
+        elif int(got) != int(exp["value"]):
+            errors.append(f"@{name} = {got} != {exp['value']}")
+    elif kind == "str":
+        if not isinstance(got, (str, bytes)):
+            errors.append(f"@{name} is {type(got).__name__}, not a string")
+        elif as_str(got) != exp["value"]:
+            errors.append(f"@{name} = {as_str(got)!r} != {exp['value']!r}")
+    else:
+        errors.append(f"@{name}: unknown expected type {kind}")
+
+
+def check_with_sidecar(f, exp, errors):
+    for path, d in exp["datasets"].items():
+        check_dataset(f, path, d, errors)
+    for path in exp.get("absent", []):
+        if path in f:
+            errors.append(f"/{path} present but its field was not selected")
+    for name, a in exp["attrs"].items():
+        check_attr(f, name, a, errors)
+    extra = set(f.attrs) - set(exp["attrs"])
+    if extra:
+        errors.append(f"unexpected root attributes {sorted(extra)}")
+    if exp.get("compression", 0) > 0:
+        for path in exp["datasets"]:
+            ds = f[path]
+            if path in STREAMED and ds.size and (ds.compression != "gzip" or not ds.shuffle):
+                errors.append(f"/{path} not shuffle+gzip compressed")
+
+
+def check_structure(f, errors):
+    if "time" not in f:
+        errors.append("/time missing")
+        return
+    steps = f["time"].shape[0]
+    for path in STREAMED:
+        if path in f and f[path].shape[0] != steps:
+            errors.append(f"/{path} has {f[path].shape[0]} rows, /time has {steps}")
+    for path in STREAMED:
+        if path in f:
+            f[path][()]  # every chunk must decode
+
+
+def check_file(h5, h5dump):
+    errors = []
+    sidecar = h5.with_name(h5.stem + ".expected.json")
+    try:
+        with h5py.File(h5, "r") as f:
+            steps = f["time"].shape[0] if "time" in f else -1
+            status = as_str(f.attrs.get("status", "?"))
+            if sidecar.exists():
+                mode = "bit-exact"
+                check_with_sidecar(f, json.loads(sidecar.read_text()), errors)
+            else:
+                mode = "structure"
+                check_structure(f, errors)
+    except Exception as e:  # noqa: BLE001 - any failure to open/read is a finding
+        return [f"h5py: {type(e).__name__}: {e}"], "open", -1, "?"
+    if h5dump:
+        r = subprocess.run([h5dump, "-H", str(h5)], capture_output=True, text=True)
+        if r.returncode != 0:
+            errors.append(f"h5dump -H failed: {(r.stderr or r.stdout).strip()[:200]}")
+    return errors, mode, steps, status
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    d = Path(sys.argv[1])
+    files = sorted(d.glob("*.h5"))
+    if not files:
+        print(f"no .h5 files in {d}", file=sys.stderr)
+        return 1
+    h5dump = shutil.which("h5dump")
+    if not h5dump:
+        print("note: h5dump not found (apt-get install hdf5-tools); skipping h5dump -H checks")
+    failed = 0
+    for h5 in files:
+        errors, mode, steps, status = check_file(h5, h5dump)
+        ok = "OK  " if not errors else "FAIL"
+        print(f"{ok} {h5.name}: {mode}, {steps} steps, status {status}"
+              + ("" if not errors else "; " + "; ".join(errors[:5])))
+        failed += bool(errors)
+    print(f"{len(files) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,846 @@
+//! Global sparse operators from local physics.
+//!
+//! The [`Assembler`] builds, once per model, the CSC pattern of the saddle-point
+//! matrix `A = [S C; B 0]` (S = c_M M + c_u (K + H - K_load), C the multiplier
+//! column, B the constraint Jacobian), the constant mass matrix M, the gravity
+//! load M g and, for every element, joint and load entry, the position ("slot")
+//! it adds into. Each Newton iteration then only writes values.
+//!
+//! Element loops run serially with direct scatter for small models; for large
+//! models elements write into a per-element slab in parallel (rayon) and a
+//! parallel gather sums the slab into the global arrays in a fixed order, so
+//! results do not depend on the number of threads.
+
+mod pattern;
+
+pub use pattern::Pattern;
+
+use rayon::prelude::*;
+use sprs::{CsMat, TriMat};
+
+use crate::element::{gather, ElementSet, GlobalLevel, MAX_LOCAL_DOFS};
+use crate::joint::MAX_ROWS;
+use crate::model::{DofKind, Model};
+use crate::output::{ConstraintNorms, Energy};
+
+/// Element entries (force + tangent values) above which element loops run in parallel.
+const PARALLEL_ENTRIES: usize = 100_000;
+
+/// Configuration at which a joint quantity is evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// u_n.
+    Prev,
+    /// u_{n+1} (current iterate).
+    Next,
+    /// u~ (EOM time level).
+    Tilde,
+}
+
+/// Multiplier vector used in a constraint-force term.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Mult {
+    /// lambda_n.
+    Prev,
+    /// The current iterate lambda.
+    Iterate,
+    /// (1 - w) lambda_n + w lambda.
+    Blend(f64),
+}
+
+/// The discrete constraint force `B~^T lambda~` of an integrator option
+/// (seed 000 eqs. 3.8–3.11) and its derivatives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConstraintForce {
+    /// `B~^T lambda~ = sum_k c_k B(at_k)^T mult_k` (unused terms have c = 0).
+    pub force: [(f64, At, Mult); 2],
+    /// Multiplier column of the Newton matrix: `sum_k c_k B(at_k)^T`.
+    pub column: [(f64, At); 2],
+    /// Derivative of the force with respect to u_{n+1}: `c * sum_r mult_r d^2 Phi_r(at)`.
+    pub curvature: (f64, At, Mult),
+}
+
+/// Inputs of one Newton iteration of a time step.
+#[derive(Debug, Clone, Copy)]
+pub struct StepInput<'a> {
+    /// Positions and levels for the elements.
+    pub level: GlobalLevel<'a>,
+    /// Iterate of the acceleration at the EOM time level, a~.
+    pub a_tilde: &'a [f64],
+    /// Multipliers of the previous step.
+    pub lambda_n: &'a [f64],
+    /// Current multiplier iterate.
+    pub lambda: &'a [f64],
+    /// t_n.
+    pub t_n: f64,
+    /// t_{n+1}.
+    pub t_next: f64,
+    /// Weight W1 of the parameters-outside terms (load time factors).
+    pub w1: f64,
+    /// d a~ / d delta (coefficient of M in S).
+    pub coef_mass: f64,
+    /// d u_{n+1} / d delta (scales the tangents; the constraint rows are divided by it).
+    pub coef_u: f64,
+    /// Constraint-force option.
+    pub forces: ConstraintForce,
+}
+
+/// Values of the saddle-point system `A x = -r` and assembly workspace.
+#[derive(Debug, Clone)]
+pub struct SaddleSystem {
+    /// Residual r = [e1; e2] (n + m).
+    pub residual: Vec<f64>,
+    /// Matrix values in the order of [`Assembler::pattern`].
+    pub values: Vec<f64>,
+    slab: Vec<f64>,
+}
+
+struct ElementSlots {
+    /// Matrix slots, ndof^2 per element, row-major.
+    k: Vec<usize>,
+    /// Offset of the block in the slab.
+    slab_offset: usize,
+}
+
+struct JointSlots {
+    /// First multiplier row of the block.
+    row0: usize,
+    /// Row-block slots (n + row, dof), rows x ndof per joint.
+    b: Vec<usize>,
+    /// Column-block slots (dof, n + row), rows x ndof per joint (row-major in (row, dof)).
+    c: Vec<usize>,
+    /// Curvature slots (dof, dof), ndof^2 per joint.
+    h: Vec<usize>,
+}
+
+/// Gather map for the parallel element path: for each target, its slab sources.
+struct Gather {
+    res_ptr: Vec<usize>,
+    res_src: Vec<usize>,
+    val_ptr: Vec<usize>,
+    val_src: Vec<usize>,
+}
+
+/// Builds and fills the global sparse operators of one model.
+pub struct Assembler {
+    n: usize,
+    m: usize,
+    pattern: Pattern,
+    mass: CsMat<f64>,
+    mass_slots: Vec<usize>,
+    gravity_force: Vec<f64>,
+    elements: Vec<ElementSlots>,
+    joints: Vec<JointSlots>,
+    loads: Vec<Vec<usize>>,
+    slab_len: usize,
+    gather: Option<Gather>,
+}
+
+/// Adds `x` into `dst[idx]`.
+#[inline]
+fn scatter_add(dst: &mut [f64], idx: &[usize], x: &[f64], scale: f64) {
+    for (&i, &v) in idx.iter().zip(x) {
+        dst[i] += scale * v;
+    }
+}
+
+impl Assembler {
+    /// Builds pattern, slots, mass matrix and gravity load of `model`.
+    pub fn new(model: &Model) -> Self {
+        Self::with_parallel(model, None)
+    }
+
+    /// Like [`Assembler::new`], forcing the parallel element path on or off
+    /// (`None`: automatic by size).
+    pub fn with_parallel(model: &Model, parallel: Option<bool>) -> Self {
+        let n = model.n_dofs();
+        let m = model.n_constraints();
+        let dim = n + m;
+
+        // Mass matrix: lumped inertia + element masses.
+        let mut tri = TriMat::new((n, n));
+        for &(r, c, v) in &model.inertia {
+            tri.add_triplet(r, c, v);
+        }
+        let mut mloc = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
+        for b in &model.elements {
+            let k = b.ndof();
+            for i in 0..b.len() {
+                if b.mass(i, &mut mloc[..k * k]) {
+                    let d = b.dofs(i);
+                    for (p, &r) in d.iter().enumerate() {
+                        for (q, &c) in d.iter().enumerate() {
+                            if mloc[p * k + q] != 0.0 {
+                                tri.add_triplet(r, c, mloc[p * k + q]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mass: CsMat<f64> = tri.to_csc();
+
+        // Gravity load M g_hat, g_hat = g on translational DOFs.
+        let ghat: Vec<f64> = (0..n)
+            .map(|i| match model.dofs.kind(i) {
+                DofKind::Translation(a) => model.gravity[a as usize],
+                DofKind::Rotation => 0.0,
+            })
+            .collect();
+        let mut gravity_force = vec![0.0; n];
+        mass_mul(&mass, &ghat, &mut gravity_force);
+
+        // Every (row, col) pair that can be nonzero.
+        let mut pairs: Vec<(usize, usize)> = (0..n).map(|i| (i, i)).collect();
+        for (c, col) in mass.outer_iterator().enumerate() {
+            for (r, _) in col.iter() {
+                pairs.push((r, c));
+            }
+        }
+        for b in &model.elements {
+            for i in 0..b.len() {
+                let d = b.dofs(i);
+                pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
+            }
+        }
+        let mut row0 = n;
+        for b in &model.joints {
+            for i in 0..b.len() {
+                let d = b.dofs(i);
+                pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
+                for r in 0..b.rows() {
+                    let row = row0 + i * b.rows() + r;
+                    for &c in d {
+                        pairs.push((row, c));
+                        pairs.push((c, row));
+                    }
+                }
+            }
+            row0 += b.len() * b.rows();
+        }
+        for l in &model.loads {
+            let d = &l.dofs;
+            pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
+        }
+        let pattern = Pattern::from_pairs(dim, pairs);
+
+        let mass_slots = mass
+            .outer_iterator()
+            .enumerate()
+            .flat_map(|(c, col)| {
+                col.iter()
+                    .map(|(r, _)| pattern.slot(r, c))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+
+        let mut slab_len = 0;
+        let elements: Vec<ElementSlots> = model
+            .elements
+            .iter()
+            .map(|b| {
+                let mut k = Vec::with_capacity(b.len() * b.ndof() * b.ndof());
+                for i in 0..b.len() {
+                    pattern.block_slots(b.dofs(i), b.dofs(i), &mut k);
+                }
+                let slab_offset = slab_len;
+                slab_len += b.len() * (b.ndof() + b.ndof() * b.ndof());
+                ElementSlots { k, slab_offset }
+            })
+            .collect();
+
+        let mut row0 = 0;
+        let joints = model
+            .joints
+            .iter()
+            .map(|blk| {
+                let (rows, k) = (blk.rows(), blk.ndof());
+                let mut s = JointSlots {
+                    row0,
+                    b: Vec::with_capacity(blk.len() * rows * k),
+                    c: Vec::with_capacity(blk.len() * rows * k),
+                    h: Vec::with_capacity(blk.len() * k * k),
+                };
+                for i in 0..blk.len() {
+                    let d = blk.dofs(i);
+                    for r in 0..rows {
+                        let row = n + row0 + i * rows + r;
+                        for &c in d {
+                            s.b.push(pattern.slot(row, c));
+                            s.c.push(pattern.slot(c, row));
+                        }
+                    }
+                    pattern.block_slots(d, d, &mut s.h);
+                }
+                row0 += blk.len() * rows;
+                s
+            })
+            .collect();
+
+        let loads = model
+            .loads
+            .iter()
+            .map(|l| {
+                let mut s = Vec::new();
+                pattern.block_slots(&l.dofs, &l.dofs, &mut s);
+                s
+            })
+            .collect();
+
+        let parallel =
+            parallel.unwrap_or(slab_len > PARALLEL_ENTRIES && rayon::current_num_threads() > 1);
+        let mut asm = Assembler {
+            n,
+            m,
+            pattern,
+            mass,
+            mass_slots,
+            gravity_force,
+            elements,
+            joints,
+            loads,
+            slab_len,
+            gather: None,
+        };
+        if parallel {
+            asm.gather = Some(asm.build_gather(model));
+        }
+        asm
+    }
+
+    /// Inverse scatter maps from slab entries to residual entries and matrix slots.
+    fn build_gather(&self, model: &Model) -> Gather {
+        let mut res: Vec<(usize, usize)> = Vec::new();
+        let mut val: Vec<(usize, usize)> = Vec::new();
+        for (b, s) in model.elements.iter().zip(&self.elements) {
+            let k = b.ndof();
+            for i in 0..b.len() {
+                let base = s.slab_offset + i * (k + k * k);
+                for (p, &d) in b.dofs(i).iter().enumerate() {
+                    res.push((d, base + p));
+                }
+                for q in 0..k * k {
+                    val.push((s.k[i * k * k + q], base + k + q));
+                }
+            }
+        }
+        let csr = |mut v: Vec<(usize, usize)>, len: usize| {
+            v.sort_unstable();
+            let mut ptr = vec![0; len + 1];
+            for &(t, _) in &v {
+                ptr[t + 1] += 1;
+            }
+            for t in 0..len {
+                ptr[t + 1] += ptr[t];
+            }
+            (ptr, v.into_iter().map(|(_, s)| s).collect::<Vec<_>>())
+        };
+        let (res_ptr, res_src) = csr(res, self.n);
+        let (val_ptr, val_src) = csr(val, self.pattern.nnz());
+        Gather {
+            res_ptr,
+            res_src,
+            val_ptr,
+            val_src,
+        }
+    }
+
+    /// Number of DOFs.
+    pub fn n_dofs(&self) -> usize {
+        self.n
+    }
+
+    /// Number of multipliers.
+    pub fn n_constraints(&self) -> usize {
+        self.m
+    }
+
+    /// The saddle-point pattern.
+    pub fn pattern(&self) -> &Pattern {
+        &self.pattern
+    }
+
+    /// The constant mass matrix (CSC).
+    pub fn mass_matrix(&self) -> &CsMat<f64> {
+        &self.mass
+    }
+
+    /// The gravity load M g.
+    pub fn gravity_force(&self) -> &[f64] {
+        &self.gravity_force
+    }
+
+    /// Whether element loops run in parallel.
+    pub fn is_parallel(&self) -> bool {
+        self.gather.is_some()
+    }
+
+    /// A zeroed system with workspace sized for this model.
+    pub fn new_system(&self) -> SaddleSystem {
+        SaddleSystem {
+            residual: vec![0.0; self.n + self.m],
+            values: vec![0.0; self.pattern.nnz()],
+            slab: vec![
+                0.0;
+                if self.gather.is_some() {
+                    self.slab_len
+                } else {
+                    0
+                }
+            ],
+        }
+    }
+
+    /// Runs `f(block, element, force, tangent)` over every element and adds
+    /// `force` into `residual[..n]` and `coef_k * tangent` into the matrix.
+    fn element_pass<F>(&self, model: &Model, sys: &mut SaddleSystem, coef_k: f64, f: F)
+    where
+        F: Fn(&dyn ElementSet, usize, &mut [f64], &mut [f64]) + Sync,
+    {
+        let SaddleSystem {
+            residual,
+            values,
+            slab,
+        } = sys;
+        match &self.gather {
+            None => {
+                let mut fl = [0.0; MAX_LOCAL_DOFS];
+                let mut kl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
+                for (b, s) in model.elements.iter().zip(&self.elements) {
+                    let k = b.ndof();
+                    for i in 0..b.len() {
+                        f(b.as_ref(), i, &mut fl[..k], &mut kl[..k * k]);
+                        scatter_add(residual, b.dofs(i), &fl[..k], 1.0);
+                        scatter_add(
+                            values,
+                            &s.k[i * k * k..(i + 1) * k * k],
+                            &kl[..k * k],
+                            coef_k,
+                        );
+                    }
+                }
+            }
+            Some(g) => {
+                for (b, s) in model.elements.iter().zip(&self.elements) {
+                    let k = b.ndof();
+                    let len = b.len() * (k + k * k);
+                    slab[s.slab_offset..s.slab_offset + len]
+                        .par_chunks_mut(k + k * k)
+                        .enumerate()
+                        .for_each(|(i, chunk)| {
+                            let (fl, kl) = chunk.split_at_mut(k);
+                            f(b.as_ref(), i, fl, kl);
+                        });
+                }
+                let slab = &*slab;
+                residual[..self.n]
+                    .par_iter_mut()
+                    .enumerate()
+                    .for_each(|(t, r)| {
+                        *r += g.res_src[g.res_ptr[t]..g.res_ptr[t + 1]]
+                            .iter()
+                            .map(|&s| slab[s])
+                            .sum::<f64>();
+                    });
+                values.par_iter_mut().enumerate().for_each(|(t, v)| {
+                    let sum: f64 = g.val_src[g.val_ptr[t]..g.val_ptr[t + 1]]
+                        .iter()
+                        .map(|&s| slab[s])
+                        .sum();
+                    *v += coef_k * sum;
+                });
+            }
+        }
+    }
+
+    /// Adds `coef * M` into the matrix values.
+    fn add_mass(&self, values: &mut [f64], coef: f64) {
+        scatter_add(values, &self.mass_slots, self.mass.data(), coef);
+    }
+
+    /// out += M x.
+    pub fn mass_mul_add(&self, x: &[f64], out: &mut [f64]) {
+        mass_mul(&self.mass, x, out);
+    }
+
+    /// Fills residual and matrix of one Newton iteration of a time step:
+    /// `e1 = M a~ + P~ + B~^T lambda~ - F~ - M g`, `e2 = Phi(u_{n+1}, t_{n+1}) / coef_u`,
+    /// `S = coef_mass M + coef_u (K~ + H~ - K~_load)`, C and B as the option says.
+    pub fn fill_step(&self, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
+        sys.residual.fill(0.0);
+        sys.values.fill(0.0);
+        let n = self.n;
+        let g = inp.level;
+
+        // Inertia and gravity.
+        self.mass_mul_add(inp.a_tilde, &mut sys.residual[..n]);
+        for (r, fg) in sys.residual[..n].iter_mut().zip(&self.gravity_force) {
+            *r -= fg;
+        }
+        self.add_mass(&mut sys.values, inp.coef_mass);
+
+        // Internal forces at the EOM time level.
+        self.element_pass(model, sys, inp.coef_u, |b, i, f, k| {
+            b.eom_force(i, &g, f, k)
+        });
+
+        // External loads: position part at u~, time factor outside.
+        let c3 = g.w.c3;
+        let mut fl = [0.0; MAX_LOCAL_DOFS];
+        let mut kl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
+        for (l, slots) in model.loads.iter().zip(&self.loads) {
+            let s = (1.0 - inp.w1) * l.load.time.value(inp.t_n)
+                + inp.w1 * l.load.time.value(inp.t_next);
+            let k = l.dofs.len();
+            let mut ql = [0.0; MAX_LOCAL_DOFS];
+            gather(g.u_tilde, &l.dofs, &mut ql[..k]);
+            l.load
+                .force(&ql[..k], s, &mut fl[..k], Some(&mut kl[..k * k]));
+            scatter_add(&mut sys.residual, &l.dofs, &fl[..k], -1.0);
+            scatter_add(&mut sys.values, slots, &kl[..k * k], -inp.coef_u * c3);
+        }
+
+        self.joint_pass(model, inp, sys);
+    }
+
+    /// Joint contributions of [`Assembler::fill_step`].
+    fn joint_pass(&self, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
+        let n = self.n;
+        let g = inp.level;
+        let cf = &inp.forces;
+        let config = |at: At| match at {
+            At::Prev => g.u_n,
+            At::Next => g.u_next,
+            At::Tilde => g.u_tilde,
+        };
+        let uses = |at: At| {
+            cf.force.iter().any(|t| t.0 != 0.0 && t.1 == at)
+                || cf.column.iter().any(|t| t.0 != 0.0 && t.1 == at)
+                || at == At::Next
+        };
+        let ats = [At::Prev, At::Next, At::Tilde];
+        let mut bl = [[0.0; MAX_ROWS * MAX_LOCAL_DOFS]; 3];
+        let mut hl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
+        let mut phi = [0.0; MAX_ROWS];
+        let mut lam = [[0.0; MAX_ROWS]; 2];
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                let d = blk.dofs(i);
+                let r0 = s.row0 + i * rows;
+                lam[0][..rows].copy_from_slice(&inp.lambda_n[r0..r0 + rows]);
+                lam[1][..rows].copy_from_slice(&inp.lambda[r0..r0 + rows]);
+                let mult = |m: Mult, r: usize| match m {
+                    Mult::Prev => lam[0][r],
+                    Mult::Iterate => lam[1][r],
+                    Mult::Blend(w) => (1.0 - w) * lam[0][r] + w * lam[1][r],
+                };
+                for (a, at) in ats.iter().enumerate() {
+                    if uses(*at) {
+                        blk.jacobian(i, config(*at), inp.t_next, &mut bl[a][..rows * k]);
+                    }
+                }
+                let idx = |at: At| ats.iter().position(|x| *x == at).unwrap_or(0);
+
+                // e2 and the constraint row block B(u_{n+1}).
+                blk.phi(i, g.u_next, inp.t_next, &mut phi[..rows]);
+                for r in 0..rows {
+                    sys.residual[n + r0 + r] = phi[r] / inp.coef_u;
+                }
+                let bn = &bl[idx(At::Next)];
+                for q in 0..rows * k {
+                    sys.values[s.b[i * rows * k + q]] = bn[q];
+                }
+
+                // Constraint force and multiplier column.
+                for &(c, at, m) in &cf.force {
+                    if c == 0.0 {
+                        continue;
+                    }
+                    let b = &bl[idx(at)];
+                    for r in 0..rows {
+                        let lr = c * mult(m, r);
+                        for (p, &dof) in d.iter().enumerate() {
+                            sys.residual[dof] += b[r * k + p] * lr;
+                        }
+                    }
+                }
+                for &(c, at) in &cf.column {
+                    if c == 0.0 {
+                        continue;
+                    }
+                    let b = &bl[idx(at)];
+                    for q in 0..rows * k {
+                        sys.values[s.c[i * rows * k + q]] += c * b[q];
+                    }
+                }
+
+                // d(B~^T lambda~)/du_{n+1}.
+                let (ch, at, m) = cf.curvature;
+                if ch != 0.0 {
+                    let mut w = [0.0; MAX_ROWS];
+                    for (r, wr) in w.iter_mut().enumerate().take(rows) {
+                        *wr = mult(m, r);
+                    }
+                    hl[..k * k].fill(0.0);
+                    blk.add_curvature(i, config(at), inp.t_next, &w[..rows], 1.0, &mut hl[..k * k]);
+                    scatter_add(
+                        &mut sys.values,
+                        &s.h[i * k * k..(i + 1) * k * k],
+                        &hl[..k * k],
+                        inp.coef_u * ch,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Fills the system for consistent initial accelerations and multipliers:
+    /// `[M B^T; B 0] [a; lambda] = [F - P(u) + M g; -gamma]` with
+    /// `gamma = (B v)_u v + Phi_tt + 2 Phi_tu v`. The residual holds the negated
+    /// right-hand side so that the solve of `A x = -r` gives (a, lambda).
+    pub fn fill_initial(
+        &self,
+        model: &Model,
+        u: &[f64],
+        v: &[f64],
+        t: f64,
+        sys: &mut SaddleSystem,
+    ) {
+        sys.residual.fill(0.0);
+        sys.values.fill(0.0);
+        let n = self.n;
+        self.add_mass(&mut sys.values, 1.0);
+        for (r, fg) in sys.residual[..n].iter_mut().zip(&self.gravity_force) {
+            *r -= fg;
+        }
+        self.element_pass(model, sys, 0.0, |b, i, f, _| b.force(i, u, f, None));
+        self.add_loads(model, u, t, &mut sys.residual[..n], -1.0);
+        let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
+        let mut extra = [0.0; MAX_ROWS];
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                let r0 = s.row0 + i * rows;
+                blk.jacobian(i, u, t, &mut bl[..rows * k]);
+                for q in 0..rows * k {
+                    sys.values[s.b[i * rows * k + q]] = bl[q];
+                    sys.values[s.c[i * rows * k + q]] = bl[q];
+                }
+                let gamma = self.velocity_curvature(blk.as_ref(), i, u, v, t);
+                blk.phi_tt(i, u, v, t, &mut extra[..rows]);
+                for r in 0..rows {
+                    sys.residual[n + r0 + r] = gamma[r] + extra[r];
+                }
+            }
+        }
+    }
+
+    /// The matrix `[M B^T; B 0]` of the consistent-initialization solve at the model's initial state.
+    pub fn initial_saddle_matrix(&self, model: &Model) -> CsMat<f64> {
+        let mut sys = self.new_system();
+        self.fill_initial(model, &model.u0, &model.v0, 0.0, &mut sys);
+        self.pattern.to_csc(&sys.values)
+    }
+
+    /// Per-row `v^T d^2 Phi_r/du^2 v` of joint `i` of `blk`.
+    fn velocity_curvature(
+        &self,
+        blk: &dyn crate::joint::JointSet,
+        i: usize,
+        u: &[f64],
+        v: &[f64],
+        t: f64,
+    ) -> [f64; MAX_ROWS] {
+        let (rows, k) = (blk.rows(), blk.ndof());
+        let mut vl = [0.0; MAX_LOCAL_DOFS];
+        gather(v, blk.dofs(i), &mut vl[..k]);
+        let mut out = [0.0; MAX_ROWS];
+        let mut hl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
+        for (r, o) in out.iter_mut().enumerate().take(rows) {
+            let mut w = [0.0; MAX_ROWS];
+            w[r] = 1.0;
+            hl[..k * k].fill(0.0);
+            blk.add_curvature(i, u, t, &w[..rows], 1.0, &mut hl[..k * k]);
+            *o = (0..k)
+                .map(|p| vl[p] * (0..k).map(|q| hl[p * k + q] * vl[q]).sum::<f64>())
+                .sum();
+        }
+        out
+    }
+
+    /// out += scale * (sum of the external loads at state u, time t), gravity excluded.
+    pub fn add_loads(&self, model: &Model, u: &[f64], t: f64, out: &mut [f64], scale: f64) {
+        let mut fl = [0.0; MAX_LOCAL_DOFS];
+        let mut ql = [0.0; MAX_LOCAL_DOFS];
+        for l in &model.loads {
+            let k = l.dofs.len();
+            gather(u, &l.dofs, &mut ql[..k]);
+            l.load
+                .force(&ql[..k], l.load.time.value(t), &mut fl[..k], None);
+            scatter_add(out, &l.dofs, &fl[..k], scale);
+        }
+    }
+
+    /// Work of the external loads (gravity excluded) over one step,
+    /// `F~ . (u_{n+1} - u_n)` with F~ at u~ and the weighted time factor.
+    pub fn load_work(
+        &self,
+        model: &Model,
+        u_tilde: &[f64],
+        du: &[f64],
+        t_n: f64,
+        t_next: f64,
+        w1: f64,
+    ) -> f64 {
+        let mut fl = [0.0; MAX_LOCAL_DOFS];
+        let mut ql = [0.0; MAX_LOCAL_DOFS];
+        let mut work = 0.0;
+        for l in &model.loads {
+            let k = l.dofs.len();
+            let s = (1.0 - w1) * l.load.time.value(t_n) + w1 * l.load.time.value(t_next);
+            gather(u_tilde, &l.dofs, &mut ql[..k]);
+            l.load.force(&ql[..k], s, &mut fl[..k], None);
+            work += l
+                .dofs
+                .iter()
+                .zip(&fl[..k])
+                .map(|(&d, f)| f * du[d])
+                .sum::<f64>();
+        }
+        work
+    }
+
+    /// Kinetic and potential energy (elastic + gravity) at (u, v); external work is 0.
+    pub fn energy(&self, model: &Model, u: &[f64], v: &[f64]) -> Energy {
+        let kinetic = 0.5
+            * self
+                .mass
+                .outer_iterator()
+                .enumerate()
+                .map(|(c, col)| v[c] * col.iter().map(|(r, m)| m * v[r]).sum::<f64>())
+                .sum::<f64>();
+        let elastic: f64 = model
+            .elements
+            .iter()
+            .map(|b| {
+                if self.gather.is_some() {
+                    (0..b.len())
+                        .into_par_iter()
+                        .map(|i| b.potential(i, u))
+                        .sum::<f64>()
+                } else {
+                    (0..b.len()).map(|i| b.potential(i, u)).sum::<f64>()
+                }
+            })
+            .sum();
+        let potential = elastic - dot(&self.gravity_force, u);
+        Energy {
+            kinetic,
+            potential,
+            total: kinetic + potential,
+            external_work: 0.0,
+        }
+    }
+
+    /// Max-norms of Phi, B v + Phi_t and B a + (B v)_u v + Phi_tt + 2 Phi_tu v.
+    pub fn constraint_norms(
+        &self,
+        model: &Model,
+        u: &[f64],
+        v: &[f64],
+        a: &[f64],
+        t: f64,
+    ) -> ConstraintNorms {
+        let mut out = ConstraintNorms::default();
+        let mut phi = [0.0; MAX_ROWS];
+        let mut pt = [0.0; MAX_ROWS];
+        let mut ptt = [0.0; MAX_ROWS];
+        let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
+        let mut vl = [0.0; MAX_LOCAL_DOFS];
+        let mut al = [0.0; MAX_LOCAL_DOFS];
+        for blk in &model.joints {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                blk.phi(i, u, t, &mut phi[..rows]);
+                blk.phi_t(i, u, t, &mut pt[..rows]);
+                blk.phi_tt(i, u, v, t, &mut ptt[..rows]);
+                blk.jacobian(i, u, t, &mut bl[..rows * k]);
+                gather(v, blk.dofs(i), &mut vl[..k]);
+                gather(a, blk.dofs(i), &mut al[..k]);
+                let gamma = self.velocity_curvature(blk.as_ref(), i, u, v, t);
+                for r in 0..rows {
+                    let row = &bl[r * k..(r + 1) * k];
+                    let bv: f64 = row.iter().zip(&vl[..k]).map(|(b, x)| b * x).sum();
+                    let ba: f64 = row.iter().zip(&al[..k]).map(|(b, x)| b * x).sum();
+                    out.position = out.position.max(phi[r].abs());
+                    out.velocity = out.velocity.max((bv + pt[r]).abs());
+                    out.acceleration = out.acceleration.max((ba + gamma[r] + ptt[r]).abs());
+                }
+            }
+        }
+        out
+    }
+
+    /// Global constraint Jacobian B(u, t) (m x n, CSR) for export and diagnostics.
+    pub fn constraint_jacobian(&self, model: &Model, u: &[f64], t: f64) -> CsMat<f64> {
+        let mut tri = TriMat::new((self.m, self.n));
+        let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                blk.jacobian(i, u, t, &mut bl[..rows * k]);
+                for r in 0..rows {
+                    for (p, &c) in blk.dofs(i).iter().enumerate() {
+                        tri.add_triplet(s.row0 + i * rows + r, c, bl[r * k + p]);
+                    }
+                }
+            }
+        }
+        tri.to_csr()
+    }
+
+    /// Global tangent stiffness K(u) = dP/du of the elements (CSC) for export.
+    pub fn stiffness(&self, model: &Model, u: &[f64]) -> CsMat<f64> {
+        let mut tri = TriMat::new((self.n, self.n));
+        let mut fl = [0.0; MAX_LOCAL_DOFS];
+        let mut kl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
+        for b in &model.elements {
+            let k = b.ndof();
+            for i in 0..b.len() {
+                b.force(i, u, &mut fl[..k], Some(&mut kl[..k * k]));
+                for (p, &r) in b.dofs(i).iter().enumerate() {
+                    for (q, &c) in b.dofs(i).iter().enumerate() {
+                        tri.add_triplet(r, c, kl[p * k + q]);
+                    }
+                }
+            }
+        }
+        tri.to_csc()
+    }
+
+    /// Internal force P(u) of all elements.
+    pub fn internal_force(&self, model: &Model, u: &[f64]) -> Vec<f64> {
+        let mut sys = self.new_system();
+        self.element_pass(model, &mut sys, 0.0, |b, i, f, _| b.force(i, u, f, None));
+        sys.residual.truncate(self.n);
+        sys.residual
+    }
+}
+
+/// out += M x for a CSC matrix M.
+fn mass_mul(m: &CsMat<f64>, x: &[f64], out: &mut [f64]) {
+    for (c, col) in m.outer_iterator().enumerate() {
+        let xc = x[c];
+        if xc != 0.0 {
+            for (r, v) in col.iter() {
+                out[r] += v * xc;
+            }
+        }
+    }
+}
+
+/// Dot product.
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}

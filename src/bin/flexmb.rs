@@ -1,0 +1,280 @@
+//! The `flexmb` command line: `run` a model file, `check` it.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use flexmb::integrate::{IntegratorSpec, StepError};
+use flexmb::model::{load_model_file, ModelFile};
+use flexmb::output::{Hdf5Recorder, NullRecorder, Recorder};
+use flexmb::run::{step_count, Simulation};
+
+/// Exit code of a model-file or command-line error.
+const EXIT_USAGE: u8 = 2;
+/// Exit code when Newton fails to converge.
+const EXIT_NEWTON: u8 = 3;
+/// Exit code when the Newton matrix is singular.
+const EXIT_SINGULAR: u8 = 4;
+/// Exit code when the output file cannot be written.
+const EXIT_OUTPUT: u8 = 5;
+
+/// Rigid and flexible multibody dynamics by the finite element method.
+#[derive(Parser)]
+#[command(name = "flexmb", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Integrate a model file and stream the results to HDF5.
+    Run(RunArgs),
+    /// Validate a model file and print its sizes and the saddle-point sparsity.
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Model file (TOML, see docs/model-format.md).
+    model: PathBuf,
+    /// HDF5 output file (default: no file, summary only).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    integrator: IntegratorArgs,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// Overrides of the model file's `[integrator]` table.
+#[derive(Args)]
+struct IntegratorArgs {
+    /// Preset: newmark, midpoint-endpoint, midpoint, generalized-alpha(RHO), hht(RHO), wbz(RHO), u0v0-optimal(RHO).
+    #[arg(long)]
+    scheme: Option<String>,
+    /// GSSSS family u0 or v0 (with --rho1, --rho2, --rho3), instead of a preset.
+    #[arg(long)]
+    family: Option<String>,
+    /// First principal root at infinity.
+    #[arg(long)]
+    rho1: Option<f64>,
+    /// Second principal root at infinity.
+    #[arg(long)]
+    rho2: Option<f64>,
+    /// Spurious root at infinity.
+    #[arg(long)]
+    rho3: Option<f64>,
+    /// Constraint-force option 1..4 (seed 000 eqs. 3.8-3.11).
+    #[arg(long)]
+    option: Option<u8>,
+    /// Newton unknown: a, v, d, or two-field (the two-field v-form midpoint scheme).
+    #[arg(long)]
+    form: Option<String>,
+    /// Time step.
+    #[arg(long)]
+    dt: Option<f64>,
+    /// End time.
+    #[arg(long)]
+    t_end: Option<f64>,
+    /// Newton tolerance.
+    #[arg(long)]
+    tol: Option<f64>,
+    /// Newton iteration limit per step.
+    #[arg(long)]
+    max_iter: Option<u32>,
+    /// Newton matrix: consistent (exact) or seed (multiplier column without the W1 weights).
+    #[arg(long)]
+    jacobian: Option<String>,
+    /// Use the sparse LU even for small systems.
+    #[arg(long)]
+    sparse: bool,
+}
+
+impl IntegratorArgs {
+    fn spec(&self) -> IntegratorSpec {
+        IntegratorSpec {
+            scheme: self.scheme.clone(),
+            family: self.family.clone(),
+            rho1: self.rho1,
+            rho2: self.rho2,
+            rho3: self.rho3,
+            option: self.option,
+            form: self.form.clone(),
+            dt: self.dt,
+            t_end: self.t_end,
+            tol: self.tol,
+            max_iter: self.max_iter,
+            jacobian: self.jacobian.clone(),
+            sparse: self.sparse.then_some(true),
+        }
+    }
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// Model file (TOML).
+    model: PathBuf,
+    /// Write the saddle-point matrix at the initial state to this Matrix Market file.
+    #[arg(long)]
+    matrix_market: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run(args) => run(&args),
+        Command::Check(args) => check(&args),
+    }
+}
+
+fn load(path: &Path) -> Result<ModelFile, ExitCode> {
+    load_model_file(path).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_USAGE)
+    })
+}
+
+fn run(args: &RunArgs) -> ExitCode {
+    let file = match load(&args.model) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let config = match file.integrator(&args.integrator.spec()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let sim = Simulation::new(file.model);
+    let mut recorder: Box<dyn Recorder> = match &args.output {
+        Some(path) => match Hdf5Recorder::create(path, file.output.clone()) {
+            Ok(r) => Box::new(r),
+            Err(e) => {
+                eprintln!("error: cannot create {}: {e}", path.display());
+                return ExitCode::from(EXIT_OUTPUT);
+            }
+        },
+        None => Box::new(NullRecorder),
+    };
+    let total = step_count(config.t_end, config.dt);
+    let bar = if args.quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::new(total);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:40}] {pos}/{len} steps  t = {msg}  ETA {eta}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
+        );
+        bar
+    };
+    let mut progress = |s: &flexmb::integrate::State| {
+        if s.step % 64 == 0 {
+            bar.set_position(s.step);
+            bar.set_message(format!("{:.6}", s.t));
+        }
+    };
+    if !args.quiet {
+        eprintln!(
+            "{}: {} DOFs, {} constraints; {}",
+            file.file,
+            sim.model.n_dofs(),
+            sim.model.n_constraints(),
+            config.label()
+        );
+    }
+    let summary = match sim.run(
+        &config,
+        &file.text,
+        &file.output,
+        recorder.as_mut(),
+        &mut progress,
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            bar.abandon();
+            eprintln!("error: output: {e}");
+            return ExitCode::from(EXIT_OUTPUT);
+        }
+    };
+    bar.finish_and_clear();
+    println!("{}", summary.line());
+    if let Some(out) = &args.output {
+        println!("output: {}", out.display());
+    }
+    match &summary.failure {
+        None => ExitCode::SUCCESS,
+        Some(e) => {
+            eprintln!("error: {e}");
+            match e {
+                StepError::Singular { .. } => ExitCode::from(EXIT_SINGULAR),
+                StepError::Setup { .. } => ExitCode::from(EXIT_USAGE),
+                StepError::NewtonFailed { .. } => ExitCode::from(EXIT_NEWTON),
+            }
+        }
+    }
+}
+
+fn check(args: &CheckArgs) -> ExitCode {
+    let file = match load(&args.model) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let config = match file.integrator(&IntegratorSpec::default()) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("warning: {e}");
+            None
+        }
+    };
+    let sim = Simulation::new(file.model);
+    let m = &sim.model;
+    let pattern = sim.asm.pattern();
+    let dim = pattern.dim;
+    println!("model: {}", file.file);
+    if let Some(title) = &file.title {
+        println!("title: {title}");
+    }
+    println!(
+        "{} DOFs, {} constraint rows, {} elements, {} joints",
+        m.n_dofs(),
+        m.n_constraints(),
+        m.n_elements(),
+        m.n_joints()
+    );
+    println!(
+        "saddle-point matrix: {dim} x {dim}, {} stored entries ({:.3} % dense, {:.1} per row)",
+        pattern.nnz(),
+        100.0 * pattern.nnz() as f64 / (dim as f64 * dim as f64).max(1.0),
+        pattern.nnz() as f64 / dim.max(1) as f64
+    );
+    if let Some(c) = &config {
+        println!(
+            "integrator: {} | dt {} | t_end {} | {} steps",
+            c.label(),
+            c.dt,
+            c.t_end,
+            step_count(c.t_end, c.dt)
+        );
+    }
+    if let Some(path) = &args.matrix_market {
+        let matrix = sim.asm.initial_saddle_matrix(m);
+        if let Err(e) = sprs::io::write_matrix_market(path, &matrix) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_OUTPUT);
+        }
+        println!(
+            "wrote the initial saddle-point matrix to {}",
+            path.display()
+        );
+    }
+    ExitCode::SUCCESS
+}

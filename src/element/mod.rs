@@ -1,0 +1,212 @@
+//! Finite elements: local physics only (internal force, tangent, potential, mass).
+//!
+//! An element sees local vectors ordered as its DOF list. The assembler
+//! (`crate::assembly`) gathers them from the global vectors and scatters the
+//! results into the global operators; integrators never see elements.
+//!
+//! The equation-of-motion (EOM) time level of seed 000 (§2.1.3–2.1.5) enters
+//! through [`EomLevel`]: an integrator evaluates the internal force at
+//! `t_{n+W1}`. The default is "parameters inside", `P(u~)` (eq. 3.7);
+//! elements with an independent strain approximation (Green-strain truss,
+//! eqs. 2.7–2.9) override [`Element::eom_force`].
+
+mod truss;
+
+pub use truss::Truss;
+
+/// Largest number of local DOFs of any element or joint (sizes stack buffers).
+pub const MAX_LOCAL_DOFS: usize = 24;
+
+/// Weights that place a displacement-level quantity q at the EOM time level:
+/// `q~ = q_n + c1dt * qdot_n + c2dt2 * qddot_n + c3 * (q_{n+1} - q_n)`
+/// (seed 000 eq. 2.9 written for any form; the same identity holds for u~).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelWeights {
+    /// Coefficient of the rate at t_n (already multiplied by dt).
+    pub c1dt: f64,
+    /// Coefficient of the second rate at t_n (already multiplied by dt^2).
+    pub c2dt2: f64,
+    /// Coefficient of the increment q_{n+1} - q_n; also d u~ / d u_{n+1}.
+    pub c3: f64,
+}
+
+/// Local state of one element inside a Newton iteration of a time step.
+#[derive(Debug, Clone, Copy)]
+pub struct EomLevel<'a> {
+    /// Positions at t_n.
+    pub u_n: &'a [f64],
+    /// Velocities at t_n.
+    pub v_n: &'a [f64],
+    /// Acceleration variable of the scheme at step n.
+    pub a_n: &'a [f64],
+    /// Current iterate of u_{n+1}.
+    pub u_next: &'a [f64],
+    /// Current iterate of u~ (positions at the EOM time level).
+    pub u_tilde: &'a [f64],
+    /// Time-level weights of the integrator.
+    pub w: LevelWeights,
+}
+
+/// The local physics of one element type.
+pub trait Element: Send + Sync + 'static {
+    /// Type name used in messages and output (e.g. `truss`).
+    const KIND: &'static str;
+
+    /// Number of local DOFs.
+    fn ndof(&self) -> usize;
+
+    /// Writes the constant local mass matrix (row-major, ndof x ndof) and
+    /// returns true, or returns false when the element carries no mass.
+    fn mass(&self, _m: &mut [f64]) -> bool {
+        false
+    }
+
+    /// Potential (strain) energy V(u).
+    fn potential(&self, u: &[f64]) -> f64;
+
+    /// Internal force P(u) = dV/du and, when asked, the tangent dP/du (row-major).
+    fn force(&self, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>);
+
+    /// Internal force at the EOM time level and its derivative with respect to
+    /// u_{n+1}. Default: parameters inside, P(u~) with dP/du_{n+1} = K(u~) c3.
+    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
+        self.force(lvl.u_tilde, f, Some(&mut *k));
+        for x in k.iter_mut() {
+            *x *= lvl.w.c3;
+        }
+    }
+}
+
+/// A homogeneous block of elements of one type with the same number of DOFs.
+pub struct ElementBlock<E: Element> {
+    elems: Vec<E>,
+    names: Vec<String>,
+    ndof: usize,
+    dofs: Vec<usize>,
+}
+
+impl<E: Element> ElementBlock<E> {
+    /// An empty block of elements with `ndof` local DOFs each.
+    pub fn new(ndof: usize) -> Self {
+        assert!(ndof <= MAX_LOCAL_DOFS);
+        ElementBlock {
+            elems: Vec::new(),
+            names: Vec::new(),
+            ndof,
+            dofs: Vec::new(),
+        }
+    }
+
+    /// Adds an element with its global DOF indices.
+    pub fn push(&mut self, name: String, elem: E, dofs: &[usize]) {
+        assert_eq!(dofs.len(), self.ndof);
+        assert_eq!(elem.ndof(), self.ndof);
+        self.elems.push(elem);
+        self.names.push(name);
+        self.dofs.extend_from_slice(dofs);
+    }
+}
+
+/// Object-safe view of an element block, used by the assembler.
+pub trait ElementSet: Send + Sync {
+    /// Element type name.
+    fn kind(&self) -> &'static str;
+    /// Number of elements.
+    fn len(&self) -> usize;
+    /// Whether the block is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Local DOFs per element.
+    fn ndof(&self) -> usize;
+    /// Global DOFs of element `i`.
+    fn dofs(&self, i: usize) -> &[usize];
+    /// Name of element `i`.
+    fn name(&self, i: usize) -> &str;
+    /// Local mass matrix of element `i` (see [`Element::mass`]).
+    fn mass(&self, i: usize, m: &mut [f64]) -> bool;
+    /// Potential energy of element `i` at the global state `u`.
+    fn potential(&self, i: usize, u: &[f64]) -> f64;
+    /// Internal force (and tangent) of element `i` at the global state `u`.
+    fn force(&self, i: usize, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>);
+    /// EOM-level force and derivative of element `i` (global vectors in `g`).
+    fn eom_force(&self, i: usize, g: &GlobalLevel<'_>, f: &mut [f64], k: &mut [f64]);
+}
+
+/// Global vectors of a Newton iterate; elements gather their local parts from it.
+#[derive(Debug, Clone, Copy)]
+pub struct GlobalLevel<'a> {
+    /// Positions at t_n.
+    pub u_n: &'a [f64],
+    /// Velocities at t_n.
+    pub v_n: &'a [f64],
+    /// Acceleration variable at step n.
+    pub a_n: &'a [f64],
+    /// Iterate of u_{n+1}.
+    pub u_next: &'a [f64],
+    /// Iterate of u~.
+    pub u_tilde: &'a [f64],
+    /// Time-level weights.
+    pub w: LevelWeights,
+}
+
+/// Copies the entries `idx` of `src` into the front of `dst`.
+#[inline]
+pub fn gather(src: &[f64], idx: &[usize], dst: &mut [f64]) {
+    for (d, &i) in dst.iter_mut().zip(idx) {
+        *d = src[i];
+    }
+}
+
+impl<E: Element> ElementSet for ElementBlock<E> {
+    fn kind(&self) -> &'static str {
+        E::KIND
+    }
+    fn len(&self) -> usize {
+        self.elems.len()
+    }
+    fn ndof(&self) -> usize {
+        self.ndof
+    }
+    fn dofs(&self, i: usize) -> &[usize] {
+        &self.dofs[i * self.ndof..(i + 1) * self.ndof]
+    }
+    fn name(&self, i: usize) -> &str {
+        &self.names[i]
+    }
+    fn mass(&self, i: usize, m: &mut [f64]) -> bool {
+        self.elems[i].mass(m)
+    }
+    fn potential(&self, i: usize, u: &[f64]) -> f64 {
+        let mut ul = [0.0; MAX_LOCAL_DOFS];
+        let n = self.ndof;
+        gather(u, self.dofs(i), &mut ul[..n]);
+        self.elems[i].potential(&ul[..n])
+    }
+    fn force(&self, i: usize, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>) {
+        let mut ul = [0.0; MAX_LOCAL_DOFS];
+        let n = self.ndof;
+        gather(u, self.dofs(i), &mut ul[..n]);
+        self.elems[i].force(&ul[..n], f, k);
+    }
+    fn eom_force(&self, i: usize, g: &GlobalLevel<'_>, f: &mut [f64], k: &mut [f64]) {
+        let n = self.ndof;
+        let d = self.dofs(i);
+        let mut buf = [[0.0; MAX_LOCAL_DOFS]; 5];
+        for (b, src) in buf
+            .iter_mut()
+            .zip([g.u_n, g.v_n, g.a_n, g.u_next, g.u_tilde])
+        {
+            gather(src, d, &mut b[..n]);
+        }
+        let lvl = EomLevel {
+            u_n: &buf[0][..n],
+            v_n: &buf[1][..n],
+            a_n: &buf[2][..n],
+            u_next: &buf[3][..n],
+            u_tilde: &buf[4][..n],
+            w: g.w,
+        };
+        self.elems[i].eom_force(&lvl, f, k);
+    }
+}

@@ -1,0 +1,135 @@
+//! One-step schemes as linear forms, shared by the GSSSS family and the
+//! two-field midpoint scheme.
+//!
+//! Every quantity of a step is written as a linear form in
+//! `(u_n, v_n, a_n, da)` with `da = a_{n+1} - a_n`:
+//! `X = x0 u_n + x1 v_n + x2 a_n + x3 da`. The Newton unknown of the chosen
+//! form (a-, v- or d-form, seed 000 Table 2.2) is another such form `delta`
+//! with `delta = 0` at the predictor. Eliminating `da` gives the predictor
+//! coefficients `chi_P` and corrector coefficients `chi_C` of eqs. 3.14–3.27:
+//! `X = chi_P . (u_n, v_n, a_n) + chi_C delta`, `chi_C = x3 / delta3`.
+
+use crate::element::LevelWeights;
+
+/// A linear form `x0 u_n + x1 v_n + x2 a_n + x3 da`.
+pub type Form = [f64; 4];
+
+/// The linear forms of one step of a one-step scheme with step size dt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinearScheme {
+    /// u_{n+1}.
+    pub u_next: Form,
+    /// u~ (EOM time level).
+    pub u_tilde: Form,
+    /// v~.
+    pub v_tilde: Form,
+    /// a~.
+    pub a_tilde: Form,
+    /// v_{n+1}.
+    pub v_next: Form,
+    /// The Newton unknown (form-dependent; zero at the predictor).
+    pub unknown: Form,
+    /// W1: weight of parameters-outside terms, EOM at t_n + W1 dt.
+    pub w1: f64,
+    /// Time shift of the acceleration variable: `a_{n+1} ~ a(t_{n+1} + s dt)`.
+    pub accel_shift: f64,
+}
+
+/// Predictor and corrector coefficients of one quantity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PredCorr {
+    /// chi_P for (u_n, v_n, a_n).
+    pub p: [f64; 3],
+    /// chi_C.
+    pub c: f64,
+}
+
+impl PredCorr {
+    /// chi_P . (u, v, a).
+    #[inline]
+    pub fn predict(&self, u: f64, v: f64, a: f64) -> f64 {
+        self.p[0] * u + self.p[1] * v + self.p[2] * a
+    }
+}
+
+impl LinearScheme {
+    /// Predictor/corrector coefficients of form `x` for the scheme's unknown.
+    pub fn pred_corr(&self, x: &Form) -> PredCorr {
+        let d = &self.unknown;
+        let c = x[3] / d[3];
+        PredCorr {
+            p: [x[0] - c * d[0], x[1] - c * d[1], x[2] - c * d[2]],
+            c,
+        }
+    }
+
+    /// Weights placing displacement-level quantities at the EOM time level:
+    /// `u~ = u_n + c1dt v_n + c2dt2 a_n + c3 (u_{n+1} - u_n)`.
+    pub fn level_weights(&self) -> LevelWeights {
+        let c3 = self.u_tilde[3] / self.u_next[3];
+        LevelWeights {
+            c1dt: self.u_tilde[1] - c3 * self.u_next[1],
+            c2dt2: self.u_tilde[2] - c3 * self.u_next[2],
+            c3,
+        }
+    }
+
+    /// d u_{n+1} / d da: converts displacement increments to acceleration units.
+    pub fn accel_scale(&self) -> f64 {
+        self.u_next[3]
+    }
+}
+
+/// How the constraint force `B^T lambda` is placed at the EOM time level
+/// (seed 000 §3.5, eqs. 3.8–3.11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConstraintOption {
+    /// Parameters outside B and lambda: `(1-W1) B_n^T l_n + W1 B_{n+1}^T l_{n+1}`.
+    One,
+    /// Parameters inside both: `B(u~)^T l_{n+W1}`.
+    Two,
+    /// B outside, lambda inside: `[(1-W1) B_n + W1 B_{n+1}]^T l_{n+W1}`.
+    Three,
+    /// B inside, lambda outside: `B(u~)^T [(1-W1) l_n + W1 l_{n+1}]`.
+    Four,
+}
+
+impl ConstraintOption {
+    /// Option from its number 1..=4.
+    pub fn from_number(k: u8) -> Option<Self> {
+        match k {
+            1 => Some(ConstraintOption::One),
+            2 => Some(ConstraintOption::Two),
+            3 => Some(ConstraintOption::Three),
+            4 => Some(ConstraintOption::Four),
+            _ => None,
+        }
+    }
+
+    /// The option's number.
+    pub fn number(self) -> u8 {
+        match self {
+            ConstraintOption::One => 1,
+            ConstraintOption::Two => 2,
+            ConstraintOption::Three => 3,
+            ConstraintOption::Four => 4,
+        }
+    }
+
+    /// Whether the multipliers live at t_{n+W1} (options 2 and 3).
+    pub fn lambda_inside(self) -> bool {
+        matches!(self, ConstraintOption::Two | ConstraintOption::Three)
+    }
+}
+
+/// Which Newton matrix multiplies the multiplier increment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JacobianKind {
+    /// The exact derivative of the residual.
+    Consistent,
+    /// The seed's matrices (eqs. 4.15–4.18 as reproduced in SPEC.md §1 DP): the
+    /// multiplier column omits the W1 / (1 - W1) weights, i.e. B(u_{n+1})^T for
+    /// options 1 and 3 and B(u~)^T for option 4. Converges more slowly; kept to
+    /// reproduce the seed's iteration counts.
+    Seed,
+}

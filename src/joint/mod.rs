@@ -1,0 +1,163 @@
+//! Joints: holonomic constraints Phi(u, t) = 0 with their Jacobian B = dPhi/du
+//! and the curvature terms that the Newton matrix (d(B^T lambda)/du, seed 000
+//! eq. 4.19) and the acceleration-level residual need.
+//!
+//! Like elements, joints see local vectors ordered as their DOF list; the
+//! assembler scatters their rows into the global B and the saddle-point matrix.
+
+mod coincident;
+mod distance;
+pub mod point;
+
+pub use coincident::Coincident;
+pub use distance::{Distance, DistanceForm};
+pub use point::{Point, PointPair};
+
+use crate::element::{gather, MAX_LOCAL_DOFS};
+
+/// Largest number of constraint rows of one joint.
+pub const MAX_ROWS: usize = 8;
+
+/// The local constraint equations of one joint type.
+pub trait Joint: Send + Sync + 'static {
+    /// Type name used in messages (e.g. `revolute`).
+    fn kind(&self) -> &'static str;
+
+    /// Number of constraint rows.
+    fn rows(&self) -> usize;
+
+    /// Number of local DOFs.
+    fn ndof(&self) -> usize;
+
+    /// Phi(u, t).
+    fn phi(&self, u: &[f64], t: f64, phi: &mut [f64]);
+
+    /// B = dPhi/du, row-major rows x ndof.
+    fn jacobian(&self, u: &[f64], t: f64, b: &mut [f64]);
+
+    /// Adds `scale * sum_i w_i d^2 Phi_i / du^2` to the row-major ndof x ndof `h`.
+    fn add_curvature(&self, u: &[f64], t: f64, w: &[f64], scale: f64, h: &mut [f64]);
+
+    /// Phi_t (zero for scleronomic joints).
+    fn phi_t(&self, _u: &[f64], _t: f64, out: &mut [f64]) {
+        out.fill(0.0);
+    }
+
+    /// Phi_tt + 2 Phi_tu v (zero for scleronomic joints).
+    fn phi_tt(&self, _u: &[f64], _v: &[f64], _t: f64, out: &mut [f64]) {
+        out.fill(0.0);
+    }
+}
+
+/// A homogeneous block of joints of one Rust type with equal row and DOF counts.
+pub struct JointBlock<J: Joint> {
+    joints: Vec<J>,
+    names: Vec<String>,
+    rows: usize,
+    ndof: usize,
+    dofs: Vec<usize>,
+}
+
+impl<J: Joint> JointBlock<J> {
+    /// An empty block of joints with `rows` rows and `ndof` local DOFs each.
+    pub fn new(rows: usize, ndof: usize) -> Self {
+        assert!(rows <= MAX_ROWS && ndof <= MAX_LOCAL_DOFS);
+        JointBlock {
+            joints: Vec::new(),
+            names: Vec::new(),
+            rows,
+            ndof,
+            dofs: Vec::new(),
+        }
+    }
+
+    /// Adds a joint with its global DOF indices.
+    pub fn push(&mut self, name: String, joint: J, dofs: &[usize]) {
+        assert_eq!(dofs.len(), self.ndof);
+        assert_eq!(joint.ndof(), self.ndof);
+        assert_eq!(joint.rows(), self.rows);
+        self.joints.push(joint);
+        self.names.push(name);
+        self.dofs.extend_from_slice(dofs);
+    }
+}
+
+/// Object-safe view of a joint block working on global vectors.
+pub trait JointSet: Send + Sync {
+    /// Number of joints.
+    fn len(&self) -> usize;
+    /// Whether the block is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Rows per joint.
+    fn rows(&self) -> usize;
+    /// Local DOFs per joint.
+    fn ndof(&self) -> usize;
+    /// Global DOFs of joint `i`.
+    fn dofs(&self, i: usize) -> &[usize];
+    /// Name of joint `i`.
+    fn name(&self, i: usize) -> &str;
+    /// Type name of joint `i`.
+    fn kind(&self, i: usize) -> &'static str;
+    /// Phi of joint `i` at the global state `u`.
+    fn phi(&self, i: usize, u: &[f64], t: f64, out: &mut [f64]);
+    /// Local Jacobian of joint `i` at the global state `u`.
+    fn jacobian(&self, i: usize, u: &[f64], t: f64, b: &mut [f64]);
+    /// Adds `scale * sum w_r d^2 Phi_r/du^2` of joint `i` (local ndof x ndof).
+    fn add_curvature(&self, i: usize, u: &[f64], t: f64, w: &[f64], scale: f64, h: &mut [f64]);
+    /// Phi_t of joint `i`.
+    fn phi_t(&self, i: usize, u: &[f64], t: f64, out: &mut [f64]);
+    /// Phi_tt + 2 Phi_tu v of joint `i`.
+    fn phi_tt(&self, i: usize, u: &[f64], v: &[f64], t: f64, out: &mut [f64]);
+}
+
+impl<J: Joint> JointBlock<J> {
+    fn local(&self, i: usize, u: &[f64]) -> [f64; MAX_LOCAL_DOFS] {
+        let mut ul = [0.0; MAX_LOCAL_DOFS];
+        gather(u, self.dofs(i), &mut ul[..self.ndof]);
+        ul
+    }
+}
+
+impl<J: Joint> JointSet for JointBlock<J> {
+    fn len(&self) -> usize {
+        self.joints.len()
+    }
+    fn rows(&self) -> usize {
+        self.rows
+    }
+    fn ndof(&self) -> usize {
+        self.ndof
+    }
+    fn dofs(&self, i: usize) -> &[usize] {
+        &self.dofs[i * self.ndof..(i + 1) * self.ndof]
+    }
+    fn name(&self, i: usize) -> &str {
+        &self.names[i]
+    }
+    fn kind(&self, i: usize) -> &'static str {
+        self.joints[i].kind()
+    }
+    fn phi(&self, i: usize, u: &[f64], t: f64, out: &mut [f64]) {
+        let ul = self.local(i, u);
+        self.joints[i].phi(&ul[..self.ndof], t, out);
+    }
+    fn jacobian(&self, i: usize, u: &[f64], t: f64, b: &mut [f64]) {
+        let ul = self.local(i, u);
+        self.joints[i].jacobian(&ul[..self.ndof], t, b);
+    }
+    fn add_curvature(&self, i: usize, u: &[f64], t: f64, w: &[f64], scale: f64, h: &mut [f64]) {
+        let ul = self.local(i, u);
+        self.joints[i].add_curvature(&ul[..self.ndof], t, w, scale, h);
+    }
+    fn phi_t(&self, i: usize, u: &[f64], t: f64, out: &mut [f64]) {
+        let ul = self.local(i, u);
+        self.joints[i].phi_t(&ul[..self.ndof], t, out);
+    }
+    fn phi_tt(&self, i: usize, u: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
+        let ul = self.local(i, u);
+        let vl = self.local(i, v);
+        self.joints[i].phi_tt(&ul[..self.ndof], &vl[..self.ndof], t, out);
+    }
+}

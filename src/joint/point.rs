@@ -1,0 +1,158 @@
+//! Material points that joints and loads attach to: a node, a point fixed in a
+//! planar rigid body, or a fixed ground point.
+//!
+//! A point contributes its owner's DOFs to the local vector of a joint or load
+//! and provides its position r(q), Jacobian dr/dq and the contraction
+//! `sum_a w_a d^2 r_a / dq^2` used for the constraint-force derivative
+//! d(B^T lambda)/du (seed 000 eq. 4.19).
+
+/// Maximum local DOFs of one point (a 3-D Euler-parameter body has 7).
+pub const MAX_POINT_DOFS: usize = 7;
+
+/// The Jacobian dr/dq of a point: `jac[axis][local dof]`.
+pub type PointJacobian = [[f64; MAX_POINT_DOFS]; 3];
+
+/// Where a point sits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Point {
+    /// A node in `dim` dimensions; its DOFs are its coordinates.
+    Node {
+        /// 2 or 3.
+        dim: usize,
+    },
+    /// A point at body-fixed offset `p` of a planar rigid body with DOFs
+    /// (x, y, theta): r = x + R(theta) p.
+    Body2 {
+        /// Offset in body coordinates.
+        offset: [f64; 2],
+    },
+    /// A fixed point in space (no DOFs).
+    Ground {
+        /// Position.
+        position: [f64; 3],
+    },
+}
+
+impl Point {
+    /// Number of local DOFs the point contributes.
+    pub fn ndof(&self) -> usize {
+        match self {
+            Point::Node { dim } => *dim,
+            Point::Body2 { .. } => 3,
+            Point::Ground { .. } => 0,
+        }
+    }
+
+    /// Position r(q) (z = 0 in planar models).
+    pub fn position(&self, q: &[f64]) -> [f64; 3] {
+        match *self {
+            Point::Node { dim } => {
+                let mut r = [0.0; 3];
+                r[..dim].copy_from_slice(&q[..dim]);
+                r
+            }
+            Point::Body2 { offset: p } => {
+                let (s, c) = q[2].sin_cos();
+                [q[0] + c * p[0] - s * p[1], q[1] + s * p[0] + c * p[1], 0.0]
+            }
+            Point::Ground { position } => position,
+        }
+    }
+
+    /// Jacobian dr/dq.
+    pub fn jacobian(&self, q: &[f64]) -> PointJacobian {
+        let mut j = [[0.0; MAX_POINT_DOFS]; 3];
+        match *self {
+            Point::Node { dim } => {
+                for (a, row) in j.iter_mut().enumerate().take(dim) {
+                    row[a] = 1.0;
+                }
+            }
+            Point::Body2 { offset: p } => {
+                let (s, c) = q[2].sin_cos();
+                j[0][0] = 1.0;
+                j[1][1] = 1.0;
+                // d(R p)/dtheta = [-s p0 - c p1, c p0 - s p1]
+                j[0][2] = -s * p[0] - c * p[1];
+                j[1][2] = c * p[0] - s * p[1];
+            }
+            Point::Ground { .. } => {}
+        }
+        j
+    }
+
+    /// Adds `scale * sum_a w_a d^2 r_a/dq^2` into the `ld x ld` row-major block
+    /// of `h` starting at local index `at`.
+    pub fn add_curvature(
+        &self,
+        q: &[f64],
+        w: &[f64; 3],
+        scale: f64,
+        h: &mut [f64],
+        ld: usize,
+        at: usize,
+    ) {
+        if let Point::Body2 { offset: p } = *self {
+            let (s, c) = q[2].sin_cos();
+            // d^2(R p)/dtheta^2 = -R p
+            let rx = c * p[0] - s * p[1];
+            let ry = s * p[0] + c * p[1];
+            h[(at + 2) * ld + at + 2] -= scale * (w[0] * rx + w[1] * ry);
+        }
+    }
+}
+
+/// Two points A and B with the separation d = r_B - r_A; local DOFs are
+/// `[A's DOFs, B's DOFs]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointPair {
+    /// First point.
+    pub a: Point,
+    /// Second point.
+    pub b: Point,
+}
+
+impl PointPair {
+    /// Local DOFs of the pair.
+    pub fn ndof(&self) -> usize {
+        self.a.ndof() + self.b.ndof()
+    }
+
+    fn split<'q>(&self, q: &'q [f64]) -> (&'q [f64], &'q [f64]) {
+        q.split_at(self.a.ndof())
+    }
+
+    /// d = r_B - r_A.
+    pub fn separation(&self, q: &[f64]) -> [f64; 3] {
+        let (qa, qb) = self.split(q);
+        let ra = self.a.position(qa);
+        let rb = self.b.position(qb);
+        [rb[0] - ra[0], rb[1] - ra[1], rb[2] - ra[2]]
+    }
+
+    /// dd/dq as `jac[axis][local dof]` over the pair's DOFs.
+    pub fn jacobian(&self, q: &[f64]) -> [[f64; 2 * MAX_POINT_DOFS]; 3] {
+        let (qa, qb) = self.split(q);
+        let na = self.a.ndof();
+        let ja = self.a.jacobian(qa);
+        let jb = self.b.jacobian(qb);
+        let mut j = [[0.0; 2 * MAX_POINT_DOFS]; 3];
+        for a in 0..3 {
+            for k in 0..na {
+                j[a][k] = -ja[a][k];
+            }
+            for k in 0..self.b.ndof() {
+                j[a][na + k] = jb[a][k];
+            }
+        }
+        j
+    }
+
+    /// Adds `scale * sum_a w_a d^2 d_a/dq^2` into the row-major `h` (ndof x ndof).
+    pub fn add_curvature(&self, q: &[f64], w: &[f64; 3], scale: f64, h: &mut [f64]) {
+        let (qa, qb) = self.split(q);
+        let nd = self.ndof();
+        self.a.add_curvature(qa, w, -scale, h, nd, 0);
+        self.b.add_curvature(qb, w, scale, h, nd, self.a.ndof());
+    }
+}

@@ -1,0 +1,217 @@
+//! Linear algebra of the Newton steps: the saddle-point solver and the
+//! diagnosis of singular systems.
+//!
+//! [`SaddlePointSolver`] factors `A = [S C; B 0]` with faer's sparse LU (COLAMD
+//! column ordering, partial pivoting). The symbolic factorization is computed
+//! once per model from the fixed pattern and reused for every numeric
+//! factorization. Below [`DENSE_MAX`] unknowns a dense partial-pivoting LU on a
+//! preallocated buffer is used instead: for the 10-unknown double pendulum it is
+//! several times cheaper than the sparse machinery.
+
+mod diagnose;
+
+pub use diagnose::diagnose_singular;
+
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::lu::partial_pivoting::{factor as dense_factor, solve as dense_solve};
+use faer::sparse::linalg::lu::{factorize_symbolic_lu, NumericLu, SymbolicLu};
+use faer::sparse::linalg::LuError;
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Conj, MatMut, MatRef, Par};
+
+use crate::assembly::Pattern;
+
+/// Largest system solved with the dense LU.
+pub const DENSE_MAX: usize = 40;
+
+/// Failure of a factorization or solve.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SolveError {
+    /// The matrix is singular to working precision; `index` is the pivot step
+    /// (in factorization order) where it was detected, when known.
+    #[error("the saddle-point matrix is singular (pivot {index:?})")]
+    Singular {
+        /// Pivot index.
+        index: Option<usize>,
+    },
+    /// The solution contains NaN or infinity.
+    #[error("the linear solve produced non-finite values")]
+    NonFinite,
+    /// Out of memory or another library failure.
+    #[error("sparse LU failed: {0}")]
+    Library(String),
+}
+
+enum Backend {
+    Dense {
+        lu: Vec<f64>,
+        dense_index: Vec<usize>,
+        perm: Vec<usize>,
+        perm_inv: Vec<usize>,
+    },
+    Sparse {
+        symbolic: SymbolicLu<usize>,
+        numeric: NumericLu<usize, f64>,
+        col_ptr: Vec<usize>,
+        row_idx: Vec<usize>,
+    },
+}
+
+/// LU solver for the saddle-point systems of one model.
+pub struct SaddlePointSolver {
+    dim: usize,
+    backend: Backend,
+    mem: MemBuffer,
+    par: Par,
+    factored: bool,
+}
+
+impl SaddlePointSolver {
+    /// Prepares the solver for matrices with `pattern` (symbolic factorization
+    /// for the sparse path). `force_sparse` disables the dense path.
+    pub fn new(pattern: &Pattern, force_sparse: bool) -> Result<Self, SolveError> {
+        let dim = pattern.dim;
+        let par = if dim > 20_000 {
+            Par::rayon(0)
+        } else {
+            Par::Seq
+        };
+        if dim <= DENSE_MAX && !force_sparse {
+            let mut dense_index = Vec::with_capacity(pattern.nnz());
+            for c in 0..dim {
+                for &r in &pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]] {
+                    dense_index.push(r + c * dim);
+                }
+            }
+            let req = StackReq::any_of(&[
+                dense_factor::lu_in_place_scratch::<usize, f64>(dim, dim, par, Default::default()),
+                dense_solve::solve_in_place_scratch::<usize, f64>(dim, 1, par),
+            ]);
+            return Ok(SaddlePointSolver {
+                dim,
+                backend: Backend::Dense {
+                    lu: vec![0.0; dim * dim],
+                    dense_index,
+                    perm: vec![0; dim],
+                    perm_inv: vec![0; dim],
+                },
+                mem: MemBuffer::new(req),
+                par,
+                factored: false,
+            });
+        }
+        let sym = SymbolicSparseColMatRef::new_checked(
+            dim,
+            dim,
+            &pattern.col_ptr,
+            None,
+            &pattern.row_idx,
+        );
+        let symbolic = factorize_symbolic_lu(sym, Default::default())
+            .map_err(|e| SolveError::Library(format!("{e:?}")))?;
+        let req = StackReq::any_of(&[
+            symbolic.factorize_numeric_lu_scratch::<f64>(par, Default::default()),
+            symbolic.solve_in_place_scratch::<f64>(1, par),
+        ]);
+        Ok(SaddlePointSolver {
+            dim,
+            backend: Backend::Sparse {
+                symbolic,
+                numeric: NumericLu::new(),
+                col_ptr: pattern.col_ptr.clone(),
+                row_idx: pattern.row_idx.clone(),
+            },
+            mem: MemBuffer::new(req),
+            par,
+            factored: false,
+        })
+    }
+
+    /// Whether the dense path is used.
+    pub fn is_dense(&self) -> bool {
+        matches!(self.backend, Backend::Dense { .. })
+    }
+
+    /// Numeric factorization of the matrix with the given values (pattern order).
+    pub fn factor(&mut self, values: &[f64]) -> Result<(), SolveError> {
+        self.factored = false;
+        let dim = self.dim;
+        let par = self.par;
+        let stack = MemStack::new(&mut self.mem);
+        match &mut self.backend {
+            Backend::Dense {
+                lu,
+                dense_index,
+                perm,
+                perm_inv,
+            } => {
+                lu.fill(0.0);
+                for (&d, &v) in dense_index.iter().zip(values) {
+                    lu[d] = v;
+                }
+                let scale = lu.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+                let a = MatMut::from_column_major_slice_mut(lu, dim, dim);
+                dense_factor::lu_in_place(a, perm, perm_inv, par, stack, Default::default());
+                let tol = scale * f64::EPSILON * dim as f64;
+                for i in 0..dim {
+                    let p = lu[i + i * dim];
+                    if !(p.abs() > tol) {
+                        return Err(SolveError::Singular { index: Some(i) });
+                    }
+                }
+            }
+            Backend::Sparse {
+                symbolic,
+                numeric,
+                col_ptr,
+                row_idx,
+            } => {
+                let sym = SymbolicSparseColMatRef::new_checked(dim, dim, col_ptr, None, row_idx);
+                let a = SparseColMatRef::new(sym, values);
+                symbolic
+                    .factorize_numeric_lu(numeric, a, par, stack, Default::default())
+                    .map_err(|e| match e {
+                        LuError::SymbolicSingular { index } => {
+                            SolveError::Singular { index: Some(index) }
+                        }
+                        LuError::Generic(g) => SolveError::Library(format!("{g:?}")),
+                    })?;
+            }
+        }
+        self.factored = true;
+        Ok(())
+    }
+
+    /// Solves `A x = rhs` in place with the last factorization.
+    pub fn solve(&mut self, rhs: &mut [f64]) -> Result<(), SolveError> {
+        assert!(
+            self.factored,
+            "solve called without a successful factorization"
+        );
+        let dim = self.dim;
+        let par = self.par;
+        let stack = MemStack::new(&mut self.mem);
+        let x = MatMut::from_column_major_slice_mut(rhs, dim, 1);
+        match &self.backend {
+            Backend::Dense {
+                lu, perm, perm_inv, ..
+            } => {
+                let lu = MatRef::from_column_major_slice(lu, dim, dim);
+                // SAFETY-free: the permutation arrays come from lu_in_place.
+                let p = faer::perm::PermRef::new_checked(perm, perm_inv, dim);
+                dense_solve::solve_in_place_with_conj(lu, lu, p, Conj::No, x, par, stack);
+            }
+            Backend::Sparse {
+                symbolic, numeric, ..
+            } => {
+                let lu = faer::sparse::linalg::lu::LuRef::new_unchecked(symbolic, numeric);
+                lu.solve_in_place_with_conj(Conj::No, x, par, stack);
+            }
+        }
+        if rhs.iter().all(|v| v.is_finite()) {
+            Ok(())
+        } else {
+            Err(SolveError::NonFinite)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The DOF map: one entry per global unknown, with its owner, label and kind.
+
+/// What a degree of freedom measures (used for gravity loads and labels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DofKind {
+    /// A Cartesian position component (axis 0, 1, 2 = x, y, z).
+    Translation(u8),
+    /// A planar rotation angle.
+    Rotation,
+}
+
+/// Global DOF numbering with a label per DOF, e.g. `pendulum1.theta`.
+#[derive(Debug, Clone, Default)]
+pub struct DofMap {
+    names: Vec<String>,
+    kinds: Vec<DofKind>,
+}
+
+impl DofMap {
+    /// Appends DOFs for one entity and returns their global indices.
+    pub fn add(&mut self, owner: &str, comps: &[(&str, DofKind)]) -> Vec<usize> {
+        comps
+            .iter()
+            .map(|(label, kind)| {
+                self.names.push(format!("{owner}.{label}"));
+                self.kinds.push(*kind);
+                self.names.len() - 1
+            })
+            .collect()
+    }
+
+    /// Number of DOFs.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether there are no DOFs.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Label of DOF `i`.
+    pub fn name(&self, i: usize) -> &str {
+        &self.names[i]
+    }
+
+    /// All labels.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Kind of DOF `i`.
+    pub fn kind(&self, i: usize) -> DofKind {
+        self.kinds[i]
+    }
+}
+
+/// Component labels and kinds of a point node in `dim` dimensions.
+pub fn point_components(dim: usize) -> Vec<(&'static str, DofKind)> {
+    ["x", "y", "z"][..dim]
+        .iter()
+        .enumerate()
+        .map(|(a, l)| (*l, DofKind::Translation(a as u8)))
+        .collect()
+}
+
+/// Component labels and kinds of a planar rigid body (x, y, theta).
+pub const BODY2D_COMPONENTS: [(&str, DofKind); 3] = [
+    ("x", DofKind::Translation(0)),
+    ("y", DofKind::Translation(1)),
+    ("theta", DofKind::Rotation),
+];

@@ -1,0 +1,461 @@
+//! Reading a model file: TOML -> [`ModelSpec`] -> [`Model`], with every error
+//! located by file, line and field.
+
+use std::path::Path;
+
+use super::builder::{BuildError, ModelBuilder, PointRef};
+use super::spec::{
+    BodySpec, ElementSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, OutputSpec, PointSpec,
+    TimeSpec, SCHEMA_VERSION,
+};
+use super::Model;
+use crate::integrate::{IntegratorConfig, IntegratorSpec};
+use crate::load::TimeFunction;
+use crate::output::{OutputConfig, OutputInterval};
+
+/// A model file error: `file:line: message`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}{}: {message}", .line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ModelError {
+    /// File name (or `<string>`).
+    pub file: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A loaded model file: the model plus its integrator and output settings.
+pub struct ModelFile {
+    /// The mechanism.
+    pub model: Model,
+    /// `[integrator]` as written (resolve with [`ModelFile::integrator`]).
+    pub integrator: IntegratorSpec,
+    /// `[output]`, resolved.
+    pub output: OutputConfig,
+    /// Title, if given.
+    pub title: Option<String>,
+    /// The file text.
+    pub text: String,
+    /// The file name.
+    pub file: String,
+    integrator_line: Option<usize>,
+}
+
+/// Reads and builds a model file.
+pub fn load_model_file(path: impl AsRef<Path>) -> Result<ModelFile, ModelError> {
+    let path = path.as_ref();
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ModelError {
+        file: file.clone(),
+        line: None,
+        message: format!("cannot read the model file: {e}"),
+    })?;
+    load_model_str(&text, &file)
+}
+
+struct Locator<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Locator<'_> {
+    fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    /// The line of `field = ...` inside the span, or the span's first line.
+    fn field_line(&self, span: std::ops::Range<usize>, field: Option<&str>) -> usize {
+        let start = self.line_of(span.start);
+        if let Some(f) = field {
+            let body = &self.text[span.start.min(self.text.len())..span.end.min(self.text.len())];
+            for (k, line) in body.lines().enumerate() {
+                let t = line.trim_start();
+                if let Some(rest) = t.strip_prefix(f) {
+                    if rest.trim_start().starts_with('=') {
+                        return start + k;
+                    }
+                }
+            }
+        }
+        start
+    }
+
+    fn error(&self, line: Option<usize>, message: String) -> ModelError {
+        ModelError {
+            file: self.file.to_string(),
+            line,
+            message,
+        }
+    }
+
+    fn build_error(&self, span: std::ops::Range<usize>, e: BuildError) -> ModelError {
+        let line = self.field_line(span, e.field);
+        let field = e
+            .field
+            .map(|f| format!(" (field `{f}`)"))
+            .unwrap_or_default();
+        self.error(
+            Some(line),
+            format!("{} '{}'{field}: {}", e.what, e.id, e.message),
+        )
+    }
+}
+
+fn point_ref(p: &PointSpec) -> PointRef {
+    match p {
+        PointSpec::Id(id) => PointRef::Entity(id.clone()),
+        PointSpec::Body { body, offset } => PointRef::Body {
+            body: body.clone(),
+            offset: [
+                offset.first().copied().unwrap_or(f64::NAN),
+                offset.get(1).copied().unwrap_or(f64::NAN),
+            ],
+        },
+        PointSpec::Ground(g) => {
+            let mut x = [0.0; 3];
+            for (k, v) in g.iter().take(3).enumerate() {
+                x[k] = *v;
+            }
+            PointRef::Ground(x)
+        }
+    }
+}
+
+fn time_function(t: &Option<TimeSpec>) -> TimeFunction {
+    match t {
+        None | Some(TimeSpec::Constant) => TimeFunction::Constant,
+        Some(TimeSpec::Ramp { t0, t1 }) => TimeFunction::Ramp { t0: *t0, t1: *t1 },
+        Some(TimeSpec::Triangular { t0, t_peak, t1 }) => TimeFunction::Triangular {
+            t0: *t0,
+            t_peak: *t_peak,
+            t1: *t1,
+        },
+        Some(TimeSpec::Sine { omega, phase }) => TimeFunction::Sine {
+            omega: *omega,
+            phase: *phase,
+        },
+    }
+}
+
+fn check_time(t: &Option<TimeSpec>) -> Result<(), String> {
+    match t {
+        Some(TimeSpec::Ramp { t0, t1 }) if !(t1 > t0) => {
+            Err(format!("ramp needs t1 > t0, got t0 = {t0}, t1 = {t1}"))
+        }
+        Some(TimeSpec::Triangular { t0, t_peak, t1 }) if !(t0 < t_peak && t_peak < t1) => Err(
+            format!("triangular pulse needs t0 < t_peak < t1, got {t0}, {t_peak}, {t1}"),
+        ),
+        _ => Ok(()),
+    }
+}
+
+fn vec3(x: &[f64]) -> [f64; 3] {
+    let mut v = [0.0; 3];
+    for (k, a) in x.iter().take(3).enumerate() {
+        v[k] = *a;
+    }
+    v
+}
+
+/// Builds a model from TOML text; `file` names it in messages.
+pub fn load_model_str(text: &str, file: &str) -> Result<ModelFile, ModelError> {
+    let loc = Locator { file, text };
+    let spec: ModelSpec = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| loc.line_of(s.start));
+        loc.error(line, e.message().trim().to_string())
+    })?;
+    if let Some(v) = spec.schema {
+        if v != SCHEMA_VERSION {
+            return Err(loc.error(
+                loc.text.find("schema").map(|o| loc.line_of(o)),
+                format!(
+                    "unsupported schema version {v} (this flexmb reads schema {SCHEMA_VERSION})"
+                ),
+            ));
+        }
+    }
+    let dim_span = spec.dimension.span();
+    let mut b = ModelBuilder::new(*spec.dimension.get_ref())
+        .map_err(|e| loc.build_error(dim_span.clone(), e))?;
+    let dim = b.dim();
+    if let Some(g) = &spec.gravity {
+        b.gravity(g.get_ref())
+            .map_err(|e| loc.build_error(g.span(), e))?;
+    }
+    for n in &spec.node {
+        let NodeSpec {
+            id,
+            position,
+            velocity,
+            mass,
+        } = n.get_ref();
+        b.node(id, position, velocity.as_deref(), *mass)
+            .map_err(|e| loc.build_error(n.span(), e))?;
+    }
+    for bd in &spec.body {
+        let BodySpec {
+            id,
+            position,
+            angle,
+            mass,
+            inertia,
+            velocity,
+            angular_velocity,
+        } = bd.get_ref();
+        b.body2d(
+            id,
+            position,
+            *angle,
+            *mass,
+            *inertia,
+            velocity.as_deref(),
+            *angular_velocity,
+        )
+        .map_err(|e| loc.build_error(bd.span(), e))?;
+    }
+    for el in &spec.element {
+        let r = match el.get_ref() {
+            ElementSpec::Truss {
+                id,
+                nodes,
+                ea,
+                rest_length,
+                mass_per_length,
+            } => b.truss(
+                id,
+                &nodes[0],
+                &nodes[1],
+                *ea,
+                *rest_length,
+                *mass_per_length,
+            ),
+        };
+        r.map_err(|e| loc.build_error(el.span(), e))?;
+    }
+    for j in &spec.joint {
+        let r = match j.get_ref() {
+            JointSpec::GroundPin { id, point, ground } => {
+                let g = match ground {
+                    Some(g) => g.clone(),
+                    None => initial_position(&b, point).unwrap_or_default(),
+                };
+                b.ground_pin(id, &point_ref(point), &g)
+            }
+            JointSpec::Revolute { id, a, b: pb } => b.revolute(id, &point_ref(a), &point_ref(pb)),
+            JointSpec::Distance {
+                id,
+                a,
+                b: pb,
+                length,
+                form,
+            } => match form.as_deref() {
+                None | Some("length") => {
+                    b.distance(id, &point_ref(a), &point_ref(pb), *length, false)
+                }
+                Some("quadratic") => b.distance(id, &point_ref(a), &point_ref(pb), *length, true),
+                Some(other) => Err(BuildError {
+                    what: "joint",
+                    id: id.clone(),
+                    field: Some("form"),
+                    message: format!("form must be \"length\" or \"quadratic\", got \"{other}\""),
+                }),
+            },
+            JointSpec::PointOnCircle {
+                id,
+                point,
+                center,
+                radius,
+            } => b.point_on_circle(id, &point_ref(point), center, *radius),
+        };
+        r.map_err(|e| loc.build_error(j.span(), e))?;
+    }
+    for l in &spec.load {
+        let r = match l.get_ref() {
+            LoadSpec::PointForce {
+                id,
+                point,
+                force,
+                time,
+            } => check_time(time)
+                .and_then(|_| check_len(force, dim, "force"))
+                .map_err(|m| load_err(id, m))
+                .and_then(|_| {
+                    b.point_load(
+                        id,
+                        "point_force",
+                        &point_ref(point),
+                        [[0.0; 3]; 3],
+                        vec3(force),
+                        time_function(time),
+                    )
+                }),
+            LoadSpec::LinearField {
+                id,
+                point,
+                matrix,
+                offset,
+                time,
+            } => {
+                let mut a = [[0.0; 3]; 3];
+                let shape_ok = matrix.len() == dim && matrix.iter().all(|r| r.len() == dim);
+                let off = offset.clone().unwrap_or_else(|| vec![0.0; dim]);
+                check_time(time)
+                    .and_then(|_| {
+                        if shape_ok {
+                            Ok(())
+                        } else {
+                            Err(format!("matrix must be {dim} x {dim} (field `matrix`)"))
+                        }
+                    })
+                    .and_then(|_| check_len(&off, dim, "offset"))
+                    .map_err(|m| load_err(id, m))
+                    .and_then(|_| {
+                        for (r, row) in matrix.iter().enumerate() {
+                            for (c, v) in row.iter().enumerate() {
+                                a[r][c] = *v;
+                            }
+                        }
+                        b.point_load(
+                            id,
+                            "linear_field",
+                            &point_ref(point),
+                            a,
+                            vec3(&off),
+                            time_function(time),
+                        )
+                    })
+            }
+        };
+        r.map_err(|e| loc.build_error(l.span(), e))?;
+    }
+    let model = b.build().map_err(|e| {
+        let line = text.find(&format!("\"{}\"", e.id)).map(|o| loc.line_of(o));
+        let field = e
+            .field
+            .map(|f| format!(" (field `{f}`)"))
+            .unwrap_or_default();
+        loc.error(line, format!("{} '{}'{field}: {}", e.what, e.id, e.message))
+    })?;
+
+    let output = match &spec.output {
+        Some(o) => output_config(o.get_ref())
+            .map_err(|(f, m)| loc.error(Some(loc.field_line(o.span(), Some(f))), m))?,
+        None => OutputConfig::default(),
+    };
+    let (integrator, integrator_line) = match spec.integrator {
+        Some(i) => {
+            let line = loc.line_of(i.span().start);
+            (i.into_inner(), Some(line))
+        }
+        None => (IntegratorSpec::default(), None),
+    };
+    Ok(ModelFile {
+        model,
+        integrator,
+        output,
+        title: spec.title,
+        text: text.to_string(),
+        file: file.to_string(),
+        integrator_line,
+    })
+}
+
+fn load_err(id: &str, message: String) -> BuildError {
+    BuildError {
+        what: "load",
+        id: id.to_string(),
+        field: None,
+        message,
+    }
+}
+
+fn check_len(x: &[f64], dim: usize, field: &str) -> Result<(), String> {
+    if x.len() == dim {
+        Ok(())
+    } else {
+        Err(format!("`{field}` needs {dim} components, got {}", x.len()))
+    }
+}
+
+fn initial_position(b: &ModelBuilder, p: &PointSpec) -> Option<Vec<f64>> {
+    // The default ground point of a pin is where the point starts.
+    match p {
+        PointSpec::Id(id) => b.entity_position(id, [0.0, 0.0]),
+        PointSpec::Body { body, offset } if offset.len() == 2 => {
+            b.entity_position(body, [offset[0], offset[1]])
+        }
+        _ => None,
+    }
+}
+
+fn output_config(o: &OutputSpec) -> Result<OutputConfig, (&'static str, String)> {
+    let mut c = OutputConfig::default();
+    if let Some(f) = &o.fields {
+        c.fields = f.clone();
+    }
+    c.interval = match (o.every, o.dt_out) {
+        (Some(_), Some(_)) => {
+            return Err(("every", "give either `every` or `dt_out`, not both".into()))
+        }
+        (Some(0), None) => return Err(("every", "`every` must be at least 1".into())),
+        (Some(k), None) => OutputInterval::Steps(k),
+        (None, Some(t)) if t > 0.0 && t.is_finite() => OutputInterval::Time(t),
+        (None, Some(t)) => return Err(("dt_out", format!("`dt_out` must be positive, got {t}"))),
+        (None, None) => OutputInterval::Steps(1),
+    };
+    if let Some(z) = o.compression {
+        if z > 9 {
+            return Err((
+                "compression",
+                format!("`compression` is a deflate level 0..=9, got {z}"),
+            ));
+        }
+        c.compression = z;
+    }
+    if let Some(r) = o.chunk_rows {
+        if r == 0 {
+            return Err(("chunk_rows", "`chunk_rows` must be at least 1".into()));
+        }
+        c.chunk_rows = r;
+    }
+    if let Some(s) = o.flush_seconds {
+        if !(s > 0.0) {
+            return Err((
+                "flush_seconds",
+                format!("`flush_seconds` must be positive, got {s}"),
+            ));
+        }
+        c.flush_seconds = s;
+    }
+    Ok(c)
+}
+
+impl ModelFile {
+    /// The integrator configuration of the file with `overrides` (e.g. from the
+    /// command line) applied; errors point at the `[integrator]` table.
+    pub fn integrator(&self, overrides: &IntegratorSpec) -> Result<IntegratorConfig, ModelError> {
+        let loc = Locator {
+            file: &self.file,
+            text: &self.text,
+        };
+        self.integrator
+            .overridden_by(overrides)
+            .resolve()
+            .map_err(|(field, m)| {
+                let line = self.integrator_line.map(|start| {
+                    let from = self
+                        .text
+                        .lines()
+                        .take(start - 1)
+                        .map(|l| l.len() + 1)
+                        .sum::<usize>();
+                    loc.field_line(from..self.text.len(), Some(field))
+                });
+                loc.error(line, format!("[integrator] {m}"))
+            })
+    }
+}

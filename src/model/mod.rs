@@ -1,0 +1,101 @@
+//! The mechanism: DOFs, inertia, elements, joints, loads and initial state.
+//!
+//! A [`Model`] is built either from a model file ([`load_model_file`], schema
+//! in `docs/model-format.md`) or in Rust code with [`ModelBuilder`]. Both paths
+//! validate references and values and report errors naming the entity.
+
+mod builder;
+mod dof;
+mod file;
+mod spec;
+
+pub use builder::{BuildError, ModelBuilder, PointRef};
+pub use dof::{DofKind, DofMap};
+pub use file::{load_model_file, load_model_str, ModelError, ModelFile};
+pub use spec::ModelSpec;
+
+use crate::element::ElementSet;
+use crate::joint::JointSet;
+use crate::load::PointLoad;
+
+/// A load with its name and global DOFs.
+pub struct LoadEntry {
+    /// Load name.
+    pub name: String,
+    /// The load.
+    pub load: PointLoad,
+    /// Global DOFs of the load point.
+    pub dofs: Vec<usize>,
+}
+
+/// An assembled mechanism description, ready for the assembler.
+pub struct Model {
+    /// Spatial dimension (2 or 3).
+    pub dim: usize,
+    /// Global DOF numbering and labels.
+    pub dofs: DofMap,
+    /// Lumped inertia of nodes and rigid bodies as (row, col, value) triplets.
+    pub inertia: Vec<(usize, usize, f64)>,
+    /// Element blocks.
+    pub elements: Vec<Box<dyn ElementSet>>,
+    /// Joint blocks; multiplier rows are numbered block by block.
+    pub joints: Vec<Box<dyn JointSet>>,
+    /// External loads other than gravity.
+    pub loads: Vec<LoadEntry>,
+    /// Gravitational acceleration vector.
+    pub gravity: [f64; 3],
+    /// Initial positions.
+    pub u0: Vec<f64>,
+    /// Initial velocities.
+    pub v0: Vec<f64>,
+}
+
+impl Model {
+    /// Number of DOFs.
+    pub fn n_dofs(&self) -> usize {
+        self.dofs.len()
+    }
+
+    /// Number of constraint rows (multipliers).
+    pub fn n_constraints(&self) -> usize {
+        self.joints.iter().map(|b| b.len() * b.rows()).sum()
+    }
+
+    /// Number of elements.
+    pub fn n_elements(&self) -> usize {
+        self.elements.iter().map(|b| b.len()).sum()
+    }
+
+    /// Number of joints.
+    pub fn n_joints(&self) -> usize {
+        self.joints.iter().map(|b| b.len()).sum()
+    }
+
+    /// One label per multiplier: `<joint>[<row>]`.
+    pub fn multiplier_names(&self) -> Vec<String> {
+        let mut names = Vec::with_capacity(self.n_constraints());
+        for b in &self.joints {
+            for i in 0..b.len() {
+                for r in 0..b.rows() {
+                    names.push(format!("{}[{r}]", b.name(i)));
+                }
+            }
+        }
+        names
+    }
+
+    /// The joint (name, kind, row within the joint) of multiplier row `row`.
+    pub fn constraint_owner(&self, row: usize) -> Option<(&str, &'static str, usize)> {
+        let mut first = 0;
+        for b in &self.joints {
+            let size = b.len() * b.rows();
+            if row < first + size {
+                let k = row - first;
+                let i = k / b.rows();
+                return Some((b.name(i), b.kind(i), k % b.rows()));
+            }
+            first += size;
+        }
+        None
+    }
+}

@@ -1,0 +1,295 @@
+//! The model file schema (TOML, version 1), read with serde. Documented in
+//! `docs/model-format.md`; every table rejects unknown keys.
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use toml::Spanned;
+
+use crate::integrate::IntegratorSpec;
+use crate::output::Field;
+
+/// The schema version this flexmb reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole model file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Schema version (default 1).
+    pub schema: Option<u32>,
+    /// Short title.
+    pub title: Option<String>,
+    /// Free text.
+    pub description: Option<String>,
+    /// 2 or 3.
+    pub dimension: Spanned<usize>,
+    /// Gravitational acceleration vector.
+    pub gravity: Option<Spanned<Vec<f64>>>,
+    /// Point nodes.
+    #[serde(default)]
+    pub node: Vec<Spanned<NodeSpec>>,
+    /// Planar rigid bodies.
+    #[serde(default)]
+    pub body: Vec<Spanned<BodySpec>>,
+    /// Elements.
+    #[serde(default)]
+    pub element: Vec<Spanned<ElementSpec>>,
+    /// Joints.
+    #[serde(default)]
+    pub joint: Vec<Spanned<JointSpec>>,
+    /// Loads.
+    #[serde(default)]
+    pub load: Vec<Spanned<LoadSpec>>,
+    /// Integrator settings.
+    pub integrator: Option<Spanned<IntegratorSpec>>,
+    /// Output settings.
+    pub output: Option<Spanned<OutputSpec>>,
+}
+
+/// `[[node]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Unique id.
+    pub id: String,
+    /// Initial position.
+    pub position: Vec<f64>,
+    /// Initial velocity (default zero).
+    pub velocity: Option<Vec<f64>>,
+    /// Lumped mass (default 0).
+    #[serde(default)]
+    pub mass: f64,
+}
+
+/// `[[body]]`: a planar rigid body, reference point at its centre of mass.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodySpec {
+    /// Unique id.
+    pub id: String,
+    /// Initial position of the centre of mass.
+    pub position: Vec<f64>,
+    /// Initial angle (rad).
+    #[serde(default)]
+    pub angle: f64,
+    /// Mass (> 0).
+    pub mass: f64,
+    /// Rotational inertia about the centre of mass (>= 0).
+    #[serde(default)]
+    pub inertia: f64,
+    /// Initial velocity of the centre of mass.
+    pub velocity: Option<Vec<f64>>,
+    /// Initial angular velocity.
+    #[serde(default)]
+    pub angular_velocity: f64,
+}
+
+/// `[[element]]`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ElementSpec {
+    /// Green-strain truss.
+    Truss {
+        /// Unique id.
+        id: String,
+        /// The two end nodes.
+        nodes: [String; 2],
+        /// Axial stiffness EA.
+        ea: f64,
+        /// Rest length (default: initial length).
+        rest_length: Option<f64>,
+        /// Mass per unit length (default 0).
+        #[serde(default)]
+        mass_per_length: f64,
+    },
+}
+
+/// `[[joint]]`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum JointSpec {
+    /// A point held at a fixed ground position.
+    GroundPin {
+        /// Unique id.
+        id: String,
+        /// The held point.
+        point: PointSpec,
+        /// Ground position (default: the point's initial position).
+        ground: Option<Vec<f64>>,
+    },
+    /// Two points held together (planar revolute joint).
+    Revolute {
+        /// Unique id.
+        id: String,
+        /// First point.
+        a: PointSpec,
+        /// Second point.
+        b: PointSpec,
+    },
+    /// Fixed distance between two points.
+    Distance {
+        /// Unique id.
+        id: String,
+        /// First point.
+        a: PointSpec,
+        /// Second point.
+        b: PointSpec,
+        /// Length (default: initial distance).
+        length: Option<f64>,
+        /// `length` (|d| - L, default) or `quadratic` ((|d|^2 - L^2)/2).
+        form: Option<String>,
+    },
+    /// A point on a circle: Phi = R^2 - |r - c|^2.
+    PointOnCircle {
+        /// Unique id.
+        id: String,
+        /// The point.
+        point: PointSpec,
+        /// Centre.
+        center: Vec<f64>,
+        /// Radius (default: initial distance to the centre).
+        radius: Option<f64>,
+    },
+}
+
+/// `[[load]]`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LoadSpec {
+    /// A force of fixed direction at a point, scaled by a time function.
+    PointForce {
+        /// Unique id.
+        id: String,
+        /// Where it acts.
+        point: PointSpec,
+        /// Force vector.
+        force: Vec<f64>,
+        /// Time function (default constant).
+        time: Option<TimeSpec>,
+    },
+    /// A linear force field F = A r + b at a point (App. A.1: F = (4y, -4x)).
+    LinearField {
+        /// Unique id.
+        id: String,
+        /// Where it acts.
+        point: PointSpec,
+        /// A, dim x dim, row by row.
+        matrix: Vec<Vec<f64>>,
+        /// b (default zero).
+        offset: Option<Vec<f64>>,
+        /// Time function (default constant).
+        time: Option<TimeSpec>,
+    },
+}
+
+/// A time function.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TimeSpec {
+    /// 1.
+    Constant,
+    /// 0 -> 1 linearly on [t0, t1].
+    Ramp {
+        /// Start.
+        t0: f64,
+        /// End.
+        t1: f64,
+    },
+    /// 0 -> 1 on [t0, t_peak], 1 -> 0 on [t_peak, t1].
+    Triangular {
+        /// Start.
+        t0: f64,
+        /// Peak.
+        t_peak: f64,
+        /// End.
+        t1: f64,
+    },
+    /// sin(omega t + phase).
+    Sine {
+        /// Angular frequency.
+        omega: f64,
+        /// Phase (default 0).
+        #[serde(default)]
+        phase: f64,
+    },
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Dataset groups to write (default all).
+    pub fields: Option<Vec<Field>>,
+    /// Record every k-th step.
+    pub every: Option<u64>,
+    /// Record every dt_out of simulated time.
+    pub dt_out: Option<f64>,
+    /// Deflate level 0..=9.
+    pub compression: Option<u8>,
+    /// Rows per chunk.
+    pub chunk_rows: Option<usize>,
+    /// Seconds between flushes.
+    pub flush_seconds: Option<f64>,
+}
+
+/// A point reference: `"n1"` (a node or body reference point),
+/// `{ body = "b", offset = [x, y] }`, `{ node = "n1" }` or `{ ground = [x, y] }`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PointSpec {
+    /// Node (or body reference point) by id.
+    Id(String),
+    /// Body-fixed point.
+    Body {
+        /// Body id.
+        body: String,
+        /// Offset in body coordinates (default zero).
+        offset: Vec<f64>,
+    },
+    /// Fixed point.
+    Ground(Vec<f64>),
+}
+
+impl<'de> Deserialize<'de> for PointSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        const HINT: &str = "a point: a node id \"n1\", { body = \"b\", offset = [x, y] }, \
+                            { node = \"n1\" } or { ground = [x, y] }";
+        impl<'de> Visitor<'de> for V {
+            type Value = PointSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(HINT)
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<PointSpec, E> {
+                Ok(PointSpec::Id(s.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PointSpec, A::Error> {
+                let (mut body, mut node, mut offset, mut ground) = (None, None, None, None);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "body" => body = Some(map.next_value::<String>()?),
+                        "node" => node = Some(map.next_value::<String>()?),
+                        "offset" => offset = Some(map.next_value::<Vec<f64>>()?),
+                        "ground" => ground = Some(map.next_value::<Vec<f64>>()?),
+                        other => {
+                            return Err(de::Error::custom(format!(
+                                "unknown key `{other}` in a point; expected {HINT}"
+                            )))
+                        }
+                    }
+                }
+                match (body, node, offset, ground) {
+                    (Some(b), None, off, None) => Ok(PointSpec::Body {
+                        body: b,
+                        offset: off.unwrap_or_else(|| vec![0.0, 0.0]),
+                    }),
+                    (None, Some(n), None, None) => Ok(PointSpec::Id(n)),
+                    (None, None, None, Some(g)) => Ok(PointSpec::Ground(g)),
+                    _ => Err(de::Error::custom(format!(
+                        "ambiguous point; expected {HINT}"
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

@@ -1,0 +1,79 @@
+//! The `[output]` table of a model file: which fields, how often, how compressed.
+
+use serde::{Deserialize, Serialize};
+
+/// A group of output datasets that can be switched on or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Field {
+    /// `/u`.
+    U,
+    /// `/v`.
+    V,
+    /// `/a`.
+    A,
+    /// `/lambda`.
+    Lambda,
+    /// `/energy/*`.
+    Energy,
+    /// `/constraints/*`.
+    Constraints,
+    /// `/newton/*`.
+    Newton,
+}
+
+impl Field {
+    /// Every field, the default selection.
+    pub const ALL: [Field; 7] = [
+        Field::U,
+        Field::V,
+        Field::A,
+        Field::Lambda,
+        Field::Energy,
+        Field::Constraints,
+        Field::Newton,
+    ];
+}
+
+/// How often a step is recorded.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OutputInterval {
+    /// Every k-th step (k >= 1); the initial state and the last step are always recorded.
+    Steps(u64),
+    /// Every `dt_out` of simulated time (the first step at or after each multiple).
+    Time(f64),
+}
+
+/// Output settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputConfig {
+    /// Selected dataset groups.
+    pub fields: Vec<Field>,
+    /// Recording interval.
+    pub interval: OutputInterval,
+    /// Deflate level 0 (off) ..= 9.
+    pub compression: u8,
+    /// Rows per chunk of the `[steps, n]` datasets.
+    pub chunk_rows: usize,
+    /// Seconds between flushes to disk (a killed run stays readable up to the last flush).
+    pub flush_seconds: f64,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig {
+            fields: Field::ALL.to_vec(),
+            interval: OutputInterval::Steps(1),
+            compression: 0,
+            chunk_rows: 256,
+            flush_seconds: 2.0,
+        }
+    }
+}
+
+impl OutputConfig {
+    /// Whether a field is selected.
+    pub fn has(&self, f: Field) -> bool {
+        self.fields.contains(&f)
+    }
+}

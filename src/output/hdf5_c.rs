@@ -1,0 +1,423 @@
+//! The reference HDF5 backend on the C library (`hdf5-metno`, feature `hdf5-c`):
+//! [`Hdf5CRecorder`] writes the same layout as [`super::Hdf5Recorder`] and
+//! [`read_hdf5_c`] reads either backend's files through libhdf5.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use hdf5::plist::file_access::{
+    CacheDecreaseMode, CacheIncreaseMode, FileAccess, FlashIncreaseMode,
+};
+use hdf5::plist::file_create::FileSpaceStrategy;
+use hdf5::types::{FloatSize, TypeDescriptor, VarLenAscii, VarLenUnicode};
+use hdf5::{Dataset, Extent, File, H5Type, SimpleExtents};
+
+use super::hdf5_rust::{
+    assemble_run, h5_error, initial_attributes, plan_groups, validate_config, Backend, Column,
+    ColumnBuf, Dtype, RunSource, Streamer, DOF_NAMES, MULT_NAMES,
+};
+use super::{
+    AttrValue, Hdf5Run, OutputConfig, OutputError, Recorder, RunInfo, RunStatus, StepRecord,
+};
+
+/// Streams a run into an HDF5 file with the HDF5 C library.
+///
+/// The layout is the one of [`super::Hdf5Recorder`]; the file is flushed
+/// with `H5Fflush` every `flush_seconds` (see `docs/output-format.md` for
+/// what a killed run leaves).
+pub struct Hdf5CRecorder {
+    inner: Streamer<CBackend>,
+}
+
+impl Hdf5CRecorder {
+    /// Creates (truncates) the file at `path`; the layout is written by `begin`.
+    pub fn create(path: impl AsRef<Path>, config: OutputConfig) -> Result<Self, OutputError> {
+        let path = path.as_ref();
+        validate_config(path, &config)?;
+        let file = create_file(path).map_err(|e| h5_error(path, e))?;
+        let backend = CBackend {
+            path: path.to_path_buf(),
+            file: Some(file),
+            columns: Vec::new(),
+        };
+        Ok(Hdf5CRecorder {
+            inner: Streamer::new(path, config, backend),
+        })
+    }
+}
+
+impl Recorder for Hdf5CRecorder {
+    fn begin(&mut self, info: &RunInfo) -> Result<(), OutputError> {
+        self.inner.begin(info)
+    }
+
+    fn record(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError> {
+        self.inner.record(rec)
+    }
+
+    fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError> {
+        self.inner.finish(status, t_end_reached)
+    }
+}
+
+impl Drop for Hdf5CRecorder {
+    fn drop(&mut self) {
+        self.inner.flush_on_drop();
+    }
+}
+
+/// Creates the file so that what is on disk after an `H5Fflush` stays as it
+/// is until the next one: dirty metadata is never evicted between flushes
+/// and freed file space is never reused.
+fn create_file(path: &Path) -> hdf5::Result<File> {
+    let mut mdc = FileAccess::try_new()?.mdc_config();
+    mdc.evictions_enabled = false;
+    mdc.incr_mode = CacheIncreaseMode::Off;
+    mdc.flash_incr_mode = FlashIncreaseMode::Off;
+    mdc.decr_mode = CacheDecreaseMode::Off;
+    File::with_options()
+        .with_fapl(|p| p.mdc_config(&mdc))
+        .with_fcpl(|p| p.file_space_strategy(FileSpaceStrategy::None))
+        .create(path)
+}
+
+/// One open streamed dataset.
+struct CColumn {
+    ds: Dataset,
+    width: Option<usize>,
+    /// Rows the dataset has on disk.
+    rows: u64,
+}
+
+struct CBackend {
+    path: PathBuf,
+    /// `None` once closed.
+    file: Option<File>,
+    columns: Vec<CColumn>,
+}
+
+fn extents(c: &Column, rows: usize) -> SimpleExtents {
+    let mut e = vec![Extent::new(rows, None)];
+    match c.width {
+        // A zero-width dimension cannot hold a chunk dimension >= 1 unless unlimited.
+        Some(0) => e.push(Extent::new(0, None)),
+        Some(n) => e.push(Extent::new(n, Some(n))),
+        None => {}
+    }
+    SimpleExtents::from_vec(e)
+}
+
+fn dims(width: Option<usize>, rows: u64) -> Vec<usize> {
+    let rows = rows as usize;
+    match width {
+        Some(n) => vec![rows, n],
+        None => vec![rows],
+    }
+}
+
+impl CBackend {
+    fn file(&self) -> Result<&File, OutputError> {
+        self.file
+            .as_ref()
+            .ok_or_else(|| h5_error(&self.path, "file already closed"))
+    }
+
+    fn create_column(&self, c: &Column, compression: u8) -> Result<Dataset, OutputError> {
+        let file = self.file()?;
+        let chunk: Vec<usize> = c.chunk().iter().map(|&x| x as usize).collect();
+        // Cache a whole chunk-row band, so that row writes never evict a chunk.
+        let tiles = c.row_len().div_ceil(c.chunk_cols).max(1);
+        let band = tiles * c.chunk_rows * c.chunk_cols * c.dtype().size();
+        let mut b = match c.dtype() {
+            Dtype::F64 => file.new_dataset::<f64>(),
+            Dtype::U64 => file.new_dataset::<u64>(),
+            Dtype::U32 => file.new_dataset::<u32>(),
+        }
+        .chunk(chunk)
+        .chunk_cache((8 * tiles + 1).max(521), band.max(1 << 20), 1.0);
+        if compression > 0 {
+            b = b.shuffle().deflate(compression);
+        }
+        b.shape(extents(c, 0))
+            .create(c.spec.path)
+            .map_err(|e| h5_error(&self.path, format!("/{}: {e}", c.spec.path)))
+    }
+
+    fn write_names(&self, ds: &str, names: &[String]) -> Result<(), OutputError> {
+        let err = |e: &dyn std::fmt::Display| h5_error(&self.path, format!("/{ds}: {e}"));
+        let values = names
+            .iter()
+            .map(|s| VarLenUnicode::from_str(s).map_err(|e| err(&e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let d = self
+            .file()?
+            .new_dataset::<VarLenUnicode>()
+            .shape(names.len())
+            .create(ds)
+            .map_err(|e| err(&e))?;
+        if !values.is_empty() {
+            d.write_raw(&values).map_err(|e| err(&e))?;
+        }
+        Ok(())
+    }
+
+    /// Creates or overwrites a root attribute.
+    fn set_attr(&self, name: &str, value: &AttrValue) -> Result<(), OutputError> {
+        let file = self.file()?;
+        let err =
+            |e: &dyn std::fmt::Display| h5_error(&self.path, format!("attribute {name}: {e}"));
+        if file
+            .attr_names()
+            .map_err(|e| err(&e))?
+            .iter()
+            .any(|n| n == name)
+        {
+            file.delete_attr(name).map_err(|e| err(&e))?;
+        }
+        let r = match value {
+            AttrValue::F64(x) => file
+                .new_attr::<f64>()
+                .shape(())
+                .create(name)
+                .and_then(|a| a.write_scalar(x)),
+            AttrValue::I64(x) => file
+                .new_attr::<i64>()
+                .shape(())
+                .create(name)
+                .and_then(|a| a.write_scalar(x)),
+            AttrValue::Str(s) => {
+                let v = VarLenUnicode::from_str(s).map_err(|e| err(&e))?;
+                file.new_attr::<VarLenUnicode>()
+                    .shape(())
+                    .create(name)
+                    .and_then(|a| a.write_scalar(&v))
+            }
+        };
+        r.map_err(|e| err(&e))
+    }
+
+    fn resize_all(&mut self, rows: u64) -> Result<(), OutputError> {
+        for c in &mut self.columns {
+            if c.rows != rows {
+                c.ds.resize(dims(c.width, rows))
+                    .map_err(|e| h5_error(&self.path, format!("resize: {e}")))?;
+                c.rows = rows;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes rows `skip..` of `data` (`n` values per row, first row `first`) to `ds`.
+fn write_rows<T: H5Type>(
+    ds: &Dataset,
+    data: &[T],
+    width: Option<usize>,
+    first: usize,
+    skip: usize,
+) -> hdf5::Result<()> {
+    let w = ds.as_writer();
+    match width {
+        None => w.write_slice(&data[skip..], first + skip..first + data.len()),
+        Some(n) => {
+            for (r, row) in data.chunks_exact(n).enumerate().skip(skip) {
+                w.write_slice(row, (first + r, ..))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+impl Backend for CBackend {
+    fn create_layout(
+        &mut self,
+        columns: &[Column],
+        info: &RunInfo,
+        compression: u8,
+    ) -> Result<(), OutputError> {
+        for g in plan_groups(columns) {
+            self.file()?
+                .create_group(g)
+                .map_err(|e| h5_error(&self.path, format!("/{g}: {e}")))?;
+        }
+        for c in columns {
+            let ds = self.create_column(c, compression)?;
+            self.columns.push(CColumn {
+                ds,
+                width: c.width,
+                rows: 0,
+            });
+        }
+        self.write_names(DOF_NAMES, &info.dof_names)?;
+        self.write_names(MULT_NAMES, &info.multiplier_names)?;
+        for (name, value) in initial_attributes(info) {
+            self.set_attr(&name, &value)?;
+        }
+        self.file()?
+            .flush()
+            .map_err(|e| h5_error(&self.path, format!("flush: {e}")))
+    }
+
+    fn write_band(
+        &mut self,
+        col: usize,
+        first_row: u64,
+        data: &ColumnBuf,
+        _last: bool,
+    ) -> Result<(), OutputError> {
+        let c = &mut self.columns[col];
+        let n = c.width.unwrap_or(1);
+        if n == 0 {
+            return Ok(());
+        }
+        let end = first_row + (data.len() / n) as u64;
+        // Rows already in the file (a partial band flushed before) are kept.
+        let skip = (c.rows.saturating_sub(first_row) as usize).min(data.len() / n);
+        if end > c.rows {
+            c.ds.resize(dims(c.width, end))
+                .map_err(|e| h5_error(&self.path, format!("resize: {e}")))?;
+            c.rows = end;
+        }
+        let first = first_row as usize;
+        match data {
+            ColumnBuf::F64(v) => write_rows(&c.ds, v, c.width, first, skip),
+            ColumnBuf::U64(v) => write_rows(&c.ds, v, c.width, first, skip),
+            ColumnBuf::U32(v) => write_rows(&c.ds, v, c.width, first, skip),
+        }
+        .map_err(|e| h5_error(&self.path, format!("write rows {first}..{end}: {e}")))
+    }
+
+    fn flush(&mut self, rows: u64) -> Result<(), OutputError> {
+        self.resize_all(rows)?;
+        self.file()?
+            .flush()
+            .map_err(|e| h5_error(&self.path, format!("flush: {e}")))
+    }
+
+    fn finish(
+        &mut self,
+        rows: u64,
+        attrs: &[(&'static str, AttrValue)],
+    ) -> Result<(), OutputError> {
+        self.resize_all(rows)?;
+        for (name, value) in attrs {
+            self.set_attr(name, value)?;
+        }
+        // Every dataset handle must be closed for H5Fclose to close the file.
+        self.columns.clear();
+        let file = self
+            .file
+            .take()
+            .ok_or_else(|| h5_error(&self.path, "file already closed"))?;
+        file.close()
+            .map_err(|e| h5_error(&self.path, format!("close: {e}")))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reader
+// ---------------------------------------------------------------------------
+
+/// Reads a run written by either backend through the HDF5 C library.
+pub fn read_hdf5_c(path: impl AsRef<Path>) -> Result<Hdf5Run, OutputError> {
+    let path = path.as_ref();
+    let file = File::open(path).map_err(|e| h5_error(path, e))?;
+    assemble_run(&CSource { path, file })
+}
+
+/// [`RunSource`] on libhdf5.
+struct CSource<'a> {
+    path: &'a Path,
+    file: File,
+}
+
+impl CSource<'_> {
+    fn dataset(&self, ds: &str) -> Result<Dataset, OutputError> {
+        self.file.dataset(ds).map_err(|e| self.err(ds, e))
+    }
+
+    fn err(&self, ds: &str, e: impl std::fmt::Display) -> OutputError {
+        h5_error(self.path, format!("/{ds}: {e}"))
+    }
+}
+
+impl RunSource for CSource<'_> {
+    fn path(&self) -> &Path {
+        self.path
+    }
+
+    fn has(&self, ds: &str) -> bool {
+        // H5Lexists needs every intermediate group to exist.
+        let mut prefix = String::new();
+        ds.split('/').all(|part| {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            self.file.link_exists(&prefix)
+        })
+    }
+
+    fn shape(&self, ds: &str) -> Result<Vec<usize>, OutputError> {
+        Ok(self.dataset(ds)?.shape())
+    }
+
+    fn f64s(&self, ds: &str) -> Result<Vec<f64>, OutputError> {
+        self.dataset(ds)?
+            .read_raw::<f64>()
+            .map_err(|e| self.err(ds, e))
+    }
+
+    fn u64s(&self, ds: &str) -> Result<Vec<u64>, OutputError> {
+        self.dataset(ds)?
+            .read_raw::<u64>()
+            .map_err(|e| self.err(ds, e))
+    }
+
+    fn strings(&self, ds: &str) -> Result<Vec<String>, OutputError> {
+        let v = self
+            .dataset(ds)?
+            .read_raw::<VarLenUnicode>()
+            .map_err(|e| self.err(ds, e))?;
+        Ok(v.iter().map(|s| s.as_str().to_string()).collect())
+    }
+
+    fn root_attrs(&self) -> Result<Vec<(String, AttrValue)>, OutputError> {
+        let names = self.file.attr_names().map_err(|e| h5_error(self.path, e))?;
+        names
+            .into_iter()
+            .map(|name| {
+                let err = |e: &dyn std::fmt::Display| {
+                    h5_error(self.path, format!("attribute {name}: {e}"))
+                };
+                let a = self.file.attr(&name).map_err(|e| err(&e))?;
+                let desc = a
+                    .dtype()
+                    .and_then(|t| t.to_descriptor())
+                    .map_err(|e| err(&e))?;
+                let value = match desc {
+                    TypeDescriptor::Float(FloatSize::U8) => {
+                        AttrValue::F64(a.read_scalar::<f64>().map_err(|e| err(&e))?)
+                    }
+                    TypeDescriptor::Integer(_) => {
+                        AttrValue::I64(a.read_scalar::<i64>().map_err(|e| err(&e))?)
+                    }
+                    TypeDescriptor::VarLenUnicode => AttrValue::Str(
+                        a.read_scalar::<VarLenUnicode>()
+                            .map_err(|e| err(&e))?
+                            .as_str()
+                            .to_string(),
+                    ),
+                    TypeDescriptor::VarLenAscii => AttrValue::Str(
+                        a.read_scalar::<VarLenAscii>()
+                            .map_err(|e| err(&e))?
+                            .as_str()
+                            .to_string(),
+                    ),
+                    other => return Err(err(&format!("unsupported type {other:?}"))),
+                };
+                Ok((name, value))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,1442 @@
+//! The pure-Rust HDF5 recorder ([`Hdf5Recorder`], on `rust-hdf5`'s SWMR writer)
+//! and the reader both backends share ([`read_hdf5`]).
+//!
+//! The layout, the chunking and the row buffering are backend independent and
+//! live here too (`pub(super)`): [`Streamer`] turns [`Recorder`] calls into
+//! chunk-band writes and periodic flushes on a [`Backend`]. The layout is
+//! documented in `docs/output-format.md`.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rust_hdf5::format::checksum::checksum_metadata;
+use rust_hdf5::format::dense_attr::read_dense_attributes;
+use rust_hdf5::format::messages::attr_info::AttributeInfoMessage;
+use rust_hdf5::format::messages::attribute::AttributeMessage;
+use rust_hdf5::format::messages::continuation::ContinuationMessage;
+use rust_hdf5::format::object_header::ObjectHeader;
+use rust_hdf5::format::superblock::{
+    detect_superblock_version, SuperblockV0V1, SuperblockV2V3, SUPERBLOCK_V2,
+};
+use rust_hdf5::format::{BlockReader, FormatContext, FormatError, FormatResult};
+use rust_hdf5::swmr::SwmrFileWriter;
+use rust_hdf5::{DatatypeMessage, FilterPipeline, H5File, H5Type};
+
+use super::{
+    AttrValue, ConstraintNorms, Energy, Field, NewtonStats, OutputConfig, OutputError, Recorder,
+    RunInfo, RunStatus, StepRecord,
+};
+
+// ---------------------------------------------------------------------------
+// Layout shared by both backends
+// ---------------------------------------------------------------------------
+
+/// Largest chunk of a `[steps, n]` dataset, in bytes (libhdf5's default chunk cache).
+pub(super) const CHUNK_MAX_BYTES: usize = 1 << 20;
+/// Largest chunk-row band (`chunk_rows` full rows) buffered per `[steps, n]` dataset.
+pub(super) const BAND_MAX_BYTES: usize = 16 << 20;
+/// Path of the step-number dataset.
+pub(super) const STEP_PATH: &str = "step";
+/// Path of the DOF label dataset.
+pub(super) const DOF_NAMES: &str = "dofs/names";
+/// Path of the multiplier label dataset.
+pub(super) const MULT_NAMES: &str = "multipliers/names";
+
+/// Root attribute names.
+pub(super) mod attr {
+    /// `running`, `completed` or `failed`.
+    pub const STATUS: &str = "status";
+    /// Why a run failed, empty otherwise.
+    pub const FAILURE_REASON: &str = "failure_reason";
+    /// Last time reached (NaN until `finish`).
+    pub const T_END_REACHED: &str = "t_end_reached";
+    /// Integrator name.
+    pub const INTEGRATOR: &str = "integrator";
+    /// Prefix of the integrator parameter attributes.
+    pub const PARAM_PREFIX: &str = "integrator.";
+    /// Model file text.
+    pub const MODEL: &str = "model";
+    /// flexmb version that wrote the file.
+    pub const VERSION: &str = "flexmb_version";
+}
+
+/// Element type of a streamed dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Dtype {
+    /// IEEE f64, little endian.
+    F64,
+    /// u64, little endian.
+    U64,
+    /// u32, little endian.
+    U32,
+}
+
+impl Dtype {
+    /// Bytes per element.
+    pub(super) fn size(self) -> usize {
+        match self {
+            Dtype::F64 | Dtype::U64 => 8,
+            Dtype::U32 => 4,
+        }
+    }
+}
+
+/// Where a streamed dataset takes its values from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Source {
+    Time,
+    Step,
+    U,
+    V,
+    A,
+    Lambda,
+    Kinetic,
+    Potential,
+    Total,
+    ExternalWork,
+    CPosition,
+    CVelocity,
+    CAcceleration,
+    Iterations,
+    Residual,
+}
+
+/// One streamed dataset of the layout.
+#[derive(Debug)]
+pub(super) struct ColumnSpec {
+    /// Path below the root, e.g. `energy/kinetic`.
+    pub path: &'static str,
+    /// Selecting field; `None` = always written.
+    pub field: Option<Field>,
+    /// Value source.
+    pub source: Source,
+}
+
+const fn spec(path: &'static str, field: Option<Field>, source: Source) -> ColumnSpec {
+    ColumnSpec {
+        path,
+        field,
+        source,
+    }
+}
+
+/// Every streamed dataset, in creation order.
+pub(super) const COLUMNS: [ColumnSpec; 15] = [
+    spec("time", None, Source::Time),
+    spec(STEP_PATH, None, Source::Step),
+    spec("u", Some(Field::U), Source::U),
+    spec("v", Some(Field::V), Source::V),
+    spec("a", Some(Field::A), Source::A),
+    spec("lambda", Some(Field::Lambda), Source::Lambda),
+    spec("energy/kinetic", Some(Field::Energy), Source::Kinetic),
+    spec("energy/potential", Some(Field::Energy), Source::Potential),
+    spec("energy/total", Some(Field::Energy), Source::Total),
+    spec(
+        "energy/external_work",
+        Some(Field::Energy),
+        Source::ExternalWork,
+    ),
+    spec(
+        "constraints/position",
+        Some(Field::Constraints),
+        Source::CPosition,
+    ),
+    spec(
+        "constraints/velocity",
+        Some(Field::Constraints),
+        Source::CVelocity,
+    ),
+    spec(
+        "constraints/acceleration",
+        Some(Field::Constraints),
+        Source::CAcceleration,
+    ),
+    spec("newton/iterations", Some(Field::Newton), Source::Iterations),
+    spec("newton/residual", Some(Field::Newton), Source::Residual),
+];
+
+impl Source {
+    fn dtype(self) -> Dtype {
+        match self {
+            Source::Step => Dtype::U64,
+            Source::Iterations => Dtype::U32,
+            _ => Dtype::F64,
+        }
+    }
+
+    /// Row vector of a `[steps, n]` dataset, `None` for `[steps]` ones.
+    fn row<'a>(self, rec: &StepRecord<'a>) -> Option<&'a [f64]> {
+        match self {
+            Source::U => Some(rec.u),
+            Source::V => Some(rec.v),
+            Source::A => Some(rec.a),
+            Source::Lambda => Some(rec.lambda),
+            _ => None,
+        }
+    }
+
+    fn scalar(self, rec: &StepRecord<'_>) -> f64 {
+        match self {
+            Source::Time => rec.time,
+            Source::Kinetic => rec.energy.kinetic,
+            Source::Potential => rec.energy.potential,
+            Source::Total => rec.energy.total,
+            Source::ExternalWork => rec.energy.external_work,
+            Source::CPosition => rec.constraints.position,
+            Source::CVelocity => rec.constraints.velocity,
+            Source::CAcceleration => rec.constraints.acceleration,
+            Source::Residual => rec.newton.residual,
+            Source::Step | Source::Iterations | Source::U | Source::V | Source::A => 0.0,
+            Source::Lambda => 0.0,
+        }
+    }
+}
+
+/// A streamed dataset with its shape and chunk geometry fixed for one run.
+#[derive(Debug)]
+pub(super) struct Column {
+    /// What it is.
+    pub spec: &'static ColumnSpec,
+    /// Columns of a `[steps, n]` dataset; `None` for `[steps]`.
+    pub width: Option<usize>,
+    /// Chunk rows (the band height).
+    pub chunk_rows: usize,
+    /// Chunk columns (1 for `[steps]` datasets and for `n = 0`).
+    pub chunk_cols: usize,
+}
+
+impl Column {
+    /// Element type.
+    pub(super) fn dtype(&self) -> Dtype {
+        self.spec.source.dtype()
+    }
+
+    /// Dataset dimensions after `rows` steps.
+    pub(super) fn dims(&self, rows: u64) -> Vec<u64> {
+        match self.width {
+            Some(n) => vec![rows, n as u64],
+            None => vec![rows],
+        }
+    }
+
+    /// Chunk dimensions.
+    pub(super) fn chunk(&self) -> Vec<u64> {
+        match self.width {
+            Some(_) => vec![self.chunk_rows as u64, self.chunk_cols as u64],
+            None => vec![self.chunk_rows as u64],
+        }
+    }
+
+    /// Values per row (0 for a `[steps, 0]` dataset).
+    pub(super) fn row_len(&self) -> usize {
+        self.width.unwrap_or(1)
+    }
+
+    /// The group the dataset lives in, if not the root.
+    pub(super) fn group(&self) -> Option<&'static str> {
+        self.spec.path.split_once('/').map(|(g, _)| g)
+    }
+}
+
+/// Chunk shape `(rows, cols)` of a dataset of `width` columns (`None` = `[steps]`).
+///
+/// `[steps]`: `chunk_rows`. `[steps, n]`: rows are capped so that one band
+/// (`rows x n`) stays within [`BAND_MAX_BYTES`], columns so that a chunk stays
+/// within [`CHUNK_MAX_BYTES`], split into equal tiles. `n = 0` gets `(rows, 1)`.
+pub(super) fn chunk_shape(chunk_rows: usize, width: Option<usize>) -> (usize, usize) {
+    let rows = chunk_rows.max(1);
+    match width {
+        None | Some(0) => (rows, 1),
+        Some(n) => {
+            let rows = rows.min((BAND_MAX_BYTES / (8 * n)).max(1));
+            let col_cap = (CHUNK_MAX_BYTES / (8 * rows)).max(1);
+            let tiles = n.div_ceil(col_cap);
+            (rows, n.div_ceil(tiles))
+        }
+    }
+}
+
+/// The streamed datasets of a run: the always-written ones plus the selected fields.
+pub(super) fn plan_columns(config: &OutputConfig, info: &RunInfo) -> Vec<Column> {
+    COLUMNS
+        .iter()
+        .filter(|s| s.field.is_none_or(|f| config.has(f)))
+        .map(|s| {
+            let width = match s.source {
+                Source::U | Source::V | Source::A => Some(info.dof_names.len()),
+                Source::Lambda => Some(info.multiplier_names.len()),
+                _ => None,
+            };
+            let (chunk_rows, chunk_cols) = chunk_shape(config.chunk_rows, width);
+            Column {
+                spec: s,
+                width,
+                chunk_rows,
+                chunk_cols,
+            }
+        })
+        .collect()
+}
+
+/// Groups to create before the datasets: those of the planned columns plus the name groups.
+pub(super) fn plan_groups(columns: &[Column]) -> Vec<&'static str> {
+    let mut groups: Vec<&'static str> = Vec::new();
+    let names = [DOF_NAMES, MULT_NAMES];
+    let all = columns.iter().filter_map(Column::group).chain(
+        names
+            .iter()
+            .filter_map(|p| p.split_once('/').map(|(g, _)| g)),
+    );
+    for g in all {
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    groups
+}
+
+/// The root attributes written at `begin`, in order (`status` = `running`).
+pub(super) fn initial_attributes(info: &RunInfo) -> Vec<(String, AttrValue)> {
+    let mut attrs = vec![
+        (attr::STATUS.to_string(), AttrValue::Str("running".into())),
+        (
+            attr::FAILURE_REASON.to_string(),
+            AttrValue::Str(String::new()),
+        ),
+        (attr::T_END_REACHED.to_string(), AttrValue::F64(f64::NAN)),
+        (
+            attr::INTEGRATOR.to_string(),
+            AttrValue::Str(info.integrator.clone()),
+        ),
+    ];
+    for (name, value) in &info.parameters {
+        attrs.push((format!("{}{name}", attr::PARAM_PREFIX), value.clone()));
+    }
+    attrs.push((
+        attr::MODEL.to_string(),
+        AttrValue::Str(info.model_text.clone()),
+    ));
+    attrs.push((
+        attr::VERSION.to_string(),
+        AttrValue::Str(env!("CARGO_PKG_VERSION").to_string()),
+    ));
+    attrs
+}
+
+/// The root attributes rewritten at `finish`.
+pub(super) fn final_attributes(
+    status: &RunStatus,
+    t_end_reached: f64,
+) -> [(&'static str, AttrValue); 3] {
+    let (status, reason) = match status {
+        RunStatus::Completed => ("completed", String::new()),
+        RunStatus::Failed { reason } => ("failed", reason.clone()),
+    };
+    [
+        (attr::STATUS, AttrValue::Str(status.into())),
+        (attr::FAILURE_REASON, AttrValue::Str(reason)),
+        (attr::T_END_REACHED, AttrValue::F64(t_end_reached)),
+    ]
+}
+
+/// An [`OutputError::Hdf5`] for `path`.
+pub(super) fn h5_error(path: &Path, message: impl std::fmt::Display) -> OutputError {
+    OutputError::Hdf5 {
+        path: path.display().to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// Rows of one column buffered in memory, row-major.
+#[derive(Debug, Clone)]
+pub(super) enum ColumnBuf {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+}
+
+impl ColumnBuf {
+    fn new(dtype: Dtype) -> Self {
+        match dtype {
+            Dtype::F64 => ColumnBuf::F64(Vec::new()),
+            Dtype::U64 => ColumnBuf::U64(Vec::new()),
+            Dtype::U32 => ColumnBuf::U32(Vec::new()),
+        }
+    }
+
+    /// Number of buffered values.
+    pub(super) fn len(&self) -> usize {
+        match self {
+            ColumnBuf::F64(v) => v.len(),
+            ColumnBuf::U64(v) => v.len(),
+            ColumnBuf::U32(v) => v.len(),
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            ColumnBuf::F64(v) => v.clear(),
+            ColumnBuf::U64(v) => v.clear(),
+            ColumnBuf::U32(v) => v.clear(),
+        }
+    }
+
+    fn push(&mut self, source: Source, rec: &StepRecord<'_>) {
+        match self {
+            ColumnBuf::F64(v) => match source.row(rec) {
+                Some(row) => v.extend_from_slice(row),
+                None => v.push(source.scalar(rec)),
+            },
+            ColumnBuf::U64(v) => v.push(rec.step),
+            ColumnBuf::U32(v) => v.push(rec.newton.iterations),
+        }
+    }
+
+    /// Writes values `range` as little-endian bytes to the start of `out`.
+    pub(super) fn write_le(&self, range: std::ops::Range<usize>, out: &mut [u8]) {
+        fn put<const N: usize, T: Copy>(src: &[T], out: &mut [u8], le: impl Fn(T) -> [u8; N]) {
+            for (dst, &x) in out.chunks_exact_mut(N).zip(src) {
+                dst.copy_from_slice(&le(x));
+            }
+        }
+        match self {
+            ColumnBuf::F64(v) => put(&v[range], out, f64::to_le_bytes),
+            ColumnBuf::U64(v) => put(&v[range], out, u64::to_le_bytes),
+            ColumnBuf::U32(v) => put(&v[range], out, u32::to_le_bytes),
+        }
+    }
+}
+
+/// What a file format library must do for [`Streamer`].
+pub(super) trait Backend {
+    /// Creates groups, the streamed datasets (0 rows, chunked, extendible,
+    /// `compression` = deflate level), the name datasets and the initial root
+    /// attributes, then makes the empty file durable.
+    fn create_layout(
+        &mut self,
+        columns: &[Column],
+        info: &RunInfo,
+        compression: u8,
+    ) -> Result<(), OutputError>;
+    /// Writes the rows of chunk band `first_row / chunk_rows` of column `col`
+    /// (`data` holds whole rows, at most one band). `last` = the band will not
+    /// be written again (it is complete, or the run ends).
+    fn write_band(
+        &mut self,
+        col: usize,
+        first_row: u64,
+        data: &ColumnBuf,
+        last: bool,
+    ) -> Result<(), OutputError>;
+    /// Sets every streamed dataset to `rows` rows and makes the file durable.
+    fn flush(&mut self, rows: u64) -> Result<(), OutputError>;
+    /// Sets the extents, writes the final attributes and closes the file.
+    fn finish(&mut self, rows: u64, attrs: &[(&'static str, AttrValue)])
+        -> Result<(), OutputError>;
+}
+
+/// The backend-independent [`Recorder`] logic: per-column buffers of the
+/// current chunk band, band writes when a band fills, flushes every
+/// `flush_seconds`.
+pub(super) struct Streamer<B: Backend> {
+    path: PathBuf,
+    config: OutputConfig,
+    flush_every: Duration,
+    backend: B,
+    columns: Vec<Column>,
+    /// Rows of each column's current band.
+    bufs: Vec<ColumnBuf>,
+    /// First row of each column's current band.
+    band_start: Vec<u64>,
+    rows: u64,
+    /// Rows were recorded since the last flush.
+    dirty: bool,
+    last_flush: Instant,
+    begun: bool,
+    finished: bool,
+    /// A band write or flush failed: columns may hold different row counts,
+    /// so no further step is accepted (`finish` still closes the file).
+    poisoned: bool,
+}
+
+impl<B: Backend> Streamer<B> {
+    /// Wraps an opened backend; nothing is written before `begin`.
+    pub(super) fn new(path: &Path, config: OutputConfig, backend: B) -> Self {
+        let flush_every =
+            Duration::try_from_secs_f64(config.flush_seconds.max(0.0)).unwrap_or(Duration::MAX);
+        Streamer {
+            path: path.to_path_buf(),
+            config,
+            flush_every,
+            backend,
+            columns: Vec::new(),
+            bufs: Vec::new(),
+            band_start: Vec::new(),
+            rows: 0,
+            dirty: false,
+            last_flush: Instant::now(),
+            begun: false,
+            finished: false,
+            poisoned: false,
+        }
+    }
+
+    fn check_open(&self, what: &str) -> Result<(), OutputError> {
+        if self.finished {
+            return Err(h5_error(&self.path, format!("{what} after finish")));
+        }
+        Ok(())
+    }
+
+    /// Writes every partial band with rows not yet on disk.
+    fn write_partial_bands(&mut self, last: bool) -> Result<(), OutputError> {
+        for (i, buf) in self.bufs.iter().enumerate() {
+            if buf.len() > 0 {
+                self.backend.write_band(i, self.band_start[i], buf, last)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_now(&mut self) -> Result<(), OutputError> {
+        if self.dirty {
+            self.write_partial_bands(false)?;
+            self.backend.flush(self.rows)?;
+            self.dirty = false;
+        }
+        self.last_flush = Instant::now();
+        Ok(())
+    }
+
+    /// Appends one row to every column, writing the bands it completes.
+    fn push_row(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError> {
+        for (i, c) in self.columns.iter().enumerate() {
+            let buf = &mut self.bufs[i];
+            buf.push(c.spec.source, rec);
+            if c.row_len() > 0 && buf.len() == c.chunk_rows * c.row_len() {
+                self.backend.write_band(i, self.band_start[i], buf, true)?;
+                self.band_start[i] += c.chunk_rows as u64;
+                buf.clear();
+            }
+        }
+        self.rows += 1;
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Best effort flush for `Drop`: data recorded so far stays readable.
+    pub(super) fn flush_on_drop(&mut self) {
+        if self.begun && !self.finished && !self.poisoned {
+            // Errors cannot be reported from drop; the file keeps the last flush.
+            let _ = self.flush_now();
+        }
+    }
+}
+
+/// Rejects settings no file can be written with, before the file is created.
+pub(super) fn validate_config(path: &Path, config: &OutputConfig) -> Result<(), OutputError> {
+    if config.compression > 9 {
+        return Err(h5_error(
+            path,
+            format!("deflate level {} out of range 0..=9", config.compression),
+        ));
+    }
+    Ok(())
+}
+
+impl<B: Backend> Recorder for Streamer<B> {
+    fn begin(&mut self, info: &RunInfo) -> Result<(), OutputError> {
+        self.check_open("begin")?;
+        if self.begun {
+            return Err(h5_error(&self.path, "begin called twice"));
+        }
+        self.columns = plan_columns(&self.config, info);
+        self.backend
+            .create_layout(&self.columns, info, self.config.compression)?;
+        self.bufs = self
+            .columns
+            .iter()
+            .map(|c| ColumnBuf::new(c.dtype()))
+            .collect();
+        self.band_start = vec![0; self.columns.len()];
+        self.begun = true;
+        self.last_flush = Instant::now();
+        Ok(())
+    }
+
+    fn record(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError> {
+        self.check_open("record")?;
+        if !self.begun {
+            return Err(h5_error(&self.path, "record before begin"));
+        }
+        if self.poisoned {
+            return Err(h5_error(&self.path, "record after a failed write"));
+        }
+        for c in &self.columns {
+            if let (Some(n), Some(row)) = (c.width, c.spec.source.row(rec)) {
+                if row.len() != n {
+                    return Err(h5_error(
+                        &self.path,
+                        format!(
+                            "step {}: /{} row has {} values, expected {n}",
+                            rec.step,
+                            c.spec.path,
+                            row.len()
+                        ),
+                    ));
+                }
+            }
+        }
+        let written = self.push_row(rec).and_then(|()| {
+            if self.last_flush.elapsed() >= self.flush_every {
+                self.flush_now()
+            } else {
+                Ok(())
+            }
+        });
+        self.poisoned = written.is_err();
+        written
+    }
+
+    fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError> {
+        self.check_open("finish")?;
+        if !self.begun {
+            self.begin(&RunInfo::default())?;
+        }
+        self.finished = true;
+        if !self.poisoned {
+            self.write_partial_bands(true)?;
+        }
+        self.backend
+            .finish(self.rows, &final_attributes(status, t_end_reached))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// rust-hdf5 backend
+// ---------------------------------------------------------------------------
+
+/// Streams a run into an HDF5 file with the pure-Rust `rust-hdf5` crate.
+///
+/// The file is written with the SWMR protocol: every `flush_seconds` the
+/// chunk data, chunk indices, dataset headers and superblock are written in
+/// that order and synced, so a killed run leaves a readable file with every
+/// step up to the last flush (see `docs/output-format.md`).
+pub struct Hdf5Recorder {
+    inner: Streamer<RustBackend>,
+}
+
+impl Hdf5Recorder {
+    /// Creates (truncates) the file at `path`; the layout is written by `begin`.
+    pub fn create(path: impl AsRef<Path>, config: OutputConfig) -> Result<Self, OutputError> {
+        let path = path.as_ref();
+        validate_config(path, &config)?;
+        let writer = SwmrFileWriter::create(path).map_err(|e| h5_error(path, e))?;
+        let superblock = File::options()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| OutputError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
+        let backend = RustBackend {
+            path: path.to_path_buf(),
+            writer: Some(writer),
+            superblock,
+            datasets: Vec::new(),
+            columns: Vec::new(),
+            raw_mask: None,
+            scratch: Vec::new(),
+        };
+        Ok(Hdf5Recorder {
+            inner: Streamer::new(path, config, backend),
+        })
+    }
+}
+
+impl Recorder for Hdf5Recorder {
+    fn begin(&mut self, info: &RunInfo) -> Result<(), OutputError> {
+        self.inner.begin(info)
+    }
+
+    fn record(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError> {
+        self.inner.record(rec)
+    }
+
+    fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError> {
+        self.inner.finish(status, t_end_reached)
+    }
+}
+
+impl Drop for Hdf5Recorder {
+    fn drop(&mut self) {
+        self.inner.flush_on_drop();
+    }
+}
+
+/// Geometry of one streamed dataset as the rust-hdf5 backend needs it.
+struct RustColumn {
+    width: Option<usize>,
+    chunk_rows: usize,
+    chunk_cols: usize,
+    elem: usize,
+    /// The current band is on disk unfiltered (a flush wrote it partial).
+    band_raw: bool,
+}
+
+struct RustBackend {
+    path: PathBuf,
+    /// `None` once closed.
+    writer: Option<SwmrFileWriter>,
+    /// A second handle on the file, to clear the superblock's SWMR flags after each flush.
+    superblock: File,
+    datasets: Vec<usize>,
+    columns: Vec<RustColumn>,
+    /// Filter mask that stores a chunk unfiltered, for compressed datasets.
+    raw_mask: Option<u32>,
+    scratch: Vec<u8>,
+}
+
+fn hdf5_type(dtype: Dtype) -> DatatypeMessage {
+    match dtype {
+        Dtype::F64 => f64::hdf5_type(),
+        Dtype::U64 => u64::hdf5_type(),
+        Dtype::U32 => u32::hdf5_type(),
+    }
+}
+
+impl RustBackend {
+    fn writer(&mut self) -> Result<&mut SwmrFileWriter, OutputError> {
+        match self.writer.as_mut() {
+            Some(w) => Ok(w),
+            None => Err(h5_error(&self.path, "file already closed")),
+        }
+    }
+
+    fn set_root_attr(&mut self, name: &str, value: &AttrValue) -> Result<(), OutputError> {
+        let path = self.path.clone();
+        let w = self.writer()?;
+        match value {
+            AttrValue::F64(x) => w.set_group_attr_numeric("/", name, x),
+            AttrValue::I64(x) => w.set_group_attr_numeric("/", name, x),
+            AttrValue::Str(s) => w.set_group_attr_string("/", name, s),
+        }
+        .map_err(|e| h5_error(&path, format!("attribute {name}: {e}")))
+    }
+
+    fn write_names(&mut self, full: &str, names: &[String]) -> Result<(), OutputError> {
+        let path = self.path.clone();
+        let err = |e: rust_hdf5::Hdf5Error| h5_error(&path, format!("/{full}: {e}"));
+        let w = self.writer()?;
+        if names.is_empty() {
+            // A zero-length contiguous dataset, as h5py writes one.
+            let vlen = DatatypeMessage::VarLenString {
+                padding: 0,
+                charset: 1,
+            };
+            w.create_dataset_typed(full, vlen, &[0]).map_err(err)?;
+        } else {
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            w.write_string_dataset(full, &refs).map_err(err)?;
+        }
+        Ok(())
+    }
+
+    /// Makes the superblock say "closed cleanly" so that non-SWMR readers
+    /// (h5py, h5dump) open the file as it was at the last flush, also after a
+    /// crash (what `h5clear -s` does). Also pads the file to the EOF the
+    /// superblock records, so that libhdf5 never sees it truncated.
+    fn clear_swmr_flags(&mut self) -> Result<(), OutputError> {
+        let io = |source| OutputError::Io {
+            path: self.path.display().to_string(),
+            source,
+        };
+        let file = &mut self.superblock;
+        let mut buf = [0u8; 48];
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        file.read_exact(&mut buf).map_err(io)?;
+        let Ok(mut sb) = SuperblockV2V3::decode(&buf) else {
+            return Err(h5_error(&self.path, "superblock not readable after flush"));
+        };
+        if file.metadata().map_err(io)?.len() < sb.end_of_file_address {
+            file.set_len(sb.end_of_file_address).map_err(io)?;
+        }
+        if sb.file_consistency_flags != 0 {
+            sb.file_consistency_flags = 0;
+            file.seek(SeekFrom::Start(0)).map_err(io)?;
+            file.write_all(&sb.encode()).map_err(io)?;
+        }
+        file.sync_data().map_err(io)
+    }
+
+    fn set_extents(&mut self, rows: u64) -> Result<(), OutputError> {
+        let path = self.path.clone();
+        let Some(w) = self.writer.as_mut() else {
+            return Err(h5_error(&path, "file already closed"));
+        };
+        for (c, &ds) in self.columns.iter().zip(&self.datasets) {
+            let dims = match c.width {
+                Some(n) => vec![rows, n as u64],
+                None => vec![rows],
+            };
+            w.set_extent(ds, &dims)
+                .map_err(|e| h5_error(&path, format!("set extent: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+impl Backend for RustBackend {
+    fn create_layout(
+        &mut self,
+        columns: &[Column],
+        info: &RunInfo,
+        compression: u8,
+    ) -> Result<(), OutputError> {
+        let path = self.path.clone();
+        let err = |what: &str, e: rust_hdf5::Hdf5Error| h5_error(&path, format!("{what}: {e}"));
+        for g in plan_groups(columns) {
+            self.writer()?.create_group("/", g).map_err(|e| err(g, e))?;
+        }
+        for c in columns {
+            let pipeline = (compression > 0).then(|| {
+                FilterPipeline::shuffle_deflate(c.dtype().size() as u32, compression.into())
+            });
+            if let Some(p) = &pipeline {
+                // Every filter of the pipeline skipped: the chunk is stored raw.
+                self.raw_mask = Some((1u32 << p.filters.len()) - 1);
+            }
+            // A zero-width `[steps, 0]` dataset has two unlimited dimensions
+            // (chunk dimensions must be >= 1); it never holds a chunk.
+            let max: Vec<Option<u64>> = match c.width {
+                Some(0) => vec![None, None],
+                Some(n) => vec![None, Some(n as u64)],
+                None => vec![None],
+            };
+            // A name with a group component is created inside that group.
+            let ds = self
+                .writer()?
+                .create_grid_dataset_with_max(
+                    c.spec.path,
+                    hdf5_type(c.dtype()),
+                    &c.dims(0),
+                    &max,
+                    &c.chunk(),
+                    pipeline,
+                )
+                .map_err(|e| err(c.spec.path, e))?;
+            self.datasets.push(ds);
+            self.columns.push(RustColumn {
+                width: c.width,
+                chunk_rows: c.chunk_rows,
+                chunk_cols: c.chunk_cols,
+                elem: c.dtype().size(),
+                band_raw: false,
+            });
+        }
+        self.write_names(DOF_NAMES, &info.dof_names)?;
+        self.write_names(MULT_NAMES, &info.multiplier_names)?;
+        for (name, value) in initial_attributes(info) {
+            self.set_root_attr(&name, &value)?;
+        }
+        self.writer()?
+            .start_swmr()
+            .map_err(|e| err("start SWMR", e))?;
+        self.clear_swmr_flags()
+    }
+
+    fn write_band(
+        &mut self,
+        col: usize,
+        first_row: u64,
+        data: &ColumnBuf,
+        last: bool,
+    ) -> Result<(), OutputError> {
+        let c = &mut self.columns[col];
+        let n = c.width.unwrap_or(1);
+        if n == 0 {
+            return Ok(());
+        }
+        let ds = self.datasets[col];
+        let nrows = data.len() / n;
+        let band = first_row / c.chunk_rows as u64;
+        // A compressed dataset's band that a flush wrote partial is stored
+        // unfiltered, and stays so when it completes: its chunks keep their
+        // size and address, so the index a reader got at that flush stays
+        // valid (a moved chunk could lie past the end of file that flush
+        // recorded) and no file space is abandoned.
+        let raw_mask = self.raw_mask.filter(|_| !last || c.band_raw);
+        c.band_raw = raw_mask.is_some() && !last;
+        let Some(w) = self.writer.as_mut() else {
+            return Err(h5_error(&self.path, "file already closed"));
+        };
+        let (rows, cols, elem) = (c.chunk_rows, c.chunk_cols, c.elem);
+        for (tile, c0) in (0..n).step_by(cols).enumerate() {
+            let c1 = (c0 + cols).min(n);
+            self.scratch.clear();
+            self.scratch.resize(rows * cols * elem, 0);
+            for r in 0..nrows {
+                let out = &mut self.scratch[r * cols * elem..];
+                data.write_le(r * n + c0..r * n + c1, out);
+            }
+            let coords: Vec<u64> = match c.width {
+                Some(_) => vec![band, tile as u64],
+                None => vec![band],
+            };
+            match raw_mask {
+                Some(mask) => w.write_chunk_raw_at(ds, &coords, &self.scratch, mask),
+                None => w.write_chunk_at(ds, &coords, &self.scratch),
+            }
+            .map_err(|e| h5_error(&self.path, format!("write chunk {coords:?}: {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, rows: u64) -> Result<(), OutputError> {
+        self.set_extents(rows)?;
+        let path = self.path.clone();
+        self.writer()?
+            .flush()
+            .map_err(|e| h5_error(&path, format!("flush: {e}")))?;
+        self.clear_swmr_flags()
+    }
+
+    fn finish(
+        &mut self,
+        rows: u64,
+        attrs: &[(&'static str, AttrValue)],
+    ) -> Result<(), OutputError> {
+        self.set_extents(rows)?;
+        for (name, value) in attrs {
+            self.set_root_attr(name, value)?;
+        }
+        let Some(w) = self.writer.take() else {
+            return Err(h5_error(&self.path, "file already closed"));
+        };
+        w.close()
+            .map_err(|e| h5_error(&self.path, format!("close: {e}")))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reader
+// ---------------------------------------------------------------------------
+
+/// A run read back from an HDF5 file written by either backend.
+///
+/// Datasets of fields that were not recorded are empty vectors; `fields`
+/// lists the recorded ones. A file of a killed run has `status == "running"`
+/// and every step up to the last flush.
+#[derive(Debug, Clone, Default)]
+pub struct Hdf5Run {
+    /// `/time`.
+    pub time: Vec<f64>,
+    /// `/step`.
+    pub step: Vec<u64>,
+    /// `/u` rows.
+    pub u: Vec<Vec<f64>>,
+    /// `/v` rows.
+    pub v: Vec<Vec<f64>>,
+    /// `/a` rows.
+    pub a: Vec<Vec<f64>>,
+    /// `/lambda` rows.
+    pub lambda: Vec<Vec<f64>>,
+    /// `/energy/*`.
+    pub energy: Vec<Energy>,
+    /// `/constraints/*`.
+    pub constraints: Vec<ConstraintNorms>,
+    /// `/newton/*`.
+    pub newton: Vec<NewtonStats>,
+    /// Fields present in the file.
+    pub fields: Vec<Field>,
+    /// `/dofs/names`.
+    pub dof_names: Vec<String>,
+    /// `/multipliers/names`.
+    pub multiplier_names: Vec<String>,
+    /// `running`, `completed` or `failed`.
+    pub status: String,
+    /// Why the run failed (empty otherwise).
+    pub failure_reason: String,
+    /// Last time reached (NaN if the run did not finish).
+    pub t_end_reached: f64,
+    /// Integrator name.
+    pub integrator: String,
+    /// The `integrator.<name>` attributes, prefix stripped, sorted by name.
+    pub parameters: Vec<(String, AttrValue)>,
+    /// Model file text.
+    pub model: String,
+    /// flexmb version that wrote the file.
+    pub flexmb_version: String,
+}
+
+impl Hdf5Run {
+    /// The final status, `None` while `running` (e.g. a killed run).
+    pub fn run_status(&self) -> Option<RunStatus> {
+        match self.status.as_str() {
+            "completed" => Some(RunStatus::Completed),
+            "failed" => Some(RunStatus::Failed {
+                reason: self.failure_reason.clone(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Number of steps.
+    pub fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    /// Whether no step was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+}
+
+/// Read access to a run file, implemented by each backend's library.
+pub(super) trait RunSource {
+    /// File path, for errors.
+    fn path(&self) -> &Path;
+    /// Whether the dataset exists.
+    fn has(&self, ds: &str) -> bool;
+    /// Dataset dimensions.
+    fn shape(&self, ds: &str) -> Result<Vec<usize>, OutputError>;
+    /// All values of a non-empty f64 dataset, row-major.
+    fn f64s(&self, ds: &str) -> Result<Vec<f64>, OutputError>;
+    /// All values of a non-empty unsigned integer dataset.
+    fn u64s(&self, ds: &str) -> Result<Vec<u64>, OutputError>;
+    /// All values of a non-empty string dataset.
+    fn strings(&self, ds: &str) -> Result<Vec<String>, OutputError>;
+    /// Every root attribute.
+    fn root_attrs(&self) -> Result<Vec<(String, AttrValue)>, OutputError>;
+}
+
+/// A dataset read with its shape.
+struct Raw<T> {
+    shape: Vec<usize>,
+    data: Vec<T>,
+}
+
+impl<T: Clone> Raw<T> {
+    fn read(
+        src: &impl RunSource,
+        ds: &str,
+        get: impl Fn(&str) -> Result<Vec<T>, OutputError>,
+    ) -> Result<Self, OutputError> {
+        let shape = src.shape(ds)?;
+        let data = if shape.iter().product::<usize>() == 0 {
+            Vec::new()
+        } else {
+            get(ds)?
+        };
+        Ok(Raw { shape, data })
+    }
+
+    fn rows(&self) -> usize {
+        self.shape.first().copied().unwrap_or(0)
+    }
+
+    /// The first `steps` values of a `[steps]` dataset.
+    fn column(&self, steps: usize) -> Vec<T> {
+        self.data.iter().take(steps).cloned().collect()
+    }
+
+    /// The first `steps` rows of a `[steps, n]` dataset.
+    fn matrix(&self, steps: usize) -> Vec<Vec<T>> {
+        match self.shape.get(1).copied() {
+            Some(0) => vec![Vec::new(); steps],
+            n => self
+                .data
+                .chunks(n.unwrap_or(1))
+                .take(steps)
+                .map(<[T]>::to_vec)
+                .collect(),
+        }
+    }
+}
+
+/// Reads a run written by [`Hdf5Recorder`] or the `hdf5-c` backend.
+///
+/// A file whose writer was killed is read up to its last flush; datasets of
+/// different lengths (a kill during a flush) are cut to the shortest.
+pub fn read_hdf5(path: impl AsRef<Path>) -> Result<Hdf5Run, OutputError> {
+    let path = path.as_ref();
+    let file = H5File::open(path).map_err(|e| h5_error(path, e))?;
+    let names = file
+        .dataset_names()
+        .into_iter()
+        .map(|n| n.trim_start_matches('/').to_string())
+        .collect();
+    assemble_run(&RustSource { path, file, names })
+}
+
+/// Builds an [`Hdf5Run`] from any backend's reader.
+pub(super) fn assemble_run(src: &impl RunSource) -> Result<Hdf5Run, OutputError> {
+    let path = src.path();
+    let time = Raw::read(src, "time", |d| src.f64s(d))?;
+    let step = Raw::read(src, STEP_PATH, |d| src.u64s(d))?;
+    let mut f64s: Vec<(Source, Raw<f64>)> = Vec::new();
+    let mut iterations = None;
+    let mut fields = Vec::new();
+    for s in COLUMNS
+        .iter()
+        .filter(|s| s.field.is_some() && src.has(s.path))
+    {
+        if let Some(f) = s.field.filter(|f| !fields.contains(f)) {
+            fields.push(f);
+        }
+        if s.source == Source::Iterations {
+            iterations = Some(Raw::read(src, s.path, |d| src.u64s(d))?);
+        } else {
+            f64s.push((s.source, Raw::read(src, s.path, |d| src.f64s(d))?));
+        }
+    }
+    // A kill during a flush can leave some datasets longer than others.
+    let steps = f64s
+        .iter()
+        .map(|(_, r)| r.rows())
+        .chain(iterations.iter().map(Raw::rows))
+        .fold(time.rows().min(step.rows()), usize::min);
+
+    let mut run = Hdf5Run {
+        time: time.column(steps),
+        step: step.column(steps),
+        fields,
+        ..Hdf5Run::default()
+    };
+    let col = |src: Source| -> Vec<f64> {
+        f64s.iter()
+            .find(|(s, _)| *s == src)
+            .map(|(_, r)| r.column(steps))
+            .unwrap_or_else(|| vec![0.0; steps])
+    };
+    for (source, raw) in &f64s {
+        match source {
+            Source::U => run.u = raw.matrix(steps),
+            Source::V => run.v = raw.matrix(steps),
+            Source::A => run.a = raw.matrix(steps),
+            Source::Lambda => run.lambda = raw.matrix(steps),
+            _ => {}
+        }
+    }
+    if run.fields.contains(&Field::Energy) {
+        let (k, p, t, w) = (
+            col(Source::Kinetic),
+            col(Source::Potential),
+            col(Source::Total),
+            col(Source::ExternalWork),
+        );
+        run.energy = (0..steps)
+            .map(|i| Energy {
+                kinetic: k[i],
+                potential: p[i],
+                total: t[i],
+                external_work: w[i],
+            })
+            .collect();
+    }
+    if run.fields.contains(&Field::Constraints) {
+        let (p, v, a) = (
+            col(Source::CPosition),
+            col(Source::CVelocity),
+            col(Source::CAcceleration),
+        );
+        run.constraints = (0..steps)
+            .map(|i| ConstraintNorms {
+                position: p[i],
+                velocity: v[i],
+                acceleration: a[i],
+            })
+            .collect();
+    }
+    if let Some(it) = &iterations {
+        let r = col(Source::Residual);
+        run.newton = it
+            .column(steps)
+            .into_iter()
+            .zip(r)
+            .map(|(i, residual)| {
+                let iterations = u32::try_from(i)
+                    .map_err(|e| h5_error(path, format!("/newton/iterations: {e}")))?;
+                Ok(NewtonStats {
+                    iterations,
+                    residual,
+                })
+            })
+            .collect::<Result<_, OutputError>>()?;
+    }
+    for (ds, out) in [
+        (DOF_NAMES, &mut run.dof_names),
+        (MULT_NAMES, &mut run.multiplier_names),
+    ] {
+        if src.shape(ds)?.iter().product::<usize>() > 0 {
+            *out = src.strings(ds)?;
+        }
+    }
+
+    let mut params = Vec::new();
+    for (name, value) in src.root_attrs()? {
+        match (name.as_str(), value) {
+            (attr::STATUS, AttrValue::Str(s)) => run.status = s,
+            (attr::FAILURE_REASON, AttrValue::Str(s)) => run.failure_reason = s,
+            (attr::T_END_REACHED, AttrValue::F64(x)) => run.t_end_reached = x,
+            (attr::INTEGRATOR, AttrValue::Str(s)) => run.integrator = s,
+            (attr::MODEL, AttrValue::Str(s)) => run.model = s,
+            (attr::VERSION, AttrValue::Str(s)) => run.flexmb_version = s,
+            (n, v) => {
+                if let Some(p) = n.strip_prefix(attr::PARAM_PREFIX) {
+                    params.push((p.to_string(), v));
+                }
+            }
+        }
+    }
+    params.sort_by(|a, b| a.0.cmp(&b.0));
+    run.parameters = params;
+    Ok(run)
+}
+
+/// [`RunSource`] on `rust-hdf5`.
+struct RustSource<'a> {
+    path: &'a Path,
+    file: H5File,
+    names: Vec<String>,
+}
+
+impl RustSource<'_> {
+    fn dataset(&self, ds: &str) -> Result<rust_hdf5::H5Dataset, OutputError> {
+        self.file
+            .dataset(ds)
+            .map_err(|e| h5_error(self.path, format!("/{ds}: {e}")))
+    }
+
+    fn err(&self, ds: &str) -> impl Fn(rust_hdf5::Hdf5Error) -> OutputError + '_ {
+        let ds = ds.to_string();
+        move |e| h5_error(self.path, format!("/{ds}: {e}"))
+    }
+}
+
+impl RunSource for RustSource<'_> {
+    fn path(&self) -> &Path {
+        self.path
+    }
+
+    fn has(&self, ds: &str) -> bool {
+        self.names.iter().any(|n| n == ds)
+    }
+
+    fn shape(&self, ds: &str) -> Result<Vec<usize>, OutputError> {
+        Ok(self.dataset(ds)?.shape())
+    }
+
+    fn f64s(&self, ds: &str) -> Result<Vec<f64>, OutputError> {
+        self.dataset(ds)?.read_raw::<f64>().map_err(self.err(ds))
+    }
+
+    fn u64s(&self, ds: &str) -> Result<Vec<u64>, OutputError> {
+        self.dataset(ds)?
+            .read_numeric_as::<u64>()
+            .map_err(self.err(ds))
+    }
+
+    fn strings(&self, ds: &str) -> Result<Vec<String>, OutputError> {
+        self.dataset(ds)?.read_strings().map_err(self.err(ds))
+    }
+
+    fn root_attrs(&self) -> Result<Vec<(String, AttrValue)>, OutputError> {
+        // rust-hdf5 reads root attributes only as strings: numbers come from
+        // the raw attribute messages.
+        let numeric = read_root_attribute_messages(self.path)?;
+        let names = self.file.attr_names().map_err(|e| h5_error(self.path, e))?;
+        names
+            .into_iter()
+            .map(|name| {
+                let err = |e: &dyn std::fmt::Display| {
+                    h5_error(self.path, format!("attribute {name}: {e}"))
+                };
+                let value = match numeric.iter().find(|m| m.name == name) {
+                    Some(msg) => numeric_attr(msg)
+                        .ok_or_else(|| err(&format!("unsupported type {}", msg.datatype)))?,
+                    None => AttrValue::Str(self.file.attr_string(&name).map_err(|e| err(&e))?),
+                };
+                Ok((name, value))
+            })
+            .collect()
+    }
+}
+
+/// The value of a numeric scalar attribute (f64 or a signed/unsigned integer).
+fn numeric_attr(msg: &AttributeMessage) -> Option<AttrValue> {
+    let bytes = |n: usize| -> Option<[u8; 8]> {
+        let mut b = [0u8; 8];
+        b[..n].copy_from_slice(msg.data.get(..n)?);
+        Some(b)
+    };
+    match &msg.datatype {
+        DatatypeMessage::FloatingPoint {
+            size: 8,
+            byte_order,
+            ..
+        } if *byte_order == rust_hdf5::ByteOrder::LittleEndian => {
+            Some(AttrValue::F64(f64::from_le_bytes(bytes(8)?)))
+        }
+        DatatypeMessage::FixedPoint {
+            size,
+            byte_order,
+            signed,
+            ..
+        } if *byte_order == rust_hdf5::ByteOrder::LittleEndian && (1..=8).contains(size) => {
+            let n = *size as usize;
+            let mut b = bytes(n)?;
+            if *signed && b[n - 1] & 0x80 != 0 {
+                b[n..].fill(0xff);
+            }
+            Some(AttrValue::I64(i64::from_le_bytes(b)))
+        }
+        _ => None,
+    }
+}
+
+/// Reads blocks of a file for the `rust-hdf5` format decoders.
+struct FileBlocks(File);
+
+impl BlockReader for FileBlocks {
+    fn read_block(&mut self, offset: u64, len: usize) -> FormatResult<Vec<u8>> {
+        let io = |e: std::io::Error| FormatError::InvalidData(e.to_string());
+        self.0.seek(SeekFrom::Start(offset)).map_err(io)?;
+        // `len` comes from the file: do not trust it for the allocation.
+        let mut buf = Vec::with_capacity(len.min(1 << 20));
+        (&mut self.0)
+            .take(len as u64)
+            .read_to_end(&mut buf)
+            .map_err(io)?;
+        Ok(buf)
+    }
+}
+
+/// The numeric root attribute messages of a file.
+///
+/// `rust-hdf5` 0.7.9 reads root attributes only as strings, so this walks
+/// the root object header (v1 or v2, continuation chunks, compact or dense
+/// attribute storage) with the crate's public format decoders.
+fn read_root_attribute_messages(path: &Path) -> Result<Vec<AttributeMessage>, OutputError> {
+    let err = |e: &dyn std::fmt::Display| h5_error(path, format!("root attributes: {e}"));
+    let file = File::open(path).map_err(|source| OutputError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let mut blocks = FileBlocks(file);
+    let head = blocks.read_block(0, 256).map_err(|e| err(&e))?;
+    let version = detect_superblock_version(&head).map_err(|e| err(&e))?;
+    let (offsets, lengths, base, root) = if version >= SUPERBLOCK_V2 {
+        let sb = SuperblockV2V3::decode(&head).map_err(|e| err(&e))?;
+        let root = sb.root_group_object_header_address;
+        (sb.sizeof_offsets, sb.sizeof_lengths, sb.base_address, root)
+    } else {
+        let sb = SuperblockV0V1::decode(&head).map_err(|e| err(&e))?;
+        let root = sb.root_symbol_table_entry.obj_header_addr;
+        (sb.sizeof_offsets, sb.sizeof_lengths, sb.base_address, root)
+    };
+    if base != 0 {
+        return Err(err(&"files with a userblock are not supported"));
+    }
+    let ctx = FormatContext {
+        sizeof_addr: offsets,
+        sizeof_size: lengths,
+    };
+
+    // Chunk 0: read generously, the decoder stops at the recorded size.
+    let buf = blocks.read_block(root, 1 << 16).map_err(|e| err(&e))?;
+    let (header, _) = ObjectHeader::decode_any(&buf).map_err(|e| err(&e))?;
+    let v1 = buf.first() == Some(&1);
+    let creation_order = header.flags & 0x04 != 0;
+    let mut messages: Vec<(u8, Vec<u8>)> = header
+        .messages
+        .into_iter()
+        .map(|m| (m.msg_type, m.data))
+        .collect();
+    let mut i = 0;
+    while i < messages.len() {
+        if messages[i].0 == 0x10 {
+            let (cont, _) =
+                ContinuationMessage::decode(&messages[i].1, &ctx).map_err(|e| err(&e))?;
+            let chunk = blocks
+                .read_block(cont.offset, cont.length as usize)
+                .map_err(|e| err(&e))?;
+            messages.extend(parse_continuation(&chunk, v1, creation_order).map_err(|e| err(&e))?);
+        }
+        i += 1;
+    }
+    let mut attrs = Vec::new();
+    for (ty, data) in &messages {
+        match ty {
+            0x0C => attrs.push(AttributeMessage::decode(data, &ctx).map_err(|e| err(&e))?.0),
+            0x15 => {
+                let (info, _) = AttributeInfoMessage::decode(data, &ctx).map_err(|e| err(&e))?;
+                for entry in read_dense_attributes(&info, &ctx, &mut blocks).map_err(|e| err(&e))? {
+                    if let Some(a) = entry.readable() {
+                        attrs.push(a.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    attrs.retain(|a| {
+        !matches!(
+            a.datatype,
+            DatatypeMessage::VarLenString { .. } | DatatypeMessage::FixedString { .. }
+        )
+    });
+    Ok(attrs)
+}
+
+/// The `(type, data)` messages of an object header continuation chunk.
+fn parse_continuation(
+    chunk: &[u8],
+    v1: bool,
+    creation_order: bool,
+) -> Result<Vec<(u8, Vec<u8>)>, String> {
+    let mut out = Vec::new();
+    if v1 {
+        // type u16, size u16, flags u8, 3 reserved; data padded to 8 bytes.
+        let mut pos = 0;
+        while pos + 8 <= chunk.len() {
+            let ty = u16::from_le_bytes([chunk[pos], chunk[pos + 1]]);
+            let size = u16::from_le_bytes([chunk[pos + 2], chunk[pos + 3]]) as usize;
+            let start = pos + 8;
+            let data = chunk
+                .get(start..start + size)
+                .ok_or("v1 continuation overrun")?;
+            if ty != 0 {
+                out.push((ty as u8, data.to_vec()));
+            }
+            pos = start + size.next_multiple_of(8);
+        }
+    } else {
+        // "OCHK", messages (type u8, size u16, flags u8 [, order u16]), checksum.
+        if chunk.len() < 8 || &chunk[..4] != b"OCHK" {
+            return Err("continuation chunk without OCHK signature".into());
+        }
+        let end = chunk.len() - 4;
+        let stored =
+            u32::from_le_bytes([chunk[end], chunk[end + 1], chunk[end + 2], chunk[end + 3]]);
+        if stored != checksum_metadata(&chunk[..end]) {
+            return Err("continuation chunk checksum mismatch".into());
+        }
+        let head = if creation_order { 6 } else { 4 };
+        let mut pos = 4;
+        while pos + head <= end {
+            let ty = chunk[pos];
+            let size = u16::from_le_bytes([chunk[pos + 1], chunk[pos + 2]]) as usize;
+            let start = pos + head;
+            let data = chunk
+                .get(start..start + size)
+                .ok_or("OCHK message overrun")?;
+            out.push((ty, data.to_vec()));
+            pos = start + size;
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,166 @@
+//! Run output: the [`Recorder`] sink the time loop streams into, its HDF5
+//! implementations and an in-memory recorder for tests and the library API.
+//!
+//! The layout every recorder produces is documented in `docs/output-format.md`.
+//! The driver (`crate::run`) decides which steps are recorded (every k steps or
+//! every `dt_out`); a recorder writes what it is given, restricted to the fields
+//! selected in [`OutputConfig`].
+
+mod config;
+#[cfg(feature = "hdf5-c")]
+mod hdf5_c;
+mod hdf5_rust;
+mod memory;
+
+pub use config::{Field, OutputConfig, OutputInterval};
+#[cfg(feature = "hdf5-c")]
+pub use hdf5_c::{read_hdf5_c, Hdf5CRecorder};
+pub use hdf5_rust::{read_hdf5, Hdf5Recorder, Hdf5Run};
+pub use memory::MemoryRecorder;
+
+/// A scalar attribute value of the run metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrValue {
+    /// A floating point parameter (dt, rho1, tolerance, ...).
+    F64(f64),
+    /// An integer parameter (option, max_iter, ...).
+    I64(i64),
+    /// A string parameter (family, form, jacobian, ...).
+    Str(String),
+}
+
+/// What a run is: written once, as root attributes and name datasets, before the first step.
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    /// Human-readable integrator name, e.g. `GSSSS V0(1,1,0) option 2, a-form`.
+    pub integrator: String,
+    /// Integrator parameters, each written as a root attribute `integrator.<name>`.
+    pub parameters: Vec<(String, AttrValue)>,
+    /// The model file text (empty for models built in code).
+    pub model_text: String,
+    /// One label per column of `/u`, `/v`, `/a`, e.g. `pendulum1.x`.
+    pub dof_names: Vec<String>,
+    /// One label per column of `/lambda`, e.g. `pin1[0]`.
+    pub multiplier_names: Vec<String>,
+}
+
+/// Kinetic, potential and total energy and the work of external loads.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Energy {
+    /// 1/2 v^T M v.
+    pub kinetic: f64,
+    /// Elastic plus gravity potential.
+    pub potential: f64,
+    /// kinetic + potential.
+    pub total: f64,
+    /// Accumulated work of the non-gravity loads since t = 0.
+    pub external_work: f64,
+}
+
+/// Max-norms of the constraint residuals at position, velocity and acceleration level.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ConstraintNorms {
+    /// max |Phi(u, t)|.
+    pub position: f64,
+    /// max |B v + Phi_t|.
+    pub velocity: f64,
+    /// max |B a + (B v)_u v + 2 Phi_tu v + Phi_tt|.
+    pub acceleration: f64,
+}
+
+/// Newton statistics of one step.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NewtonStats {
+    /// Number of Newton iterations (linear solves) of the step.
+    pub iterations: u32,
+    /// Max-norm of the residual at the last Newton iterate that was evaluated.
+    pub residual: f64,
+}
+
+/// One recorded step: all vectors are at time `time` (aligned to t_{n+1}).
+#[derive(Debug, Clone, Copy)]
+pub struct StepRecord<'a> {
+    /// Step number (0 = initial state).
+    pub step: u64,
+    /// Time t_{n+1}.
+    pub time: f64,
+    /// Positions.
+    pub u: &'a [f64],
+    /// Velocities.
+    pub v: &'a [f64],
+    /// Accelerations.
+    pub a: &'a [f64],
+    /// Lagrange multipliers.
+    pub lambda: &'a [f64],
+    /// Energies.
+    pub energy: Energy,
+    /// Constraint residual norms.
+    pub constraints: ConstraintNorms,
+    /// Newton statistics.
+    pub newton: NewtonStats,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunStatus {
+    /// The run reached `t_end`.
+    Completed,
+    /// The run stopped early; the reason names time, step and cause.
+    Failed {
+        /// Why the run stopped.
+        reason: String,
+    },
+}
+
+/// Errors while writing or reading run output.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// The HDF5 library reported an error.
+    #[error("HDF5 output '{path}': {message}")]
+    Hdf5 {
+        /// File path.
+        path: String,
+        /// Library message.
+        message: String,
+    },
+    /// A file system error.
+    #[error("output '{path}': {source}")]
+    Io {
+        /// File path.
+        path: String,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// A sink for per-step output.
+///
+/// Call order: [`Recorder::begin`] once, [`Recorder::record`] for each recorded
+/// step, [`Recorder::finish`] once (also after a failed run, so that what was
+/// written so far stays readable and says why it stopped).
+pub trait Recorder {
+    /// Starts the run: writes metadata and creates the datasets.
+    fn begin(&mut self, info: &RunInfo) -> Result<(), OutputError>;
+    /// Appends one step.
+    fn record(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError>;
+    /// Ends the run with its status and the last time reached.
+    fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError>;
+}
+
+/// A recorder that keeps nothing (runs whose summary is all that is wanted).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NullRecorder;
+
+impl Recorder for NullRecorder {
+    fn begin(&mut self, _info: &RunInfo) -> Result<(), OutputError> {
+        Ok(())
+    }
+
+    fn record(&mut self, _rec: &StepRecord<'_>) -> Result<(), OutputError> {
+        Ok(())
+    }
+
+    fn finish(&mut self, _status: &RunStatus, _t_end_reached: f64) -> Result<(), OutputError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,320 @@
+//! The time loop: start, step, record, summarize.
+
+use std::time::Instant;
+
+use crate::assembly::Assembler;
+use crate::integrate::{Integrator, IntegratorConfig, State, StepError, System};
+use crate::model::Model;
+use crate::output::{
+    NewtonStats, OutputConfig, OutputError, OutputInterval, Recorder, RunInfo, RunStatus,
+    StepRecord,
+};
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    /// Integrator name.
+    pub integrator: String,
+    /// Steps completed.
+    pub steps: u64,
+    /// Total Newton iterations.
+    pub newton_iterations: u64,
+    /// Last time reached.
+    pub t_end_reached: f64,
+    /// Total energy at t = 0.
+    pub energy_initial: f64,
+    /// max |E(t) - E(0) - W(t)| / |E(0)| over recorded steps (W: work of loads other than gravity).
+    pub max_rel_energy_change: f64,
+    /// Same at the last step.
+    pub final_rel_energy_change: f64,
+    /// Largest position-constraint violation over recorded steps.
+    pub max_position_violation: f64,
+    /// Wall time of the time loop (s).
+    pub wall_seconds: f64,
+    /// Why the run stopped early, if it did.
+    pub failure: Option<StepError>,
+}
+
+impl RunSummary {
+    /// Newton iterations per completed step.
+    pub fn iterations_per_step(&self) -> f64 {
+        if self.steps == 0 {
+            0.0
+        } else {
+            self.newton_iterations as f64 / self.steps as f64
+        }
+    }
+
+    /// One line for the terminal.
+    pub fn line(&self) -> String {
+        format!(
+            "{} | steps {} to t = {} | {:.3} Newton iterations/step | max relative energy change {:.3e} | \
+             max position-constraint violation {:.3e} | wall {:.3} s",
+            if self.failure.is_some() { "FAILED" } else { "completed" },
+            self.steps,
+            self.t_end_reached,
+            self.iterations_per_step(),
+            self.max_rel_energy_change,
+            self.max_position_violation,
+            self.wall_seconds
+        )
+    }
+}
+
+/// A model with its assembled operators.
+pub struct Simulation {
+    /// The model.
+    pub model: Model,
+    /// Its assembler (pattern, slots, mass matrix).
+    pub asm: Assembler,
+}
+
+impl Simulation {
+    /// Assembles the model's operators.
+    pub fn new(model: Model) -> Self {
+        let asm = Assembler::new(&model);
+        Simulation { model, asm }
+    }
+
+    /// The integrators' view of the model.
+    pub fn system(&self) -> System<'_> {
+        System {
+            model: &self.model,
+            asm: &self.asm,
+        }
+    }
+
+    /// Runs `config` from the model's initial state, recording into `recorder`
+    /// at the interval of `output`; `progress` sees each step's state.
+    /// Step failures end the run early and are reported in the summary
+    /// (and as `status = "failed"` in the output); only output errors are `Err`.
+    pub fn run(
+        &self,
+        config: &IntegratorConfig,
+        model_text: &str,
+        output: &OutputConfig,
+        recorder: &mut dyn Recorder,
+        progress: &mut dyn FnMut(&State),
+    ) -> Result<RunSummary, OutputError> {
+        let sys = self.system();
+        let mut state = State::initial(&self.model);
+        let started = Instant::now();
+        let mut integrator = match config.build(&sys) {
+            Ok(i) => i,
+            Err(e) => return self.fail_at_start(config, recorder, e, started),
+        };
+        recorder.begin(&RunInfo {
+            integrator: integrator.name(),
+            parameters: integrator.parameters(),
+            model_text: model_text.to_string(),
+            dof_names: self.model.dofs.names().to_vec(),
+            multiplier_names: self.model.multiplier_names(),
+        })?;
+        let mut summary = RunSummary {
+            integrator: integrator.name(),
+            steps: 0,
+            newton_iterations: 0,
+            t_end_reached: 0.0,
+            energy_initial: 0.0,
+            max_rel_energy_change: 0.0,
+            final_rel_energy_change: 0.0,
+            max_position_violation: 0.0,
+            wall_seconds: 0.0,
+            failure: None,
+        };
+        if let Err(e) = integrator.start(&sys, &mut state) {
+            summary.failure = Some(e.clone());
+            recorder.finish(
+                &RunStatus::Failed {
+                    reason: e.to_string(),
+                },
+                0.0,
+            )?;
+            summary.wall_seconds = started.elapsed().as_secs_f64();
+            return Ok(summary);
+        }
+
+        let mut rec = Recording::new(&self.model);
+        let e0 = self.asm.energy(&self.model, &state.u, &state.v);
+        summary.energy_initial = e0.total;
+        let scale = if e0.total.abs() > 0.0 {
+            e0.total.abs()
+        } else {
+            1.0
+        };
+        let mut work = 0.0;
+        let mut last_stats = NewtonStats::default();
+        let mut record = |state: &State,
+                          integ: &dyn Integrator,
+                          stats: NewtonStats,
+                          work: f64,
+                          summary: &mut RunSummary,
+                          recorder: &mut dyn Recorder|
+         -> Result<(), OutputError> {
+            let mut e = self.asm.energy(&self.model, &state.u, &state.v);
+            e.external_work = work;
+            integ.aligned(state, &mut rec.a, &mut rec.lambda);
+            let c = self
+                .asm
+                .constraint_norms(&self.model, &state.u, &state.v, &rec.a, state.t);
+            let drift = (e.total - e0.total - work) / scale;
+            summary.max_rel_energy_change = summary.max_rel_energy_change.max(drift.abs());
+            summary.final_rel_energy_change = drift;
+            summary.max_position_violation = summary.max_position_violation.max(c.position);
+            recorder.record(&StepRecord {
+                step: state.step,
+                time: state.t,
+                u: &state.u,
+                v: &state.v,
+                a: &rec.a,
+                lambda: &rec.lambda,
+                energy: e,
+                constraints: c,
+                newton: stats,
+            })
+        };
+        record(
+            &state,
+            &integrator,
+            last_stats,
+            work,
+            &mut summary,
+            recorder,
+        )?;
+
+        let dt = config.dt;
+        let n_steps = step_count(config.t_end, dt);
+        let mut next_out = match output.interval {
+            OutputInterval::Time(h) => h,
+            OutputInterval::Steps(_) => 0.0,
+        };
+        let mut recorded_last = true;
+        for k in 1..=n_steps {
+            let t_target = if k == n_steps {
+                config.t_end
+            } else {
+                k as f64 * dt
+            };
+            let h = t_target - state.t;
+            match integrator.step(&sys, &mut state, h) {
+                Ok(stats) => {
+                    state.t = t_target;
+                    work += stats.external_work;
+                    summary.steps += 1;
+                    summary.newton_iterations += stats.iterations as u64;
+                    last_stats = NewtonStats {
+                        iterations: stats.iterations,
+                        residual: stats.residual,
+                    };
+                    let due = match output.interval {
+                        OutputInterval::Steps(every) => k % every == 0,
+                        OutputInterval::Time(h_out) => {
+                            if state.t >= next_out - 1e-9 * dt {
+                                while next_out <= state.t + 1e-9 * dt {
+                                    next_out += h_out;
+                                }
+                                true
+                            } else {
+                                false
+                            }
+                        }
+                    };
+                    recorded_last = due || k == n_steps;
+                    if recorded_last {
+                        record(
+                            &state,
+                            &integrator,
+                            last_stats,
+                            work,
+                            &mut summary,
+                            recorder,
+                        )?;
+                    }
+                    progress(&state);
+                }
+                Err(e) => {
+                    if !recorded_last {
+                        record(
+                            &state,
+                            &integrator,
+                            last_stats,
+                            work,
+                            &mut summary,
+                            recorder,
+                        )?;
+                    }
+                    summary.failure = Some(e);
+                    break;
+                }
+            }
+        }
+        summary.t_end_reached = state.t;
+        summary.wall_seconds = started.elapsed().as_secs_f64();
+        let status = match &summary.failure {
+            None => RunStatus::Completed,
+            Some(e) => RunStatus::Failed {
+                reason: e.to_string(),
+            },
+        };
+        recorder.finish(&status, state.t)?;
+        Ok(summary)
+    }
+
+    fn fail_at_start(
+        &self,
+        config: &IntegratorConfig,
+        recorder: &mut dyn Recorder,
+        e: StepError,
+        started: Instant,
+    ) -> Result<RunSummary, OutputError> {
+        recorder.begin(&RunInfo {
+            integrator: config.label(),
+            parameters: config.parameters(),
+            ..RunInfo::default()
+        })?;
+        recorder.finish(
+            &RunStatus::Failed {
+                reason: e.to_string(),
+            },
+            0.0,
+        )?;
+        Ok(RunSummary {
+            integrator: config.label(),
+            steps: 0,
+            newton_iterations: 0,
+            t_end_reached: 0.0,
+            energy_initial: f64::NAN,
+            max_rel_energy_change: f64::NAN,
+            final_rel_energy_change: f64::NAN,
+            max_position_violation: f64::NAN,
+            wall_seconds: started.elapsed().as_secs_f64(),
+            failure: Some(e),
+        })
+    }
+}
+
+/// Buffers for the aligned output vectors.
+struct Recording {
+    a: Vec<f64>,
+    lambda: Vec<f64>,
+}
+
+impl Recording {
+    fn new(model: &Model) -> Self {
+        Recording {
+            a: vec![0.0; model.n_dofs()],
+            lambda: vec![0.0; model.n_constraints()],
+        }
+    }
+}
+
+/// Number of steps of size dt to reach t_end (the last one may be shorter).
+pub fn step_count(t_end: f64, dt: f64) -> u64 {
+    let r = t_end / dt;
+    let k = r.round();
+    if (r - k).abs() <= 1e-9 * r.max(1.0) {
+        k as u64
+    } else {
+        r.ceil() as u64
+    }
+}

@@ -1,0 +1,1054 @@
+//! HDF5 output backends: bit-exact round trips against `MemoryRecorder`,
+//! field selection, compression, unconstrained models, failed runs, zero
+//! steps, wide models and a writer killed with SIGKILL.
+//!
+//! With `FLEXMB_H5CHECK_DIR` set, every file is also copied there with a
+//! `<name>.expected.json` sidecar for `scripts/h5check.py`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{RwLock, RwLockReadGuard};
+use std::time::{Duration, Instant};
+
+use flexmb::output::{
+    read_hdf5, AttrValue, ConstraintNorms, Energy, Field, Hdf5Recorder, Hdf5Run, MemoryRecorder,
+    NewtonStats, OutputConfig, Recorder, RunInfo, RunStatus, StepRecord,
+};
+
+// ---------------------------------------------------------------------------
+// Synthetic runs
+// ---------------------------------------------------------------------------
+
+/// Special finite values every synthetic run contains.
+const SPECIAL: [f64; 10] = [
+    -0.0,
+    0.0,
+    5e-324,                    // smallest subnormal
+    -2.225_073_858_507_2e-308, // subnormal
+    f64::MIN_POSITIVE,
+    f64::MAX,
+    f64::MIN,
+    -1.0e300,
+    1.0e-300,
+    std::f64::consts::PI,
+];
+
+/// A finite f64 with arbitrary bits, deterministic in `(step, k)`.
+fn value(step: u64, k: u64) -> f64 {
+    let mut x = step
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(k.wrapping_mul(0xD1B5_4A32_D192_ED03))
+        ^ 0x5851_F42D_4C95_7F2D;
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    x ^= x >> 29;
+    if x.is_multiple_of(7) {
+        return SPECIAL[((x >> 8) % SPECIAL.len() as u64) as usize];
+    }
+    let v = f64::from_bits(x);
+    if v.is_finite() {
+        v
+    } else {
+        // Exponent all ones (inf/NaN): clear its top bit.
+        f64::from_bits(x & !(1u64 << 62))
+    }
+}
+
+/// The owned data of one synthetic step.
+struct Step {
+    step: u64,
+    time: f64,
+    u: Vec<f64>,
+    v: Vec<f64>,
+    a: Vec<f64>,
+    lambda: Vec<f64>,
+    energy: Energy,
+    constraints: ConstraintNorms,
+    newton: NewtonStats,
+}
+
+impl Step {
+    fn new(step: u64, n_dof: usize, n_mult: usize) -> Step {
+        let vec = |base: u64, n: usize| -> Vec<f64> {
+            (0..n as u64).map(|i| value(step, base + i)).collect()
+        };
+        Step {
+            step,
+            time: step as f64 * 1e-3,
+            u: vec(1 << 20, n_dof),
+            v: vec(2 << 20, n_dof),
+            a: vec(3 << 20, n_dof),
+            lambda: vec(4 << 20, n_mult),
+            energy: Energy {
+                kinetic: value(step, 1),
+                potential: value(step, 2),
+                total: value(step, 3),
+                external_work: value(step, 4),
+            },
+            constraints: ConstraintNorms {
+                position: value(step, 5),
+                velocity: value(step, 6),
+                acceleration: value(step, 7),
+            },
+            newton: NewtonStats {
+                iterations: (value(step, 8).to_bits() % 50) as u32
+                    + u32::from(step % 97 == 3) * (u32::MAX - 60),
+                residual: value(step, 9),
+            },
+        }
+    }
+
+    fn record(&self) -> StepRecord<'_> {
+        StepRecord {
+            step: self.step,
+            time: self.time,
+            u: &self.u,
+            v: &self.v,
+            a: &self.a,
+            lambda: &self.lambda,
+            energy: self.energy,
+            constraints: self.constraints,
+            newton: self.newton,
+        }
+    }
+}
+
+fn run_info(n_dof: usize, n_mult: usize) -> RunInfo {
+    RunInfo {
+        integrator: "GSSSS V0(1,1,0) option 2, a-form".into(),
+        parameters: vec![
+            ("dt".into(), AttrValue::F64(1e-3)),
+            ("rho_inf".into(), AttrValue::F64(-0.0)),
+            ("tiny".into(), AttrValue::F64(5e-324)),
+            ("option".into(), AttrValue::I64(2)),
+            ("max_iter".into(), AttrValue::I64(-7)),
+            ("big".into(), AttrValue::I64(i64::MIN)),
+            ("family".into(), AttrValue::Str("V0".into())),
+            ("form".into(), AttrValue::Str("a-form".into())),
+            ("jacobian".into(), AttrValue::Str("exact".into())),
+            ("empty".into(), AttrValue::Str(String::new())),
+        ],
+        model_text:
+            "[model]\nname = \"pendulum θ\"\n# a \"quoted\" line\\\n\tgravity = [0, -9.81, 0]\n"
+                .into(),
+        dof_names: (0..n_dof)
+            .map(|i| format!("body{}.q{}", i / 3, i % 3))
+            .collect(),
+        multiplier_names: (0..n_mult)
+            .map(|i| format!("pin{}[{}]", i / 2, i % 2))
+            .collect(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Backends
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    Rust,
+    #[cfg(feature = "hdf5-c")]
+    C,
+}
+
+impl Backend {
+    fn all() -> Vec<Backend> {
+        vec![
+            Backend::Rust,
+            #[cfg(feature = "hdf5-c")]
+            Backend::C,
+        ]
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Rust => "rust",
+            #[cfg(feature = "hdf5-c")]
+            Backend::C => "c",
+        }
+    }
+
+    fn create(self, path: &Path, config: OutputConfig) -> Box<dyn Recorder> {
+        match self {
+            Backend::Rust => Box::new(Hdf5Recorder::create(path, config).expect("create")),
+            #[cfg(feature = "hdf5-c")]
+            Backend::C => {
+                Box::new(flexmb::output::Hdf5CRecorder::create(path, config).expect("create"))
+            }
+        }
+    }
+
+    /// Reads with `read_hdf5` and, for the C backend's files, also with
+    /// `read_hdf5_c` (libhdf5 < 2.0 cannot convert the variable-length
+    /// strings rust-hdf5 writes, see docs/output-format.md).
+    fn read(self, path: &Path) -> Hdf5Run {
+        let run = read_hdf5(path).expect("read_hdf5");
+        #[cfg(feature = "hdf5-c")]
+        if let Backend::C = self {
+            let c = flexmb::output::read_hdf5_c(path).expect("read_hdf5_c");
+            assert_runs_equal(&run, &c);
+        }
+        run
+    }
+}
+
+/// Held (shared) while a test has HDF5 files open, and exclusively while the
+/// killed-writer test forks: libhdf5 opens files without `O_CLOEXEC`, so a
+/// child forked meanwhile would inherit the descriptor and its file lock.
+static FILES_OPEN: RwLock<()> = RwLock::new(());
+
+fn files_open() -> RwLockReadGuard<'static, ()> {
+    FILES_OPEN.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn scratch_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flexmb-h5test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// Records `steps` synthetic steps into `backend` and a `MemoryRecorder`.
+fn write_run(
+    backend: Backend,
+    name: &str,
+    config: &OutputConfig,
+    steps: u64,
+    n_dof: usize,
+    n_mult: usize,
+    status: &RunStatus,
+) -> (PathBuf, MemoryRecorder) {
+    let path = scratch_dir().join(format!("{}_{name}.h5", backend.name()));
+    let info = run_info(n_dof, n_mult);
+    let mut rec = backend.create(&path, config.clone());
+    let mut mem = MemoryRecorder::default();
+    rec.begin(&info).expect("begin");
+    mem.begin(&info).expect("begin");
+    for s in 0..steps {
+        let step = Step::new(s, n_dof, n_mult);
+        rec.record(&step.record()).expect("record");
+        mem.record(&step.record()).expect("record");
+    }
+    let t_end = steps as f64 * 1e-3;
+    rec.finish(status, t_end).expect("finish");
+    mem.finish(status, t_end).expect("finish");
+    (path, mem)
+}
+
+// ---------------------------------------------------------------------------
+// Comparisons
+// ---------------------------------------------------------------------------
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+fn bits2(v: &[Vec<f64>]) -> Vec<Vec<u64>> {
+    v.iter().map(|r| bits(r)).collect()
+}
+
+fn energy_bits(e: &[Energy]) -> Vec<[u64; 4]> {
+    e.iter()
+        .map(|e| [e.kinetic, e.potential, e.total, e.external_work].map(f64::to_bits))
+        .collect()
+}
+
+fn constraint_bits(c: &[ConstraintNorms]) -> Vec<[u64; 3]> {
+    c.iter()
+        .map(|c| [c.position, c.velocity, c.acceleration].map(f64::to_bits))
+        .collect()
+}
+
+fn newton_bits(n: &[NewtonStats]) -> Vec<(u32, u64)> {
+    n.iter()
+        .map(|n| (n.iterations, n.residual.to_bits()))
+        .collect()
+}
+
+fn attr_bits(a: &AttrValue) -> String {
+    match a {
+        AttrValue::F64(x) => format!("f64:{:016x}", x.to_bits()),
+        AttrValue::I64(x) => format!("i64:{x}"),
+        AttrValue::Str(s) => format!("str:{s}"),
+    }
+}
+
+fn sorted_params(p: &[(String, AttrValue)]) -> Vec<(String, String)> {
+    let mut v: Vec<_> = p.iter().map(|(n, a)| (n.clone(), attr_bits(a))).collect();
+    v.sort();
+    v
+}
+
+/// The run read back equals what `MemoryRecorder` got, bit for bit.
+fn assert_matches_memory(run: &Hdf5Run, mem: &MemoryRecorder, config: &OutputConfig) {
+    let sel = |f: Field| config.has(f);
+    assert_eq!(run.len(), mem.time.len());
+    assert_eq!(bits(&run.time), bits(&mem.time));
+    assert_eq!(run.step, mem.step);
+    let empty = Vec::new();
+    let pick = |f: Field, v: &Vec<Vec<f64>>| if sel(f) { bits2(v) } else { bits2(&empty) };
+    assert_eq!(bits2(&run.u), pick(Field::U, &mem.u), "u");
+    assert_eq!(bits2(&run.v), pick(Field::V, &mem.v), "v");
+    assert_eq!(bits2(&run.a), pick(Field::A, &mem.a), "a");
+    assert_eq!(
+        bits2(&run.lambda),
+        pick(Field::Lambda, &mem.lambda),
+        "lambda"
+    );
+    let or_empty = |f: Field, n: usize| if sel(f) { n } else { 0 };
+    assert_eq!(run.energy.len(), or_empty(Field::Energy, mem.energy.len()));
+    if sel(Field::Energy) {
+        assert_eq!(energy_bits(&run.energy), energy_bits(&mem.energy));
+    }
+    assert_eq!(
+        run.constraints.len(),
+        or_empty(Field::Constraints, mem.constraints.len())
+    );
+    if sel(Field::Constraints) {
+        assert_eq!(
+            constraint_bits(&run.constraints),
+            constraint_bits(&mem.constraints)
+        );
+    }
+    assert_eq!(run.newton.len(), or_empty(Field::Newton, mem.newton.len()));
+    if sel(Field::Newton) {
+        assert_eq!(newton_bits(&run.newton), newton_bits(&mem.newton));
+    }
+    let mut fields = run.fields.clone();
+    fields.sort_by_key(|f| Field::ALL.iter().position(|g| g == f));
+    let expected: Vec<Field> = Field::ALL.into_iter().filter(|f| sel(*f)).collect();
+    assert_eq!(fields, expected);
+
+    assert_eq!(run.dof_names, mem.info.dof_names);
+    assert_eq!(run.multiplier_names, mem.info.multiplier_names);
+    assert_eq!(run.integrator, mem.info.integrator);
+    assert_eq!(run.model, mem.info.model_text);
+    assert_eq!(run.flexmb_version, env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        sorted_params(&run.parameters),
+        sorted_params(&mem.info.parameters)
+    );
+    assert_eq!(run.run_status(), mem.status);
+    match &mem.status {
+        Some(RunStatus::Completed) => {
+            assert_eq!(run.status, "completed");
+            assert_eq!(run.failure_reason, "");
+        }
+        Some(RunStatus::Failed { reason }) => {
+            assert_eq!(run.status, "failed");
+            assert_eq!(&run.failure_reason, reason);
+        }
+        None => assert_eq!(run.status, "running"),
+    }
+    if mem.status.is_some() {
+        assert_eq!(run.t_end_reached.to_bits(), mem.t_end_reached.to_bits());
+    } else {
+        assert!(
+            run.t_end_reached.is_nan(),
+            "unfinished run: t_end_reached is NaN"
+        );
+    }
+}
+
+#[cfg(feature = "hdf5-c")]
+fn assert_runs_equal(a: &Hdf5Run, b: &Hdf5Run) {
+    assert_eq!(bits(&a.time), bits(&b.time));
+    assert_eq!(a.step, b.step);
+    for (x, y) in [
+        (&a.u, &b.u),
+        (&a.v, &b.v),
+        (&a.a, &b.a),
+        (&a.lambda, &b.lambda),
+    ] {
+        assert_eq!(bits2(x), bits2(y));
+    }
+    assert_eq!(energy_bits(&a.energy), energy_bits(&b.energy));
+    assert_eq!(
+        constraint_bits(&a.constraints),
+        constraint_bits(&b.constraints)
+    );
+    assert_eq!(newton_bits(&a.newton), newton_bits(&b.newton));
+    let mut fa = a.fields.clone();
+    let mut fb = b.fields.clone();
+    fa.sort_by_key(|f| Field::ALL.iter().position(|g| g == f));
+    fb.sort_by_key(|f| Field::ALL.iter().position(|g| g == f));
+    assert_eq!(fa, fb);
+    assert_eq!(a.dof_names, b.dof_names);
+    assert_eq!(a.multiplier_names, b.multiplier_names);
+    assert_eq!(
+        (
+            &a.status,
+            &a.failure_reason,
+            &a.integrator,
+            &a.model,
+            &a.flexmb_version
+        ),
+        (
+            &b.status,
+            &b.failure_reason,
+            &b.integrator,
+            &b.model,
+            &b.flexmb_version
+        )
+    );
+    assert_eq!(a.t_end_reached.to_bits(), b.t_end_reached.to_bits());
+    assert_eq!(sorted_params(&a.parameters), sorted_params(&b.parameters));
+}
+
+// ---------------------------------------------------------------------------
+// Sidecars for scripts/h5check.py
+// ---------------------------------------------------------------------------
+
+/// A minimal JSON value.
+enum Json {
+    Int(i128),
+    Str(String),
+    List(Vec<Json>),
+    Obj(Vec<(String, Json)>),
+}
+
+impl Json {
+    fn write(&self, out: &mut String) {
+        match self {
+            Json::Int(i) => out.push_str(&i.to_string()),
+            Json::Str(s) => {
+                out.push('"');
+                for c in s.chars() {
+                    match c {
+                        '"' => out.push_str("\\\""),
+                        '\\' => out.push_str("\\\\"),
+                        c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                        c => out.push(c),
+                    }
+                }
+                out.push('"');
+            }
+            Json::List(v) => {
+                out.push('[');
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    x.write(out);
+                }
+                out.push(']');
+            }
+            Json::Obj(v) => {
+                out.push('{');
+                for (i, (k, x)) in v.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    Json::Str(k.clone()).write(out);
+                    out.push(':');
+                    x.write(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+fn obj(items: Vec<(&str, Json)>) -> Json {
+    Json::Obj(items.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+fn ints<T: Copy + Into<i128>>(v: impl IntoIterator<Item = T>) -> Json {
+    Json::List(v.into_iter().map(|x| Json::Int(x.into())).collect())
+}
+
+fn f64_dataset(shape: Vec<usize>, values: impl IntoIterator<Item = f64>) -> Json {
+    obj(vec![
+        ("dtype", Json::Str("f64".into())),
+        ("shape", ints(shape.into_iter().map(|x| x as u64))),
+        ("bits", ints(values.into_iter().map(f64::to_bits))),
+    ])
+}
+
+fn int_dataset(kind: &str, shape: Vec<usize>, values: Vec<u64>) -> Json {
+    obj(vec![
+        ("dtype", Json::Str(kind.into())),
+        ("shape", ints(shape.into_iter().map(|x| x as u64))),
+        ("values", ints(values)),
+    ])
+}
+
+fn str_dataset(values: &[String]) -> Json {
+    obj(vec![
+        ("dtype", Json::Str("str".into())),
+        ("shape", ints([values.len() as u64])),
+        (
+            "values",
+            Json::List(values.iter().map(|s| Json::Str(s.clone())).collect()),
+        ),
+    ])
+}
+
+fn attr_json(v: &AttrValue) -> Json {
+    match v {
+        AttrValue::F64(x) => obj(vec![
+            ("type", Json::Str("f64".into())),
+            ("bits", Json::Int(x.to_bits().into())),
+        ]),
+        AttrValue::I64(x) => obj(vec![
+            ("type", Json::Str("i64".into())),
+            ("value", Json::Int((*x).into())),
+        ]),
+        AttrValue::Str(s) => obj(vec![
+            ("type", Json::Str("str".into())),
+            ("value", Json::Str(s.clone())),
+        ]),
+    }
+}
+
+/// The expected file content of a run recorded into `mem` with `config`.
+fn expected_json(mem: &MemoryRecorder, config: &OutputConfig, status: &str) -> Json {
+    let steps = mem.time.len();
+    let n_dof = mem.info.dof_names.len();
+    let n_mult = mem.info.multiplier_names.len();
+    let mut ds: Vec<(String, Json)> = vec![
+        (
+            "time".into(),
+            f64_dataset(vec![steps], mem.time.iter().copied()),
+        ),
+        (
+            "step".into(),
+            int_dataset("uint", vec![steps], mem.step.clone()),
+        ),
+        ("dofs/names".into(), str_dataset(&mem.info.dof_names)),
+        (
+            "multipliers/names".into(),
+            str_dataset(&mem.info.multiplier_names),
+        ),
+    ];
+    let mut absent = Vec::new();
+    let mut matrix = |name: &str, f: Field, rows: &[Vec<f64>], n: usize| {
+        if config.has(f) {
+            ds.push((
+                name.into(),
+                f64_dataset(vec![steps, n], rows.iter().flatten().copied()),
+            ));
+        } else {
+            absent.push(Json::Str(name.into()));
+        }
+    };
+    matrix("u", Field::U, &mem.u, n_dof);
+    matrix("v", Field::V, &mem.v, n_dof);
+    matrix("a", Field::A, &mem.a, n_dof);
+    matrix("lambda", Field::Lambda, &mem.lambda, n_mult);
+    let mut scalars = |f: Field, items: Vec<(&str, Vec<f64>)>| {
+        for (name, v) in items {
+            if config.has(f) {
+                ds.push((name.into(), f64_dataset(vec![steps], v)));
+            } else {
+                absent.push(Json::Str(name.into()));
+            }
+        }
+    };
+    let e = &mem.energy;
+    scalars(
+        Field::Energy,
+        vec![
+            ("energy/kinetic", e.iter().map(|e| e.kinetic).collect()),
+            ("energy/potential", e.iter().map(|e| e.potential).collect()),
+            ("energy/total", e.iter().map(|e| e.total).collect()),
+            (
+                "energy/external_work",
+                e.iter().map(|e| e.external_work).collect(),
+            ),
+        ],
+    );
+    let c = &mem.constraints;
+    scalars(
+        Field::Constraints,
+        vec![
+            (
+                "constraints/position",
+                c.iter().map(|c| c.position).collect(),
+            ),
+            (
+                "constraints/velocity",
+                c.iter().map(|c| c.velocity).collect(),
+            ),
+            (
+                "constraints/acceleration",
+                c.iter().map(|c| c.acceleration).collect(),
+            ),
+        ],
+    );
+    scalars(
+        Field::Newton,
+        vec![(
+            "newton/residual",
+            mem.newton.iter().map(|n| n.residual).collect(),
+        )],
+    );
+    if config.has(Field::Newton) {
+        let it = mem.newton.iter().map(|n| u64::from(n.iterations)).collect();
+        ds.push((
+            "newton/iterations".into(),
+            int_dataset("uint", vec![steps], it),
+        ));
+    } else {
+        absent.push(Json::Str("newton/iterations".into()));
+    }
+
+    let reason = match &mem.status {
+        Some(RunStatus::Failed { reason }) => reason.clone(),
+        _ => String::new(),
+    };
+    let t_end = if mem.status.is_some() {
+        mem.t_end_reached
+    } else {
+        f64::NAN
+    };
+    let mut attrs: Vec<(String, Json)> = vec![
+        ("status".into(), attr_json(&AttrValue::Str(status.into()))),
+        ("failure_reason".into(), attr_json(&AttrValue::Str(reason))),
+        ("t_end_reached".into(), attr_json(&AttrValue::F64(t_end))),
+        (
+            "integrator".into(),
+            attr_json(&AttrValue::Str(mem.info.integrator.clone())),
+        ),
+        (
+            "model".into(),
+            attr_json(&AttrValue::Str(mem.info.model_text.clone())),
+        ),
+        (
+            "flexmb_version".into(),
+            attr_json(&AttrValue::Str(env!("CARGO_PKG_VERSION").into())),
+        ),
+    ];
+    for (name, v) in &mem.info.parameters {
+        attrs.push((format!("integrator.{name}"), attr_json(v)));
+    }
+    obj(vec![
+        ("datasets", Json::Obj(ds)),
+        ("absent", Json::List(absent)),
+        ("attrs", Json::Obj(attrs)),
+        ("compression", Json::Int(config.compression.into())),
+    ])
+}
+
+/// Copies `path` and its sidecar into `$FLEXMB_H5CHECK_DIR`, if set.
+fn export(path: &Path, expected: Option<Json>) {
+    let Some(dir) = std::env::var_os("FLEXMB_H5CHECK_DIR") else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).expect("create FLEXMB_H5CHECK_DIR");
+    let name = path.file_name().expect("file name");
+    std::fs::copy(path, dir.join(name)).expect("copy h5 file");
+    if let Some(json) = expected {
+        let mut s = String::new();
+        json.write(&mut s);
+        let stem = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        std::fs::write(dir.join(format!("{stem}.expected.json")), s).expect("write sidecar");
+    }
+}
+
+/// Writes, reads back, compares and exports one synthetic run per backend.
+fn round_trip(
+    name: &str,
+    config: OutputConfig,
+    steps: u64,
+    n_dof: usize,
+    n_mult: usize,
+    status: RunStatus,
+) {
+    let _open = files_open();
+    for backend in Backend::all() {
+        let (path, mem) = write_run(backend, name, &config, steps, n_dof, n_mult, &status);
+        let run = backend.read(&path);
+        assert_matches_memory(&run, &mem, &config);
+        let label = match status {
+            RunStatus::Completed => "completed",
+            RunStatus::Failed { .. } => "failed",
+        };
+        export(&path, Some(expected_json(&mem, &config, label)));
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+fn config(chunk_rows: usize, flush_seconds: f64, compression: u8) -> OutputConfig {
+    OutputConfig {
+        chunk_rows,
+        flush_seconds,
+        compression,
+        ..OutputConfig::default()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------
+
+#[test]
+fn round_trip_odd_sizes_flush_every_step() {
+    round_trip(
+        "odd_flush_every",
+        config(16, 0.0, 0),
+        333,
+        7,
+        3,
+        RunStatus::Completed,
+    );
+}
+
+#[test]
+fn round_trip_odd_sizes_flush_at_finish() {
+    round_trip(
+        "odd_flush_end",
+        config(37, 1e9, 0),
+        301,
+        5,
+        2,
+        RunStatus::Completed,
+    );
+}
+
+#[test]
+fn round_trip_compressed() {
+    round_trip(
+        "compressed",
+        config(32, 0.0, 4),
+        257,
+        11,
+        4,
+        RunStatus::Completed,
+    );
+    round_trip(
+        "compressed_end",
+        config(64, 1e9, 9),
+        200,
+        3,
+        1,
+        RunStatus::Completed,
+    );
+}
+
+#[test]
+fn field_selection() {
+    let mut c = config(16, 0.0, 0);
+    c.fields = vec![Field::U, Field::Energy, Field::Newton];
+    round_trip(
+        "fields_u_energy_newton",
+        c.clone(),
+        99,
+        4,
+        2,
+        RunStatus::Completed,
+    );
+    c.fields = vec![];
+    round_trip("fields_none", c, 40, 4, 2, RunStatus::Completed);
+}
+
+#[test]
+fn unconstrained_model() {
+    round_trip(
+        "unconstrained",
+        config(8, 0.0, 0),
+        50,
+        6,
+        0,
+        RunStatus::Completed,
+    );
+    round_trip(
+        "unconstrained_gz",
+        config(8, 0.0, 1),
+        20,
+        2,
+        0,
+        RunStatus::Completed,
+    );
+}
+
+#[test]
+fn failed_run_with_reason() {
+    let reason =
+        "Newton did not converge at t = 0.0421 (step 42): residual 3.1e+02 > 1e-08".to_string();
+    round_trip(
+        "failed",
+        config(16, 0.0, 0),
+        42,
+        3,
+        1,
+        RunStatus::Failed { reason },
+    );
+}
+
+#[test]
+fn zero_steps() {
+    round_trip(
+        "zero_steps",
+        config(16, 0.0, 0),
+        0,
+        3,
+        1,
+        RunStatus::Completed,
+    );
+    round_trip(
+        "zero_steps_gz",
+        config(16, 0.0, 3),
+        0,
+        3,
+        0,
+        RunStatus::Failed {
+            reason: "diverged before the first step".into(),
+        },
+    );
+}
+
+#[test]
+fn finish_without_begin_gives_valid_file() {
+    let _open = files_open();
+    for backend in Backend::all() {
+        let path = scratch_dir().join(format!("{}_no_begin.h5", backend.name()));
+        let mut rec = backend.create(&path, OutputConfig::default());
+        rec.finish(&RunStatus::Completed, 0.0).expect("finish");
+        drop(rec);
+        let run = backend.read(&path);
+        assert!(run.is_empty());
+        assert_eq!(run.status, "completed");
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+#[test]
+fn drop_without_finish_keeps_recorded_steps() {
+    let _open = files_open();
+    let c = config(8, 1e9, 2);
+    for backend in Backend::all() {
+        let path = scratch_dir().join(format!("{}_dropped.h5", backend.name()));
+        let mut rec = backend.create(&path, c.clone());
+        let mut mem = MemoryRecorder::default();
+        rec.begin(&run_info(3, 1)).expect("begin");
+        mem.begin(&run_info(3, 1)).expect("begin");
+        for s in 0..21 {
+            rec.record(&Step::new(s, 3, 1).record()).expect("record");
+            mem.record(&Step::new(s, 3, 1).record()).expect("record");
+        }
+        drop(rec);
+        let run = backend.read(&path);
+        assert_eq!(run.status, "running");
+        assert_matches_memory(&run, &mem, &c);
+        export(&path, Some(expected_json(&mem, &c, "running")));
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+#[test]
+fn wide_model_tiles_columns() {
+    // 3000 columns: 6 column tiles of 500 at 256 rows per chunk.
+    round_trip(
+        "wide",
+        config(256, 0.0, 0),
+        30,
+        3000,
+        5,
+        RunStatus::Completed,
+    );
+    round_trip(
+        "wide_gz",
+        config(300, 1e9, 2),
+        310,
+        1200,
+        0,
+        RunStatus::Completed,
+    );
+}
+
+#[test]
+fn usage_errors_are_reported() {
+    let _open = files_open();
+    for backend in Backend::all() {
+        // Unwritable path: an error naming the path, no panic.
+        let bad = Path::new("/nonexistent-dir/flexmb/out.h5");
+        let err = match backend {
+            Backend::Rust => Hdf5Recorder::create(bad, OutputConfig::default()).err(),
+            #[cfg(feature = "hdf5-c")]
+            Backend::C => flexmb::output::Hdf5CRecorder::create(bad, OutputConfig::default()).err(),
+        };
+        let msg = err.expect("create must fail").to_string();
+        assert!(msg.contains("/nonexistent-dir/flexmb/out.h5"), "{msg}");
+
+        // Rows of the wrong length.
+        let path = scratch_dir().join(format!("{}_bad_row.h5", backend.name()));
+        let mut rec = backend.create(&path, OutputConfig::default());
+        rec.begin(&run_info(4, 1)).expect("begin");
+        let step = Step::new(0, 3, 1);
+        let msg = rec
+            .record(&step.record())
+            .expect_err("short row")
+            .to_string();
+        assert!(msg.contains("/u"), "{msg}");
+        rec.finish(&RunStatus::Completed, 0.0).expect("finish");
+        assert!(rec.finish(&RunStatus::Completed, 0.0).is_err());
+        let _ = std::fs::remove_file(&path);
+    }
+    assert!(read_hdf5("/nonexistent-dir/x.h5").is_err());
+}
+
+// ---------------------------------------------------------------------------
+// Killed writer
+// ---------------------------------------------------------------------------
+
+const CHILD_ENV: &str = "FLEXMB_H5_WRITER_CHILD";
+
+/// In the child: records steps forever, flushing every 20 ms.
+fn child_writer(spec: &str) -> ! {
+    let mut parts = spec.split('|');
+    let (backend, path, compression) = (parts.next(), parts.next(), parts.next());
+    let path = PathBuf::from(path.expect("path"));
+    let compression: u8 = compression.and_then(|c| c.parse().ok()).unwrap_or(0);
+    let backend = Backend::all()
+        .into_iter()
+        .find(|b| Some(b.name()) == backend)
+        .expect("backend");
+    let mut rec = backend.create(&path, config(16, 0.02, compression));
+    rec.begin(&run_info(5, 2)).expect("begin");
+    for s in 0.. {
+        let step = Step::new(s, 5, 2);
+        rec.record(&step.record()).expect("record");
+        if s % 50 == 0 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    unreachable!()
+}
+
+fn kill_writer(backend: Backend, compression: u8) {
+    let path = scratch_dir().join(format!("{}_killed_gz{compression}.h5", backend.name()));
+    let _ = std::fs::remove_file(&path);
+    let exe = std::env::current_exe().expect("current_exe");
+    let forking = FILES_OPEN.write().unwrap_or_else(|e| e.into_inner());
+    let mut child = Command::new(exe)
+        .args([
+            "--exact",
+            "killed_writer_leaves_readable_file",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(
+            CHILD_ENV,
+            format!("{}|{}|{compression}", backend.name(), path.display()),
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn writer");
+    drop(forking);
+    // Wait until a few flushes happened, then SIGKILL.
+    let after = std::env::var("FLEXMB_H5_KILL_AFTER_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1500);
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(after) {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("writer exited early: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().expect("kill writer");
+    child.wait().expect("wait writer");
+
+    let run = backend.read(&path);
+    let steps = run.len();
+    assert!(steps >= 1, "no step survived the kill");
+    assert_eq!(run.status, "running");
+    assert!(run.t_end_reached.is_nan());
+    // Every surviving step is exactly what was recorded.
+    let mut mem = MemoryRecorder::default();
+    mem.begin(&run_info(5, 2)).expect("begin");
+    for s in 0..steps as u64 {
+        mem.record(&Step::new(s, 5, 2).record()).expect("record");
+    }
+    let c = config(16, 0.02, compression);
+    for v in [&run.u, &run.v, &run.a, &run.lambda] {
+        assert_eq!(v.len(), steps);
+    }
+    assert_eq!(run.energy.len(), steps);
+    assert_eq!(run.newton.len(), steps);
+    assert_matches_memory(&run, &mem, &c);
+    eprintln!(
+        "{}: killed writer left {steps} readable steps",
+        backend.name()
+    );
+    export(&path, Some(expected_json(&mem, &c, "running")));
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn killed_writer_leaves_readable_file() {
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        child_writer(&spec);
+    }
+    for backend in Backend::all() {
+        kill_writer(backend, 0);
+    }
+    kill_writer(Backend::Rust, 3);
+}
+
+// ---------------------------------------------------------------------------
+// Throughput (run with `cargo test --release -- --ignored --nocapture throughput`)
+// ---------------------------------------------------------------------------
+
+/// Records `steps` smooth steps of `n_dof` DOFs; returns MB/s of f64 payload.
+fn throughput_of(backend: Backend, steps: u64, n_dof: usize, compression: u8) -> (f64, u64) {
+    let path = scratch_dir().join(format!("{}_throughput_gz{compression}.h5", backend.name()));
+    let n_mult = 10;
+    let mut rec = backend.create(&path, config(256, 2.0, compression));
+    rec.begin(&run_info(n_dof, n_mult)).expect("begin");
+    let mut step = Step::new(0, n_dof, n_mult);
+    let start = Instant::now();
+    for s in 0..steps {
+        let t = s as f64 * 1e-4;
+        step.step = s;
+        step.time = t;
+        for (i, x) in step.u.iter_mut().enumerate() {
+            *x = (t + i as f64 * 0.01).sin();
+        }
+        for (i, x) in step.v.iter_mut().enumerate() {
+            *x = (t + i as f64 * 0.01).cos();
+        }
+        for (i, x) in step.a.iter_mut().enumerate() {
+            *x = -(t + i as f64 * 0.01).sin();
+        }
+        rec.record(&step.record()).expect("record");
+    }
+    rec.finish(&RunStatus::Completed, steps as f64 * 1e-4)
+        .expect("finish");
+    let secs = start.elapsed().as_secs_f64();
+    let bytes = steps as f64 * ((3 * n_dof + n_mult + 11) * 8 + 4) as f64;
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let run = read_hdf5(&path).expect("read");
+    assert_eq!(run.len() as u64, steps);
+    let _ = std::fs::remove_file(&path);
+    (bytes / secs / 1e6, size)
+}
+
+#[test]
+#[ignore]
+fn throughput() {
+    let _open = files_open();
+    for backend in Backend::all() {
+        for compression in [0, 4] {
+            let (mbs, size) = throughput_of(backend, 10_000, 1_000, compression);
+            eprintln!(
+                "{:>4} backend, deflate {compression}: 10,000 steps x 1,000 dofs: {mbs:.0} MB/s, file {:.0} MB",
+                backend.name(),
+                size as f64 / 1e6
+            );
+        }
+        let (mbs, size) = throughput_of(backend, 20, 1_000_000, 0);
+        eprintln!(
+            "{:>4} backend, deflate 0: 20 steps x 1,000,000 dofs: {mbs:.0} MB/s, file {:.0} MB",
+            backend.name(),
+            size as f64 / 1e6
+        );
+    }
+}
