@@ -52,7 +52,7 @@ impl RunSummary {
              max position-constraint violation {:.3e} | wall {:.3} s",
             if self.failure.is_some() { "FAILED" } else { "completed" },
             self.steps,
-            self.t_end_reached,
+            crate::integrate::fmt_time(self.t_end_reached),
             self.iterations_per_step(),
             self.max_rel_energy_change,
             self.max_position_violation,

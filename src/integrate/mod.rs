@@ -78,7 +78,7 @@ pub struct StepStats {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StepError {
     /// Newton did not converge.
-    #[error("Newton failed at step {step} (t = {time}): {reason}; {}", describe_failure(.history, .largest))]
+    #[error("Newton failed at step {step} (t = {}): {reason}; {}", fmt_time(*.time), describe_failure(.history, .largest))]
     NewtonFailed {
         /// Step number being computed.
         step: u64,
@@ -94,7 +94,7 @@ pub enum StepError {
         largest: Vec<(String, f64)>,
     },
     /// The Newton matrix is singular.
-    #[error("singular system at step {step} (t = {time}): {diagnosis}")]
+    #[error("singular system at step {step} (t = {}): {diagnosis}", fmt_time(*.time))]
     Singular {
         /// Step number.
         step: u64,
@@ -109,6 +109,13 @@ pub enum StepError {
         /// Cause.
         reason: String,
     },
+}
+
+/// A time without binary noise: 12 decimals, trailing zeros removed (4.7700000000000005 -> 4.77).
+pub fn fmt_time(t: f64) -> String {
+    let s = format!("{t:.12}");
+    let s = s.trim_end_matches('0');
+    s.strip_suffix('.').unwrap_or(s).to_string()
 }
 
 fn describe_failure(history: &[(f64, f64)], largest: &[(String, f64)]) -> String {

@@ -1,0 +1,136 @@
+//! Helpers shared by the integration tests: run a shipped model with
+//! integrator overrides, the 12 seed combinations, error norms and orders.
+#![allow(dead_code)] // each test binary uses a subset
+
+use flexmb::integrate::IntegratorSpec;
+use flexmb::model::load_model_file;
+use flexmb::output::MemoryRecorder;
+use flexmb::run::{RunSummary, Simulation};
+
+/// The seed's three algorithms (SPEC.md §1): Newmark U0(1,1,0), U0(1,1,1), V0(1,1,0).
+pub const ALGORITHMS: [&str; 3] = ["newmark", "midpoint-endpoint", "midpoint"];
+
+/// The 12 combinations {algorithm} x {option 1..4}.
+pub fn combinations() -> Vec<(&'static str, u8)> {
+    ALGORITHMS
+        .iter()
+        .flat_map(|&s| (1..=4).map(move |o| (s, o)))
+        .collect()
+}
+
+/// Path of a shipped model.
+pub fn model_path(name: &str) -> String {
+    format!("{}/models/{name}.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Integrator overrides: scheme, option, dt, t_end.
+pub fn spec(scheme: &str, option: u8, dt: f64, t_end: f64) -> IntegratorSpec {
+    IntegratorSpec {
+        scheme: Some(scheme.into()),
+        option: Some(option),
+        dt: Some(dt),
+        t_end: Some(t_end),
+        ..IntegratorSpec::default()
+    }
+}
+
+/// Runs shipped model `name` with `over` applied to its `[integrator]` table,
+/// recording every step in memory.
+pub fn run(name: &str, over: &IntegratorSpec) -> (RunSummary, MemoryRecorder) {
+    let file = load_model_file(model_path(name)).expect("shipped model loads");
+    let config = file.integrator(over).expect("valid integrator settings");
+    let sim = Simulation::new(file.model);
+    let mut rec = MemoryRecorder::default();
+    let summary = sim
+        .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
+        .expect("in-memory recording cannot fail");
+    (summary, rec)
+}
+
+/// Max-norm of a - b.
+pub fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+/// Max-norm.
+pub fn max_abs(a: &[f64]) -> f64 {
+    a.iter().fold(0.0_f64, |m, x| m.max(x.abs()))
+}
+
+/// Observed order of two errors at step sizes differing by a factor 2.
+pub fn order(e_coarse: f64, e_fine: f64) -> f64 {
+    (e_coarse / e_fine).log2()
+}
+
+/// Final-time errors in (u, v, a, lambda) of a recorded run against a
+/// reference run or an exact state.
+pub fn final_errors(rec: &MemoryRecorder, exact: [&[f64]; 4]) -> [f64; 4] {
+    let k = rec.time.len() - 1;
+    [
+        max_diff(&rec.u[k], exact[0]),
+        max_diff(&rec.v[k], exact[1]),
+        max_diff(&rec.a[k], exact[2]),
+        max_diff(&rec.lambda[k], exact[3]),
+    ]
+}
+
+/// Convergence study to `t_end` with dt = 2^-k for k in `levels` against a
+/// reference (run at 2^-`reference_level`, or the exact final state when
+/// given): returns the errors per level and the finest-pair orders in
+/// (u, v, a, lambda).
+pub fn convergence(
+    name: &str,
+    scheme: &str,
+    option: u8,
+    t_end: f64,
+    levels: std::ops::RangeInclusive<i32>,
+    reference: Result<[Vec<f64>; 4], i32>,
+) -> (Vec<[f64; 4]>, [f64; 4]) {
+    let exact = match reference {
+        Ok(x) => x,
+        Err(level) => {
+            let (s, r) = run(name, &spec(scheme, option, 2f64.powi(-level), t_end));
+            assert!(s.failure.is_none(), "{scheme} option {option}: reference run failed");
+            let k = r.time.len() - 1;
+            [r.u[k].clone(), r.v[k].clone(), r.a[k].clone(), r.lambda[k].clone()]
+        }
+    };
+    let errors: Vec<[f64; 4]> = levels
+        .map(|level| {
+            let (s, r) = run(name, &spec(scheme, option, 2f64.powi(-level), t_end));
+            assert!(s.failure.is_none(), "{scheme} option {option} dt 2^-{level} failed");
+            assert!((r.time[r.time.len() - 1] - t_end).abs() < 1e-12);
+            final_errors(&r, [&exact[0], &exact[1], &exact[2], &exact[3]])
+        })
+        .collect();
+    let (c, f) = (errors[errors.len() - 2], errors[errors.len() - 1]);
+    (errors, [0, 1, 2, 3].map(|q| order(c[q], f[q])))
+}
+
+/// Asserts every finest-pair order is in [lo, hi], naming the variable.
+pub fn assert_orders(what: &str, orders: [f64; 4], lo: f64, hi: f64) {
+    for (name, p) in ["u", "v", "a", "lambda"].iter().zip(orders) {
+        assert!(
+            (lo..=hi).contains(&p),
+            "{what}: order in {name} is {p:.3}, expected in [{lo}, {hi}] (orders u, v, a, lambda: {orders:.3?})"
+        );
+    }
+}
+
+/// Largest fourth difference |x_{k+2} - 4 x_{k+1} + 6 x_k - 4 x_{k-1} + x_{k-2}|
+/// over recorded steps `range`, relative to the largest |x| there: about
+/// (w dt)^4 for a smooth history, 16 times the relative amplitude of a
+/// step-to-step (-1)^k oscillation.
+pub fn oscillation(series: &[Vec<f64>], range: std::ops::Range<usize>) -> f64 {
+    let mut d4: f64 = 0.0;
+    let mut scale: f64 = 0.0;
+    for k in range.start.max(2)..range.end.min(series.len() - 2) {
+        for i in 0..series[k].len() {
+            let x = |j: usize| series[j][i];
+            d4 = d4.max((x(k + 2) - 4.0 * x(k + 1) + 6.0 * x(k) - 4.0 * x(k - 1) + x(k - 2)).abs());
+            scale = scale.max(x(k).abs());
+        }
+    }
+    d4 / scale
+}
