@@ -53,9 +53,13 @@ pub fn diagnose_singular(
         causes.extend(redundant_constraints(model, asm, u, t));
     }
     if causes.is_empty() {
-        "no single DOF or constraint explains it; the mechanism may be in a singular \
-         configuration or the system is ill-conditioned"
-            .to_string()
+        let largest = values.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
+        let coord = u.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
+        format!(
+            "no single DOF or constraint explains it; the mechanism may be in a singular \
+             configuration, or the matrix is ill-conditioned (largest entry {largest:.3e}, \
+             largest coordinate {coord:.3e}: a solution that is blowing up looks like this)"
+        )
     } else {
         causes.join("; ")
     }

@@ -337,14 +337,15 @@ impl ModelBuilder {
         id: &str,
         a: &PointRef,
         b: &PointRef,
+        fields: [&'static str; 2],
     ) -> Result<(PointPair, Vec<usize>), BuildError> {
-        let (pa, oa, mut da) = self.point("joint", id, "points", a)?;
-        let (pb, ob, db) = self.point("joint", id, "points", b)?;
+        let (pa, oa, mut da) = self.point("joint", id, fields[0], a)?;
+        let (pb, ob, db) = self.point("joint", id, fields[1], b)?;
         if oa.is_some() && oa == ob {
             return Err(err(
                 "joint",
                 id,
-                Some("points"),
+                Some(fields[1]),
                 format!(
                     "both points belong to '{}': a joint must connect two different entities",
                     oa.unwrap_or_default()
@@ -355,7 +356,7 @@ impl ModelBuilder {
             return Err(err(
                 "joint",
                 id,
-                Some("points"),
+                Some(fields[1]),
                 "both points are on the ground: the joint constrains nothing".into(),
             ));
         }
@@ -439,7 +440,7 @@ impl ModelBuilder {
         ground: &[f64],
     ) -> Result<(), BuildError> {
         let g = self.vector("joint", id, "ground", ground, self.dim)?;
-        let (pair, dofs) = self.pair(id, &PointRef::Ground(g), point)?;
+        let (pair, dofs) = self.pair(id, &PointRef::Ground(g), point, ["ground", "point"])?;
         self.claim_id("joint", id)?;
         let j = Coincident::new("ground_pin", self.dim, pair);
         self.joints
@@ -449,7 +450,7 @@ impl ModelBuilder {
 
     /// Makes two points coincide: Phi = r_b - r_a (a revolute joint between planar bodies).
     pub fn revolute(&mut self, id: &str, a: &PointRef, b: &PointRef) -> Result<(), BuildError> {
-        let (pair, dofs) = self.pair(id, a, b)?;
+        let (pair, dofs) = self.pair(id, a, b, ["a", "b"])?;
         self.claim_id("joint", id)?;
         let j = Coincident::new("revolute", self.dim, pair);
         self.joints
@@ -467,7 +468,7 @@ impl ModelBuilder {
         length: Option<f64>,
         quadratic: bool,
     ) -> Result<(), BuildError> {
-        let (pair, dofs) = self.pair(id, a, b)?;
+        let (pair, dofs) = self.pair(id, a, b, ["a", "b"])?;
         let l = length.unwrap_or_else(|| self.initial_separation(&pair, &dofs));
         if !(l > 0.0 && l.is_finite()) {
             return Err(err(
@@ -498,7 +499,7 @@ impl ModelBuilder {
         radius: Option<f64>,
     ) -> Result<(), BuildError> {
         let c = self.vector("joint", id, "center", center, self.dim)?;
-        let (pair, dofs) = self.pair(id, &PointRef::Ground(c), point)?;
+        let (pair, dofs) = self.pair(id, &PointRef::Ground(c), point, ["center", "point"])?;
         let r = radius.unwrap_or_else(|| self.initial_separation(&pair, &dofs));
         if !(r > 0.0 && r.is_finite()) {
             return Err(err(

@@ -67,13 +67,19 @@ impl Locator<'_> {
             + 1
     }
 
-    /// The line of `field = ...` inside the span, or the span's first line.
+    /// The line of `field = ...` in the table that starts at `span`
+    /// (searched up to the next table header), or the table's first line.
     fn field_line(&self, span: std::ops::Range<usize>, field: Option<&str>) -> usize {
         let start = self.line_of(span.start);
         if let Some(f) = field {
-            let body = &self.text[span.start.min(self.text.len())..span.end.min(self.text.len())];
-            for (k, line) in body.lines().enumerate() {
+            let line_start = self.text[..span.start.min(self.text.len())]
+                .rfind('\n')
+                .map_or(0, |i| i + 1);
+            for (k, line) in self.text[line_start..].lines().enumerate() {
                 let t = line.trim_start();
+                if k > 0 && t.starts_with('[') {
+                    break;
+                }
                 if let Some(rest) = t.strip_prefix(f) {
                     if rest.trim_start().starts_with('=') {
                         return start + k;

@@ -1,0 +1,273 @@
+//! End to end through the `flexmb` binary: runs, exit codes, the HDF5 file
+//! read back, and clear errors for bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use flexmb::output::read_hdf5;
+
+fn flexmb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flexmb"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("flexmb runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Writes `body` as a model file and returns its path.
+fn model_file(name: &str, body: &str) -> PathBuf {
+    let p = scratch(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+#[test]
+fn midpoint_runs_100_s_and_the_file_reads_back() {
+    let out = scratch("dp_midpoint.h5");
+    let o = flexmb(&[
+        "run",
+        "models/double_pendulum.toml",
+        "--scheme",
+        "midpoint",
+        "--option",
+        "2",
+        "--t-end",
+        "100",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("completed | steps 10000"),
+        "{}",
+        text(&o)
+    );
+    let run = read_hdf5(&out).unwrap();
+    assert_eq!(run.status, "completed");
+    assert_eq!(run.len(), 10001);
+    assert_eq!(run.t_end_reached, 100.0);
+    let e0 = run.energy[0].total;
+    let drift = run
+        .energy
+        .iter()
+        .map(|e| ((e.total - e0) / e0).abs())
+        .fold(0.0, f64::max);
+    assert!(drift < 1e-10, "relative energy change {drift:.2e}");
+    let its: Vec<f64> = run.newton[1..]
+        .iter()
+        .map(|n| n.iterations as f64)
+        .collect();
+    let mean = its.iter().sum::<f64>() / its.len() as f64;
+    assert!((2.5..=3.5).contains(&mean), "{mean} iterations per step");
+    assert_eq!(
+        run.dof_names,
+        [
+            "pendulum1.x",
+            "pendulum1.y",
+            "pendulum1.theta",
+            "pendulum2.x",
+            "pendulum2.y",
+            "pendulum2.theta"
+        ]
+    );
+    assert_eq!(run.multiplier_names.len(), 4);
+    assert!(run.model.contains("double pendulum"), "model text stored");
+}
+
+#[test]
+fn newmark_fails_with_the_newton_code_and_a_readable_file() {
+    let out = scratch("dp_newmark.h5");
+    let o = flexmb(&[
+        "run",
+        "models/double_pendulum.toml",
+        "--scheme",
+        "newmark",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let msg = text(&o);
+    assert!(msg.contains("Newton failed at step"), "{msg}");
+    assert!(
+        msg.contains("residual history") && msg.contains("largest residual entries"),
+        "{msg}"
+    );
+    let run = read_hdf5(&out).unwrap();
+    assert_eq!(run.status, "failed");
+    assert!(
+        run.failure_reason.contains("Newton failed"),
+        "{}",
+        run.failure_reason
+    );
+    assert!(
+        run.t_end_reached > 2.0 && run.t_end_reached < 10.0,
+        "{}",
+        run.t_end_reached
+    );
+    assert_eq!(*run.time.last().unwrap(), run.t_end_reached);
+}
+
+#[test]
+fn check_prints_sizes_and_exports_the_matrix() {
+    let mtx = scratch("fm.mtx");
+    let o = flexmb(&[
+        "check",
+        "models/four_mass.toml",
+        "--matrix-market",
+        mtx.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let s = text(&o);
+    assert!(
+        s.contains("12 DOFs, 2 constraint rows, 2 elements, 2 joints"),
+        "{s}"
+    );
+    assert!(s.contains("saddle-point matrix: 14 x 14"), "{s}");
+    let m: sprs::CsMat<f64> = sprs::io::read_matrix_market(&mtx).unwrap().to_csc();
+    assert_eq!(m.shape(), (14, 14));
+    // Mass of particle 2 on the diagonal, Jacobian of bar 1-2 in the last rows.
+    assert_eq!(m.get(3, 3), Some(&3.0));
+}
+
+#[test]
+fn command_line_errors_exit_with_code_2() {
+    for args in [
+        vec!["run", "models/no_such_model.toml"],
+        vec!["run", "models/double_pendulum.toml", "--option", "7"],
+        vec!["run", "models/double_pendulum.toml", "--scheme", "hht"],
+        vec!["run", "models/double_pendulum.toml", "--dt", "-0.1"],
+        vec![
+            "run",
+            "models/double_pendulum.toml",
+            "--scheme",
+            "newmark",
+            "--form",
+            "two-field",
+        ],
+    ] {
+        let o = flexmb(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains("error"), "{args:?}: {}", text(&o));
+    }
+}
+
+const PENDULUM: &str = r#"
+schema = 1
+dimension = 2
+gravity = [0.0, -10.0]
+
+[[node]]
+id = "bob"
+position = [1.0, 0.0]
+mass = 1.0
+
+[[joint]]
+id = "rod"
+type = "distance"
+a = "bob"
+b = { ground = [0.0, 0.0] }
+length = 1.0
+
+[integrator]
+dt = 0.01
+t_end = 0.1
+"#;
+
+/// Each bad model gives exit code 2 and a message naming file, line and what is wrong.
+#[test]
+fn bad_models_name_file_line_and_reason() {
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "syntax.toml",
+            PENDULUM.replace("mass = 1.0", "mass = = 1.0"),
+            ":9:",
+        ),
+        (
+            "unknown_ref.toml",
+            PENDULUM.replace("a = \"bob\"", "a = \"bobby\""),
+            ":14: joint 'rod' (field `a`): node or body 'bobby' is not defined",
+        ),
+        (
+            "negative_mass.toml",
+            PENDULUM.replace("mass = 1.0", "mass = -1.0"),
+            ":9: node 'bob' (field `mass`): mass must be zero or positive",
+        ),
+        (
+            "self_joint.toml",
+            PENDULUM.replace("b = { ground = [0.0, 0.0] }", "b = \"bob\""),
+            ":15: joint 'rod' (field `b`): both points belong to 'bob'",
+        ),
+        (
+            "unknown_field.toml",
+            PENDULUM.replace("mass = 1.0", "mass = 1.0\ncolour = 3"),
+            "colour",
+        ),
+        (
+            "violated.toml",
+            PENDULUM.replace("length = 1.0", "length = 2.0"),
+            "rod",
+        ),
+        (
+            "nan.toml",
+            PENDULUM.replace("position = [1.0, 0.0]", "position = [nan, 0.0]"),
+            "finite",
+        ),
+        (
+            "bad_schema.toml",
+            PENDULUM.replace("schema = 1", "schema = 99"),
+            "schema",
+        ),
+    ];
+    for (name, body, needle) in cases {
+        let path = model_file(name, &body);
+        let o = flexmb(&["run", path.to_str().unwrap()]);
+        let msg = text(&o);
+        println!("{name}: {msg}");
+        assert_eq!(o.status.code(), Some(2), "{name}: {msg}");
+        assert!(msg.contains(name), "{name}: file not named: {msg}");
+        assert!(msg.contains(needle), "{name}: '{needle}' not in: {msg}");
+    }
+    // The unmodified model runs: the cases above fail for their own reason.
+    let path = model_file("good.toml", PENDULUM);
+    assert!(flexmb(&["run", path.to_str().unwrap()]).status.success());
+}
+
+/// A redundant joint makes the Newton matrix singular: exit code 4 and a
+/// diagnosis naming the joints involved; the output file stays readable.
+#[test]
+fn redundant_joint_is_diagnosed() {
+    let body = PENDULUM.to_string()
+        + r#"
+[[joint]]
+id = "rod_again"
+type = "distance"
+a = "bob"
+b = { ground = [0.0, 0.0] }
+length = 1.0
+"#;
+    let path = model_file("redundant.toml", &body);
+    let out = scratch("redundant.h5");
+    let o = flexmb(&["run", path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let msg = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{msg}");
+    println!("{msg}");
+    assert!(msg.contains("rod") && msg.contains("rod_again"), "{msg}");
+    let run = read_hdf5(&out).unwrap();
+    assert_eq!(run.status, "failed");
+}
