@@ -25,7 +25,10 @@ fn exact(t: f64) -> [Vec<f64>; 4] {
 fn second_order_against_exact_solution() {
     for (scheme, option) in combinations() {
         let (errors, orders) = convergence(MODEL, scheme, option, 0.25, 4..=7, Ok(exact(0.25)));
-        println!("{scheme} option {option}: orders {orders:.3?}, finest errors {:?}", errors[3].map(|x| format!("{x:.2e}")));
+        println!(
+            "{scheme} option {option}: orders {orders:.3?}, finest errors {:?}",
+            errors[3].map(|x| format!("{x:.2e}"))
+        );
         assert_orders(&format!("{scheme} option {option}"), orders, 1.9, 2.1);
     }
 }
@@ -44,10 +47,22 @@ fn outcome_pattern_over_10_s() {
         } else {
             assert!(s.failure.is_none(), "{what}");
             let k = r.time.len() - 1;
-            let e = final_errors(&r, [&exact(10.0)[0], &exact(10.0)[1], &exact(10.0)[2], &exact(10.0)[3]]);
+            let e = final_errors(
+                &r,
+                [
+                    &exact(10.0)[0],
+                    &exact(10.0)[1],
+                    &exact(10.0)[2],
+                    &exact(10.0)[3],
+                ],
+            );
             println!("  errors at 10 s: {:?}", e.map(|x| format!("{x:.2e}")));
             // Still a solution of the problem, not just a finished run.
-            assert!(e[0] < 0.1 && r.time[k] == 10.0, "{what}: u error {:.2e}", e[0]);
+            assert!(
+                e[0] < 0.1 && r.time[k] == 10.0,
+                "{what}: u error {:.2e}",
+                e[0]
+            );
         }
     }
 }

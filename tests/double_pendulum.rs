@@ -20,13 +20,23 @@ fn outcome_pattern_over_10_s() {
                 matches!(s.failure, Some(StepError::NewtonFailed { .. })),
                 "{what}: expected a Newton failure"
             );
-            let (lo, hi) = if scheme == "newmark" { (4.5, 5.0) } else { (4.5, 5.5) };
-            assert!((lo..hi).contains(&s.t_end_reached), "{what}: failed outside [{lo}, {hi})");
+            let (lo, hi) = if scheme == "newmark" {
+                (4.5, 5.0)
+            } else {
+                (4.5, 5.5)
+            };
+            assert!(
+                (lo..hi).contains(&s.t_end_reached),
+                "{what}: failed outside [{lo}, {hi})"
+            );
         } else {
             assert!(s.failure.is_none(), "{what}");
             assert_eq!(s.t_end_reached, 10.0);
             let it = s.iterations_per_step();
-            assert!((2.5..=3.5).contains(&it), "{what}: {it} iterations per step");
+            assert!(
+                (2.5..=3.5).contains(&it),
+                "{what}: {it} iterations per step"
+            );
             assert!(s.max_rel_energy_change < 1e-10, "{what}");
         }
     }
@@ -46,9 +56,19 @@ fn long_run_accelerations_and_multipliers() {
             continue;
         }
         let (s, r) = run(MODEL, &spec(scheme, option, 0.01, 100.0));
-        assert!(s.failure.is_none(), "{scheme} option {option}: {}", s.line());
-        let (a0, a1) = (oscillation(&r.a, first.clone()), oscillation(&r.a, last.clone()));
-        let (l0, l1) = (oscillation(&r.lambda, first.clone()), oscillation(&r.lambda, last.clone()));
+        assert!(
+            s.failure.is_none(),
+            "{scheme} option {option}: {}",
+            s.line()
+        );
+        let (a0, a1) = (
+            oscillation(&r.a, first.clone()),
+            oscillation(&r.a, last.clone()),
+        );
+        let (l0, l1) = (
+            oscillation(&r.lambda, first.clone()),
+            oscillation(&r.lambda, last.clone()),
+        );
         println!(
             "{scheme} option {option}: energy {:.2e}; a oscillation {a0:.2e} -> {a1:.2e}; \
              lambda oscillation {l0:.2e} -> {l1:.2e}",
@@ -56,7 +76,10 @@ fn long_run_accelerations_and_multipliers() {
         );
         match (scheme, option) {
             ("midpoint-endpoint", _) => {
-                assert!(a1 > 1.0 && a1 > 10.0 * a0, "{scheme} option {option}: no growing oscillation");
+                assert!(
+                    a1 > 1.0 && a1 > 10.0 * a0,
+                    "{scheme} option {option}: no growing oscillation"
+                );
             }
             ("midpoint", 4) => assert!(l1 > 0.2, "{scheme} option 4: multipliers do not oscillate"),
             ("midpoint", _) => {
@@ -66,7 +89,11 @@ fn long_run_accelerations_and_multipliers() {
             _ => unreachable!(),
         }
         if (scheme, option) == ("midpoint", 2) {
-            assert!(s.max_rel_energy_change < 1e-10, "energy change {:.2e}", s.max_rel_energy_change);
+            assert!(
+                s.max_rel_energy_change < 1e-10,
+                "energy change {:.2e}",
+                s.max_rel_energy_change
+            );
         }
     }
     assert!(smooth_a > 0.0);
@@ -78,8 +105,15 @@ fn position_constraints_at_round_off_for_500_s() {
     let (s, r) = run(MODEL, &spec("midpoint", 2, 0.01, 500.0));
     assert!(s.failure.is_none());
     let worst = r.constraints.iter().map(|c| c.position).fold(0.0, f64::max);
-    assert!(worst < 1e-13, "largest position-constraint violation {worst:.2e}");
-    assert!(s.max_rel_energy_change < 1e-10, "energy change {:.2e}", s.max_rel_energy_change);
+    assert!(
+        worst < 1e-13,
+        "largest position-constraint violation {worst:.2e}"
+    );
+    assert!(
+        s.max_rel_energy_change < 1e-10,
+        "energy change {:.2e}",
+        s.max_rel_energy_change
+    );
 }
 
 /// With the seed-style Newton matrix (multiplier column without the W1
@@ -96,7 +130,10 @@ fn seed_jacobian_iteration_counts() {
         assert!(s.failure.is_none(), "option {option}: {}", s.line());
         let it = s.iterations_per_step();
         println!("seed Jacobian, option {option}: {it:.3} iterations/step (seed {seed_count})");
-        assert!((it / seed_count - 1.0).abs() < 0.1, "option {option}: {it:.3} vs {seed_count}");
+        assert!(
+            (it / seed_count - 1.0).abs() < 0.1,
+            "option {option}: {it:.3} vs {seed_count}"
+        );
         let (c, _) = run(MODEL, &spec("midpoint", option, 0.01, 10.0));
         assert!((2.5..=3.5).contains(&c.iterations_per_step()));
     }
@@ -108,7 +145,13 @@ fn seed_jacobian_iteration_counts() {
 fn second_order_convergence() {
     for (scheme, option) in combinations() {
         let (errors, orders) = convergence(MODEL, scheme, option, 0.25, 5..=8, Err(10));
-        println!("{scheme} option {option}: orders {orders:.3?}, errors {:?}", errors.iter().map(|e| e.map(|x| format!("{x:.1e}"))).collect::<Vec<_>>());
+        println!(
+            "{scheme} option {option}: orders {orders:.3?}, errors {:?}",
+            errors
+                .iter()
+                .map(|e| e.map(|x| format!("{x:.1e}")))
+                .collect::<Vec<_>>()
+        );
         assert_orders(&format!("{scheme} option {option}"), orders, 1.9, 2.2);
     }
 }
@@ -119,7 +162,11 @@ fn second_order_convergence() {
 fn newton_converges_at_small_steps() {
     for (scheme, option) in combinations() {
         let (s, _) = run(MODEL, &spec(scheme, option, 2f64.powi(-10), 0.25));
-        assert!(s.failure.is_none(), "{scheme} option {option}: {}", s.line());
+        assert!(
+            s.failure.is_none(),
+            "{scheme} option {option}: {}",
+            s.line()
+        );
         assert!(s.iterations_per_step() <= 3.0, "{}", s.line());
     }
 }

@@ -14,7 +14,9 @@ fn dof_masses() -> Vec<f64> {
     let file = load_model_file(model_path(MODEL)).unwrap();
     let sim = flexmb::run::Simulation::new(file.model);
     let m = sim.asm.mass_matrix();
-    (0..m.rows()).map(|i| *m.get(i, i).unwrap_or(&0.0)).collect()
+    (0..m.rows())
+        .map(|i| *m.get(i, i).unwrap_or(&0.0))
+        .collect()
 }
 
 /// Linear momentum sum m v and angular momentum sum m r x v about the origin.
@@ -58,12 +60,18 @@ fn outcome_pattern_over_50_s() {
         match (scheme, option) {
             ("newmark", _) | ("midpoint-endpoint", 1) => {
                 assert!(s.failure.is_some(), "{what}: expected a blow-up");
-                assert!((29.0..33.0).contains(&s.t_end_reached), "{what}: blow-up not near 31 s");
+                assert!(
+                    (29.0..33.0).contains(&s.t_end_reached),
+                    "{what}: blow-up not near 31 s"
+                );
                 assert!(s.max_rel_energy_change > 1e3, "{what}");
             }
             ("midpoint", 1) => {
                 assert!(s.failure.is_none(), "{what}");
-                assert!(s.max_rel_energy_change > 10.0, "{what}: energy did not grow");
+                assert!(
+                    s.max_rel_energy_change > 10.0,
+                    "{what}: energy did not grow"
+                );
             }
             _ => {
                 assert!(s.failure.is_none(), "{what}");
@@ -86,7 +94,10 @@ fn midpoint_conserves_energy_and_momenta() {
         let (s, rec) = run(MODEL, &spec("midpoint", 2, dt, 50.0));
         assert!(s.failure.is_none(), "dt {dt}: {}", s.line());
         let drift = momentum_drift(&m, &rec);
-        println!("dt {dt}: energy {:.2e}, momenta {drift:.2e}", s.max_rel_energy_change);
+        println!(
+            "dt {dt}: energy {:.2e}, momenta {drift:.2e}",
+            s.max_rel_energy_change
+        );
         assert!(s.max_rel_energy_change < 1e-10, "dt {dt}: {}", s.line());
         assert!(drift < 1e-10, "dt {dt}: momentum drift {drift:.2e}");
         // The initial angular momentum is not zero: the check has something to conserve.

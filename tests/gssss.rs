@@ -3,7 +3,9 @@
 //! three seed algorithms and second-order accuracy of every preset on the
 //! linear oscillator a + w^2 u = 0.
 
-use flexmb::integrate::{Family, Gssss, Integrator, IntegratorSpec, LinearScheme, SolveForm, State};
+use flexmb::integrate::{
+    Family, Gssss, Integrator, IntegratorSpec, LinearScheme, SolveForm, State,
+};
 use flexmb::load::TimeFunction;
 use flexmb::model::{Model, ModelBuilder, PointRef};
 use flexmb::output::{MemoryRecorder, OutputConfig};
@@ -40,7 +42,10 @@ fn presets_resolve_to_their_parameters() {
     }
     assert!(flexmb::integrate::gssss::preset("generalized-alpha").is_err());
     assert!(flexmb::integrate::gssss::preset("no-such-scheme").is_err());
-    assert!(Gssss::new(Family::U0, [0.5, 0.4, 0.0]).is_err(), "rho1 > rho2 must be refused");
+    assert!(
+        Gssss::new(Family::U0, [0.5, 0.4, 0.0]).is_err(),
+        "rho1 > rho2 must be refused"
+    );
 }
 
 #[test]
@@ -125,11 +130,16 @@ fn seed_algorithms_do_not_dissipate() {
         for wdt in [0.01, 0.1, 1.0, 3.0, 10.0, 100.0, 1e3] {
             let m = moduli(&amplification(&s, wdt * wdt));
             // The two principal roots lie on the unit circle.
-            assert!((m[1] - 1.0).abs() < 1e-9 && (m[2] - 1.0).abs() < 1e-9, "{name} w dt {wdt}: {m:?}");
+            assert!(
+                (m[1] - 1.0).abs() < 1e-9 && (m[2] - 1.0).abs() < 1e-9,
+                "{name} w dt {wdt}: {m:?}"
+            );
         }
     }
     // A dissipative preset as control: its principal roots leave the unit circle.
-    let s = Gssss::new(Family::U0, [0.8, 0.8, 0.8]).unwrap().scheme(SolveForm::A, 1.0);
+    let s = Gssss::new(Family::U0, [0.8, 0.8, 0.8])
+        .unwrap()
+        .scheme(SolveForm::A, 1.0);
     assert!(moduli(&amplification(&s, 100.0))[2] < 0.99);
 }
 
@@ -139,8 +149,15 @@ fn oscillator(w: f64) -> Model {
     b.node("m", &[1.0, 0.0], Some(&[0.0, 0.0]), 1.0).unwrap();
     let k = w * w;
     let matrix = [[-k, 0.0, 0.0], [0.0, -k, 0.0], [0.0, 0.0, 0.0]];
-    b.point_load("spring", "linear_field", &PointRef::Entity("m".into()), matrix, [0.0; 3], TimeFunction::Constant)
-        .unwrap();
+    b.point_load(
+        "spring",
+        "linear_field",
+        &PointRef::Entity("m".into()),
+        matrix,
+        [0.0; 3],
+        TimeFunction::Constant,
+    )
+    .unwrap();
     b.build().unwrap()
 }
 
@@ -164,7 +181,11 @@ fn integrator_step_equals_amplification_matrix() {
     let sim = Simulation::new(oscillator(w));
     let sys = sim.system();
     for (name, family, rho) in presets() {
-        for (form, sf) in [("a", SolveForm::A), ("v", SolveForm::V), ("d", SolveForm::D)] {
+        for (form, sf) in [
+            ("a", SolveForm::A),
+            ("v", SolveForm::V),
+            ("d", SolveForm::D),
+        ] {
             let dt = 0.7;
             let config = integrator_spec(name, form, dt, 1.0).resolve().unwrap();
             let mut integ = config.build(&sys).unwrap();
@@ -178,7 +199,10 @@ fn integrator_step_equals_amplification_matrix() {
             let s = Gssss::new(family, rho).unwrap().scheme(sf, dt);
             let want = amplification(&s, w * w) * x0;
             let got = Vector3::new(state.u[0], state.v[0], state.a[0]);
-            assert!((got - want).amax() < 1e-10, "{name} {form}-form: {got:?} vs {want:?}");
+            assert!(
+                (got - want).amax() < 1e-10,
+                "{name} {form}-form: {got:?} vs {want:?}"
+            );
         }
     }
 }
@@ -191,9 +215,13 @@ fn second_order_on_the_oscillator() {
     for (name, _, _) in presets() {
         let errors: Vec<[f64; 3]> = (3..=6)
             .map(|k| {
-                let config = integrator_spec(name, "a", 2f64.powi(-k), 1.0).resolve().unwrap();
+                let config = integrator_spec(name, "a", 2f64.powi(-k), 1.0)
+                    .resolve()
+                    .unwrap();
                 let mut rec = MemoryRecorder::default();
-                let s = sim.run(&config, "", &OutputConfig::default(), &mut rec, &mut |_| {}).unwrap();
+                let s = sim
+                    .run(&config, "", &OutputConfig::default(), &mut rec, &mut |_| {})
+                    .unwrap();
                 assert!(s.failure.is_none());
                 let last = rec.time.len() - 1;
                 let t = rec.time[last];
@@ -204,10 +232,55 @@ fn second_order_on_the_oscillator() {
                 ]
             })
             .collect();
-        let orders: Vec<f64> = (0..3).map(|q| (errors[2][q] / errors[3][q]).log2()).collect();
+        let orders: Vec<f64> = (0..3)
+            .map(|q| (errors[2][q] / errors[3][q]).log2())
+            .collect();
         println!("{name}: orders (u, v, a) {orders:.3?}");
         for (q, p) in orders.iter().enumerate() {
-            assert!((1.9..=2.1).contains(p), "{name}: order {p:.3} in variable {q}");
+            assert!(
+                (1.9..=2.1).contains(p),
+                "{name}: order {p:.3} in variable {q}"
+            );
         }
     }
+}
+
+/// Command-line settings replace the file's: a preset replaces a family and a
+/// family replaces a preset; one table giving both is refused.
+#[test]
+fn integrator_overrides_replace_scheme_or_family() {
+    let family = IntegratorSpec {
+        family: Some("v0".into()),
+        rho1: Some(0.5),
+        rho2: Some(0.8),
+        rho3: Some(0.2),
+        dt: Some(0.1),
+        t_end: Some(1.0),
+        ..IntegratorSpec::default()
+    };
+    let preset = IntegratorSpec {
+        scheme: Some("newmark".into()),
+        ..IntegratorSpec::default()
+    };
+    let label = |s: &IntegratorSpec| s.resolve().unwrap().label();
+    assert!(
+        label(&family).contains("V0(0.5,0.8,0.2)"),
+        "{}",
+        label(&family)
+    );
+    let a = family.overridden_by(&preset);
+    assert!(label(&a).contains("U0(1,1,0) [newmark]"), "{}", label(&a));
+    let b = a.overridden_by(&IntegratorSpec {
+        family: Some("u0".into()),
+        rho1: Some(0.9),
+        rho2: Some(0.9),
+        rho3: Some(0.9),
+        ..IntegratorSpec::default()
+    });
+    assert!(label(&b).contains("U0(0.9,0.9,0.9)"), "{}", label(&b));
+    let both = IntegratorSpec {
+        scheme: Some("midpoint".into()),
+        ..family.clone()
+    };
+    assert_eq!(both.resolve().unwrap_err().0, "family");
 }

@@ -58,9 +58,15 @@ fn two_field_equals_v0_110_step_by_step() {
         for option in 1..=4 {
             let d = relative_step_difference(model, "midpoint", option);
             println!("{model} option {option}: largest relative one-step difference {d:.2e}");
-            assert!(d < 1e-10, "{model} option {option}: two-field differs from V0(1,1,0) by {d:.2e}");
+            assert!(
+                d < 1e-10,
+                "{model} option {option}: two-field differs from V0(1,1,0) by {d:.2e}"
+            );
             let control = relative_step_difference(model, "midpoint-endpoint", option);
-            assert!(control > 1e-6, "{model} option {option}: U0(1,1,1) too close ({control:.2e})");
+            assert!(
+                control > 1e-6,
+                "{model} option {option}: U0(1,1,1) too close ({control:.2e})"
+            );
         }
     }
 }

@@ -136,6 +136,14 @@ pub struct Assembler {
     gather: Option<Gather>,
 }
 
+/// values[slots[q]] = x[q].
+#[inline]
+fn scatter_set(values: &mut [f64], slots: &[usize], x: &[f64]) {
+    for (&s, &v) in slots.iter().zip(x) {
+        values[s] = v;
+    }
+}
+
 /// Adds `x` into `dst[idx]`.
 #[inline]
 fn scatter_add(dst: &mut [f64], idx: &[usize], x: &[f64], scale: f64) {
@@ -544,13 +552,18 @@ impl Assembler {
 
                 // e2 and the constraint row block B(u_{n+1}).
                 blk.phi(i, g.u_next, inp.t_next, &mut phi[..rows]);
-                for r in 0..rows {
-                    sys.residual[n + r0 + r] = phi[r] / inp.coef_u;
+                for (e, p) in sys.residual[n + r0..n + r0 + rows]
+                    .iter_mut()
+                    .zip(&phi[..rows])
+                {
+                    *e = p / inp.coef_u;
                 }
-                let bn = &bl[idx(At::Next)];
-                for q in 0..rows * k {
-                    sys.values[s.b[i * rows * k + q]] = bn[q];
-                }
+                let blk_slots = i * rows * k..(i + 1) * rows * k;
+                scatter_set(
+                    &mut sys.values,
+                    &s.b[blk_slots.clone()],
+                    &bl[idx(At::Next)][..rows * k],
+                );
 
                 // Constraint force and multiplier column.
                 for &(c, at, m) in &cf.force {
@@ -569,10 +582,12 @@ impl Assembler {
                     if c == 0.0 {
                         continue;
                     }
-                    let b = &bl[idx(at)];
-                    for q in 0..rows * k {
-                        sys.values[s.c[i * rows * k + q]] += c * b[q];
-                    }
+                    scatter_add(
+                        &mut sys.values,
+                        &s.c[blk_slots.clone()],
+                        &bl[idx(at)][..rows * k],
+                        c,
+                    );
                 }
 
                 // d(B~^T lambda~)/du_{n+1}.
@@ -623,10 +638,9 @@ impl Assembler {
             for i in 0..blk.len() {
                 let r0 = s.row0 + i * rows;
                 blk.jacobian(i, u, t, &mut bl[..rows * k]);
-                for q in 0..rows * k {
-                    sys.values[s.b[i * rows * k + q]] = bl[q];
-                    sys.values[s.c[i * rows * k + q]] = bl[q];
-                }
+                let blk_slots = i * rows * k..(i + 1) * rows * k;
+                scatter_set(&mut sys.values, &s.b[blk_slots.clone()], &bl[..rows * k]);
+                scatter_set(&mut sys.values, &s.c[blk_slots], &bl[..rows * k]);
                 let gamma = self.velocity_curvature(blk.as_ref(), i, u, v, t);
                 blk.phi_tt(i, u, v, t, &mut extra[..rows]);
                 for r in 0..rows {

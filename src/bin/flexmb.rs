@@ -30,6 +30,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once
 enum Command {
     /// Integrate a model file and stream the results to HDF5.
     Run(RunArgs),
@@ -177,7 +178,7 @@ fn run(args: &RunArgs) -> ExitCode {
         bar
     };
     let mut progress = |s: &flexmb::integrate::State| {
-        if s.step % 64 == 0 {
+        if s.step.is_multiple_of(64) {
             bar.set_position(s.step);
             bar.set_message(format!("{:.6}", s.t));
         }

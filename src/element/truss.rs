@@ -114,9 +114,9 @@ impl Element for Truss {
         let d = self.delta(u);
         let e = self.strain(&d);
         let s = self.ea / self.length;
-        for i in 0..2 * self.dim {
+        for (i, fi) in f.iter_mut().enumerate().take(2 * self.dim) {
             let (si, ai) = side(i, self.dim);
-            f[i] = s * e * si * d[ai];
+            *fi = s * e * si * d[ai];
         }
         if let Some(k) = k {
             let n = 2 * self.dim;
@@ -139,9 +139,9 @@ impl Element for Truss {
         let e_tilde =
             e_n + w.c1dt * edot_n + w.c2dt2 * eddot_n + w.c3 * (self.strain(&d_next) - e_n);
         let s = self.ea / self.length;
-        for i in 0..2 * self.dim {
+        for (i, fi) in f.iter_mut().enumerate().take(2 * self.dim) {
             let (si, ai) = side(i, self.dim);
-            f[i] = s * e_tilde * si * d_tilde[ai];
+            *fi = s * e_tilde * si * d_tilde[ai];
         }
         let n = 2 * self.dim;
         k[..n * n].fill(0.0);

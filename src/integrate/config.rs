@@ -86,9 +86,15 @@ impl IntegratorSpec {
             scheme, family, rho1, rho2, rho3, option, form, dt, t_end, tol, max_iter, jacobian,
             sparse
         );
-        // A family given on top of a preset replaces the preset.
+        // A family given on top of a preset replaces the preset, and a preset
+        // given on top of a family replaces the family and its roots.
         if over.family.is_some() && over.scheme.is_none() {
             out.scheme = None;
+        }
+        if over.scheme.is_some() && over.family.is_none() && over.scheme.as_deref() != Some("gssss")
+        {
+            out.family = None;
+            (out.rho1, out.rho2, out.rho3) = (None, None, None);
         }
         out
     }
@@ -125,6 +131,14 @@ impl IntegratorSpec {
             }
         };
 
+        if let (Some(scheme), Some(_)) = (&self.scheme, &self.family) {
+            if scheme != "gssss" {
+                return Err((
+                    "family",
+                    format!("give either a preset `scheme` (\"{scheme}\") or `family` with rho1..3, not both"),
+                ));
+            }
+        }
         let explicit = self.family.is_some() || self.scheme.as_deref() == Some("gssss");
         let (family, rho, preset_name) = if explicit {
             let family = match self.family.as_deref() {

@@ -51,7 +51,7 @@ enum Backend {
     },
     Sparse {
         symbolic: SymbolicLu<usize>,
-        numeric: NumericLu<usize, f64>,
+        numeric: Box<NumericLu<usize, f64>>,
         col_ptr: Vec<usize>,
         row_idx: Vec<usize>,
     },
@@ -117,7 +117,7 @@ impl SaddlePointSolver {
             dim,
             backend: Backend::Sparse {
                 symbolic,
-                numeric: NumericLu::new(),
+                numeric: Box::new(NumericLu::new()),
                 col_ptr: pattern.col_ptr.clone(),
                 row_idx: pattern.row_idx.clone(),
             },
@@ -155,7 +155,7 @@ impl SaddlePointSolver {
                 let tol = scale * f64::EPSILON * dim as f64;
                 for i in 0..dim {
                     let p = lu[i + i * dim];
-                    if !(p.abs() > tol) {
+                    if p.is_nan() || p.abs() <= tol {
                         return Err(SolveError::Singular { index: Some(i) });
                     }
                 }
@@ -204,7 +204,7 @@ impl SaddlePointSolver {
             Backend::Sparse {
                 symbolic, numeric, ..
             } => {
-                let lu = faer::sparse::linalg::lu::LuRef::new_unchecked(symbolic, numeric);
+                let lu = faer::sparse::linalg::lu::LuRef::new_unchecked(symbolic, &**numeric);
                 lu.solve_in_place_with_conj(Conj::No, x, par, stack);
             }
         }

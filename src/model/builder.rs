@@ -651,7 +651,7 @@ fn check_initial_constraints(model: &Model) -> Result<(), BuildError> {
         for i in 0..b.len() {
             b.phi(i, &model.u0, 0.0, &mut phi);
             let worst = phi[..b.rows()].iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-            if !(worst <= tol) {
+            if worst.is_nan() || worst > tol {
                 return Err(err(
                     "joint",
                     b.name(i),

@@ -149,7 +149,7 @@ fn time_function(t: &Option<TimeSpec>) -> TimeFunction {
 
 fn check_time(t: &Option<TimeSpec>) -> Result<(), String> {
     match t {
-        Some(TimeSpec::Ramp { t0, t1 }) if !(t1 > t0) => {
+        Some(TimeSpec::Ramp { t0, t1 }) if t1 <= t0 || t1.is_nan() || t0.is_nan() => {
             Err(format!("ramp needs t1 > t0, got t0 = {t0}, t1 = {t1}"))
         }
         Some(TimeSpec::Triangular { t0, t_peak, t1 }) if !(t0 < t_peak && t_peak < t1) => Err(
@@ -429,7 +429,7 @@ fn output_config(o: &OutputSpec) -> Result<OutputConfig, (&'static str, String)>
         c.chunk_rows = r;
     }
     if let Some(s) = o.flush_seconds {
-        if !(s > 0.0) {
+        if s.is_nan() || s <= 0.0 {
             return Err((
                 "flush_seconds",
                 format!("`flush_seconds` must be positive, got {s}"),

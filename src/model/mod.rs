@@ -7,11 +7,13 @@
 mod builder;
 mod dof;
 mod file;
+mod generate;
 mod spec;
 
 pub use builder::{BuildError, ModelBuilder, PointRef};
 pub use dof::{DofKind, DofMap};
 pub use file::{load_model_file, load_model_str, ModelError, ModelFile};
+pub use generate::hanging_truss_chain;
 pub use spec::ModelSpec;
 
 use crate::element::ElementSet;

@@ -1,0 +1,86 @@
+//! No heap allocation inside the time loop after the first step: a counting
+//! global allocator watches steps 2..=500 of the double pendulum (dense LU)
+//! and of a truss chain on the sparse LU path, including the energy and
+//! constraint norms the driver records.
+
+use std::alloc::{GlobalAlloc, Layout, System as SystemAlloc};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use flexmb::integrate::{Integrator, IntegratorSpec, State};
+use flexmb::model::{hanging_truss_chain, load_model_file};
+use flexmb::run::Simulation;
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { SystemAlloc.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { SystemAlloc.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { SystemAlloc.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_in_steps(sim: &Simulation, spec: &IntegratorSpec) -> usize {
+    let sys = sim.system();
+    let config = spec.resolve().unwrap();
+    let setup = ALLOCATIONS.load(Ordering::Relaxed);
+    let mut integ = config.build(&sys).unwrap();
+    // Control: the counter sees the setup's allocations.
+    assert!(ALLOCATIONS.load(Ordering::Relaxed) > setup);
+    let mut state = State::initial(&sim.model);
+    integ.start(&sys, &mut state).unwrap();
+    integ.step(&sys, &mut state, config.dt).unwrap();
+    let (mut a, mut l) = (state.a.clone(), state.lambda.clone());
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for _ in 2..=500 {
+        integ.step(&sys, &mut state, config.dt).unwrap();
+        integ.aligned(&state, &mut a, &mut l);
+        std::hint::black_box(sim.asm.energy(&sim.model, &state.u, &state.v));
+        std::hint::black_box(
+            sim.asm
+                .constraint_norms(&sim.model, &state.u, &state.v, &a, state.t),
+        );
+    }
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+#[test]
+fn time_loop_does_not_allocate() {
+    let file = load_model_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/double_pendulum.toml"
+    ))
+    .unwrap();
+    let spec = file.integrator.clone();
+    let dp = Simulation::new(file.model);
+    assert_eq!(
+        allocations_in_steps(&dp, &spec),
+        0,
+        "double pendulum (dense LU)"
+    );
+
+    let truss = Simulation::new(hanging_truss_chain(60).unwrap());
+    let spec = IntegratorSpec {
+        scheme: Some("generalized-alpha(0.8)".into()),
+        dt: Some(1e-3),
+        t_end: Some(1.0),
+        sparse: Some(true),
+        ..IntegratorSpec::default()
+    };
+    assert_eq!(
+        allocations_in_steps(&truss, &spec),
+        0,
+        "truss chain (sparse LU)"
+    );
+}
