@@ -271,3 +271,20 @@ length = 1.0
     let run = read_hdf5(&out).unwrap();
     assert_eq!(run.status, "failed");
 }
+
+/// The example model in README.md runs as shown.
+#[test]
+fn readme_example_model_runs() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("```toml\n").expect("README has a toml block") + 8;
+    let len = readme[start..].find("```").unwrap();
+    let path = model_file("readme.toml", &readme[start..start + len]);
+    let o = flexmb(&["run", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("completed | steps 1000 to t = 10"),
+        "{}",
+        text(&o)
+    );
+}
