@@ -1,0 +1,1138 @@
+//! Finite-difference checks of every analytic derivative of the engine, at
+//! random non-symmetric configurations (fixed seeds):
+//!
+//! * Green-strain truss (2-D, 3-D, stress-free and pre-stressed): force =
+//!   dV/du, tangent = dP/du;
+//! * truss energy-momentum force at the EOM level: its derivative with respect
+//!   to u_{n+1} (u~ moving with the level weights), the strain rates it uses,
+//!   and the discrete-gradient identity `(u_{n+1} - u_n).P~ = V_{n+1} - V_n`
+//!   for the midpoint weights;
+//! * every joint (ground pin, revolute body-body / node-node / body-node,
+//!   distance in the length and quadratic forms, point on circle): B = dPhi/du
+//!   and the curvature `sum_r w_r d^2 Phi_r/du^2` = d(B^T w)/du;
+//! * point loads with a linear field: the local derivative and the one the
+//!   assembler puts into the Newton matrix against the load vector `add_loads`;
+//! * assembled operators: `constraint_jacobian`, `stiffness`,
+//!   `internal_force` (against the potential energy) and the velocity
+//!   curvature of `fill_initial`;
+//! * the assembled Newton matrix of `fill_step` against the derivative of its
+//!   residual with respect to the Newton unknowns (delta, lambda), for several
+//!   GSSSS schemes and forms, the two-field scheme and all four constraint
+//!   options with the consistent Jacobian.
+//!
+//! Derivatives are compared with 4th-order central differences; the error is
+//! the max-norm of the difference divided by the max-norm of the reference.
+//! Run with `--nocapture` to see the observed errors.
+
+use flexmb::assembly::{Assembler, ConstraintForce, Pattern, SaddleSystem, StepInput};
+use flexmb::element::{Element, EomLevel, GlobalLevel, LevelWeights, Truss};
+use flexmb::integrate::gssss::{Family, Gssss, SolveForm};
+use flexmb::integrate::newton::constraint_force;
+use flexmb::integrate::scheme::{ConstraintOption, JacobianKind, LinearScheme, PredCorr};
+use flexmb::integrate::two_field::two_field_scheme;
+use flexmb::joint::{Coincident, Distance, DistanceForm, Joint, Point, PointPair};
+use flexmb::load::{PointLoad, TimeFunction};
+use flexmb::model::{Model, ModelBuilder, PointRef};
+use sprs::CsMat;
+
+/// Relative tolerance of every derivative check.
+const TOL: f64 = 1e-6;
+/// Default finite-difference step (coordinates are of order one).
+const H: f64 = 1e-3;
+
+// ---------------------------------------------------------------------------
+// Shared helpers
+// ---------------------------------------------------------------------------
+
+/// A small deterministic generator (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [lo, hi).
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+        (0..n).map(|_| self.range(lo, hi)).collect()
+    }
+}
+
+/// 4th-order central stencil: `sum (c g(x + s h)) / (12 h)` approximates g'(x).
+const STENCIL: [(f64, f64); 4] = [(-2.0, 1.0), (-1.0, -8.0), (1.0, 8.0), (2.0, -1.0)];
+
+/// Row-major `m x x.len()` Jacobian of `f: R^n -> R^m` at `x`, 4th-order
+/// central differences with step `steps[j]` for variable j.
+fn fd_jacobian(
+    x: &[f64],
+    steps: &[f64],
+    m: usize,
+    mut f: impl FnMut(&[f64], &mut [f64]),
+) -> Vec<f64> {
+    let n = x.len();
+    let mut jac = vec![0.0; m * n];
+    let mut xp = x.to_vec();
+    let mut out = vec![0.0; m];
+    for j in 0..n {
+        for &(s, c) in &STENCIL {
+            xp[j] = x[j] + s * steps[j];
+            f(&xp, &mut out);
+            for r in 0..m {
+                jac[r * n + j] += c * out[r] / (12.0 * steps[j]);
+            }
+        }
+        xp[j] = x[j];
+    }
+    jac
+}
+
+/// Gradient of a scalar function (same stencil, uniform step).
+fn fd_gradient(x: &[f64], h: f64, mut f: impl FnMut(&[f64]) -> f64) -> Vec<f64> {
+    fd_jacobian(x, &vec![h; x.len()], 1, |y, out| out[0] = f(y))
+}
+
+/// Second derivative of a scalar function of one variable (5-point stencil).
+fn fd_second(h: f64, f: impl Fn(f64) -> f64) -> f64 {
+    (-f(2.0 * h) + 16.0 * f(h) - 30.0 * f(0.0) + 16.0 * f(-h) - f(-2.0 * h)) / (12.0 * h * h)
+}
+
+fn max_abs(x: &[f64]) -> f64 {
+    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
+}
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .fold(0.0_f64, |m, (x, y)| m.max((x - y).abs()))
+}
+
+/// Asserts `analytic == reference` to `TOL` relative to the reference's
+/// max-norm, and that neither is trivially zero. Returns the relative error.
+fn check(what: &str, analytic: &[f64], reference: &[f64]) -> f64 {
+    let scale = max_abs(reference);
+    assert!(
+        scale > 1e-6 && max_abs(analytic) > 1e-6,
+        "{what}: degenerate check (|analytic| = {:.3e}, |reference| = {scale:.3e})",
+        max_abs(analytic)
+    );
+    let err = max_diff(analytic, reference) / scale;
+    eprintln!("{what:<72} rel err {err:.2e}");
+    assert!(
+        err <= TOL,
+        "{what}: relative error {err:.3e} > {TOL:e}\n analytic  = {analytic:?}\n reference = {reference:?}"
+    );
+    err
+}
+
+/// Asserts that both `analytic` and `reference` vanish, to `TOL` relative to `scale`.
+fn check_zero(what: &str, analytic: &[f64], reference: &[f64], scale: f64) -> f64 {
+    let err = max_abs(analytic).max(max_abs(reference)) / scale;
+    eprintln!("{what:<72} zero, err {err:.2e}");
+    assert!(
+        err <= TOL,
+        "{what}: expected zero, got |analytic| = {:.3e}, |reference| = {:.3e} (scale {scale:e})",
+        max_abs(analytic),
+        max_abs(reference)
+    );
+    err
+}
+
+/// Row-major dense copy of a sprs matrix (CSR or CSC).
+fn dense(a: &CsMat<f64>) -> Vec<f64> {
+    let (rows, cols) = a.shape();
+    let mut d = vec![0.0; rows * cols];
+    for (v, (r, c)) in a.iter() {
+        d[r * cols + c] += *v;
+    }
+    d
+}
+
+/// Row-major dense copy of saddle-point matrix values in the order of `pattern`.
+fn dense_pattern(pattern: &Pattern, values: &[f64]) -> Vec<f64> {
+    dense(&pattern.to_csc(values))
+}
+
+/// Rows `rows` x columns `cols` of a row-major matrix with `ld` columns.
+fn block(
+    a: &[f64],
+    ld: usize,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+) -> Vec<f64> {
+    rows.flat_map(|r| a[r * ld + cols.start..r * ld + cols.end].iter().copied())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// 1. Truss: force = dV/du, tangent = dP/du
+// ---------------------------------------------------------------------------
+
+fn truss_separation(dim: usize, u: &[f64]) -> f64 {
+    (0..dim)
+        .map(|a| (u[dim + a] - u[a]).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+
+fn truss_force(t: &Truss, u: &[f64]) -> Vec<f64> {
+    let mut f = vec![0.0; t.ndof()];
+    t.force(u, &mut f, None);
+    f
+}
+
+fn truss_tangent(t: &Truss, u: &[f64]) -> Vec<f64> {
+    let n = t.ndof();
+    let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
+    t.force(u, &mut f, Some(&mut k));
+    k
+}
+
+#[test]
+fn truss_force_and_tangent() {
+    let mut rng = Rng(0x7255);
+    let mut worst: f64 = 0.0;
+    for dim in [2, 3] {
+        for trial in 0..3 {
+            let u = rng.vec(2 * dim, -1.0, 1.0);
+            let l = truss_separation(dim, &u);
+            let ea = rng.range(10.0, 100.0);
+            for (case, rest) in [("tension", 0.7 * l), ("compression", 1.3 * l)] {
+                let t = Truss::new(dim, ea, rest, 0.0);
+                let tag = format!("truss {dim}-D #{trial} {case}");
+                let grad = fd_gradient(&u, H, |x| t.potential(x));
+                worst = worst.max(check(
+                    &format!("{tag}: P = dV/du"),
+                    &truss_force(&t, &u),
+                    &grad,
+                ));
+                let n = t.ndof();
+                let fd = fd_jacobian(&u, &vec![H; n], n, |x, f| t.force(x, f, None));
+                worst = worst.max(check(
+                    &format!("{tag}: K = dP/du"),
+                    &truss_tangent(&t, &u),
+                    &fd,
+                ));
+            }
+            // Stress-free: rest length = current length, P = 0 but K = EA/L^3 g g^T != 0.
+            let t = Truss::new(dim, ea, l, 0.0);
+            let tag = format!("truss {dim}-D #{trial} stress-free");
+            let grad = fd_gradient(&u, H, |x| t.potential(x));
+            worst = worst.max(check_zero(
+                &format!("{tag}: P = dV/du = 0"),
+                &truss_force(&t, &u),
+                &grad,
+                ea,
+            ));
+            let n = t.ndof();
+            let fd = fd_jacobian(&u, &vec![H; n], n, |x, f| t.force(x, f, None));
+            worst = worst.max(check(
+                &format!("{tag}: K = dP/du"),
+                &truss_tangent(&t, &u),
+                &fd,
+            ));
+        }
+    }
+    eprintln!("truss_force_and_tangent: worst {worst:.2e}");
+}
+
+// ---------------------------------------------------------------------------
+// 2. Truss at the EOM time level (energy-momentum strain, seed eqs. 2.7-2.9)
+// ---------------------------------------------------------------------------
+
+/// The state at t_n of a truss step (u_{n+1} is the variable of the checks).
+struct TrussStep {
+    u_n: Vec<f64>,
+    v_n: Vec<f64>,
+    a_n: Vec<f64>,
+}
+
+impl TrussStep {
+    fn random(rng: &mut Rng, ndof: usize) -> Self {
+        TrussStep {
+            u_n: rng.vec(ndof, -1.0, 1.0),
+            v_n: rng.vec(ndof, -2.0, 2.0),
+            a_n: rng.vec(ndof, -5.0, 5.0),
+        }
+    }
+
+    /// u~ = u_n + c1dt v_n + c2dt2 a_n + c3 (u_{n+1} - u_n).
+    fn u_tilde(&self, w: LevelWeights, u_next: &[f64]) -> Vec<f64> {
+        (0..u_next.len())
+            .map(|i| {
+                self.u_n[i]
+                    + w.c1dt * self.v_n[i]
+                    + w.c2dt2 * self.a_n[i]
+                    + w.c3 * (u_next[i] - self.u_n[i])
+            })
+            .collect()
+    }
+
+    /// EOM-level force and its derivative with respect to u_{n+1}.
+    fn eom(
+        &self,
+        t: &Truss,
+        w: LevelWeights,
+        u_next: &[f64],
+        u_tilde: &[f64],
+    ) -> (Vec<f64>, Vec<f64>) {
+        let n = t.ndof();
+        let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
+        let lvl = EomLevel {
+            u_n: &self.u_n,
+            v_n: &self.v_n,
+            a_n: &self.a_n,
+            u_next,
+            u_tilde,
+            w,
+        };
+        t.eom_force(&lvl, &mut f, &mut k);
+        (f, k)
+    }
+}
+
+/// `LevelWeights { c1dt, c2dt2, c3 }`.
+fn level(c1dt: f64, c2dt2: f64, c3: f64) -> LevelWeights {
+    LevelWeights { c1dt, c2dt2, c3 }
+}
+
+/// The linear forms of a GSSSS member (its `level_weights` are what the integrators pass).
+fn gssss(family: Family, rho: [f64; 3], form: SolveForm, dt: f64) -> LinearScheme {
+    Gssss::new(family, rho).expect("valid rho").scheme(form, dt)
+}
+
+#[test]
+fn truss_eom_force_tangent() {
+    let mut rng = Rng(0xE0F);
+    let dt = 0.1;
+    let weights = [
+        ("arbitrary weights", level(0.13, 0.021, 0.37)),
+        (
+            "U0 generalized-alpha(0.7)",
+            gssss(Family::U0, [0.7; 3], SolveForm::A, dt).level_weights(),
+        ),
+        (
+            "V0(0.6,0.9,0.3)",
+            gssss(Family::V0, [0.6, 0.9, 0.3], SolveForm::A, dt).level_weights(),
+        ),
+        ("midpoint", level(0.0, 0.0, 0.5)),
+    ];
+    let mut worst: f64 = 0.0;
+    for dim in [2, 3] {
+        let n = 2 * dim;
+        for (name, w) in weights {
+            let st = TrussStep::random(&mut rng, n);
+            let u_next = rng.vec(n, -1.0, 1.0);
+            let t = Truss::new(dim, 70.0, 0.9 * truss_separation(dim, &st.u_n), 0.0);
+            let (_, k) = st.eom(&t, w, &u_next, &st.u_tilde(w, &u_next));
+            let fd = fd_jacobian(&u_next, &vec![H; n], n, |x, f| {
+                f.copy_from_slice(&st.eom(&t, w, x, &st.u_tilde(w, x)).0)
+            });
+            worst = worst.max(check(
+                &format!("truss {dim}-D EOM force, {name}: dP~/du_(n+1)"),
+                &k,
+                &fd,
+            ));
+        }
+    }
+    eprintln!("truss_eom_force_tangent: worst {worst:.2e}");
+}
+
+/// The strain rates at t_n inside eps~ are the time derivatives of the Green
+/// strain along u(tau) = u_n + tau v_n + tau^2/2 a_n.
+#[test]
+fn truss_eom_strain_rates() {
+    let mut rng = Rng(0x5A7E);
+    for dim in [2, 3] {
+        let n = 2 * dim;
+        let st = TrussStep::random(&mut rng, n);
+        let rest = 1.1 * truss_separation(dim, &st.u_n);
+        let (ea, t) = (30.0, Truss::new(dim, 30.0, rest, 0.0));
+        let strain =
+            |u: &[f64]| (truss_separation(dim, u).powi(2) - rest * rest) / (2.0 * rest * rest);
+        // With u~ = u_n, P~ = (EA/L) eps~ g(u_n), g = [-d; d]: eps~ = P~.g / ((EA/L) |g|^2).
+        let g: Vec<f64> = (0..n)
+            .map(|i| {
+                if i < dim {
+                    st.u_n[i] - st.u_n[dim + i]
+                } else {
+                    st.u_n[i] - st.u_n[i - dim]
+                }
+            })
+            .collect();
+        let eps_tilde = |w: LevelWeights| {
+            let (f, _) = st.eom(&t, w, &st.u_n, &st.u_n);
+            f.iter().zip(&g).map(|(a, b)| a * b).sum::<f64>()
+                / (ea / rest * g.iter().map(|x| x * x).sum::<f64>())
+        };
+        let e_n = eps_tilde(level(0.0, 0.0, 0.0));
+        let edot = eps_tilde(level(1.0, 0.0, 0.0)) - e_n;
+        let eddot = eps_tilde(level(0.0, 1.0, 0.0)) - e_n;
+        let path = |tau: f64| -> Vec<f64> {
+            (0..n)
+                .map(|i| st.u_n[i] + tau * st.v_n[i] + 0.5 * tau * tau * st.a_n[i])
+                .collect()
+        };
+        let edot_fd = fd_gradient(&[0.0], H, |x| strain(&path(x[0])))[0];
+        let eddot_fd = fd_second(H, |tau| strain(&path(tau)));
+        check(
+            &format!("truss {dim}-D EOM strain: eps_n"),
+            &[e_n],
+            &[strain(&st.u_n)],
+        );
+        check(
+            &format!("truss {dim}-D EOM strain: d eps/dt at t_n"),
+            &[edot],
+            &[edot_fd],
+        );
+        check(
+            &format!("truss {dim}-D EOM strain: d2 eps/dt2 at t_n"),
+            &[eddot],
+            &[eddot_fd],
+        );
+    }
+}
+
+/// Midpoint weights (c1 = c2 = 0, c3 = 1/2, as the V0(1,1,0) midpoint preset
+/// and the two-field scheme give) make P~ an exact discrete gradient.
+#[test]
+fn truss_discrete_gradient() {
+    let dt = 0.05;
+    let midpoint = gssss(Family::V0, [1.0, 1.0, 0.0], SolveForm::A, dt).level_weights();
+    let two_field = two_field_scheme(dt).level_weights();
+    for w in [midpoint, two_field] {
+        assert!(
+            w.c1dt.abs() <= 1e-15 && w.c2dt2.abs() <= 1e-15 && (w.c3 - 0.5).abs() <= 1e-15,
+            "{w:?}"
+        );
+    }
+    let alpha = gssss(Family::U0, [0.7; 3], SolveForm::A, dt).level_weights();
+    let mut rng = Rng(0xD6);
+    let mut worst: f64 = 0.0;
+    for dim in [2, 3] {
+        let n = 2 * dim;
+        for trial in 0..4 {
+            let st = TrussStep::random(&mut rng, n);
+            let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.4, 0.4)).collect();
+            let t = Truss::new(
+                dim,
+                55.0,
+                rng.range(0.5, 1.5) * truss_separation(dim, &st.u_n),
+                0.0,
+            );
+            let dv = t.potential(&u_next) - t.potential(&st.u_n);
+            let vscale = t.potential(&u_next).abs() + t.potential(&st.u_n).abs();
+            assert!(dv.abs() > 1e-3 * vscale, "degenerate energy change");
+            let work = |w: LevelWeights| {
+                let (f, _) = st.eom(&t, w, &u_next, &st.u_tilde(w, &u_next));
+                f.iter()
+                    .enumerate()
+                    .map(|(i, fi)| fi * (u_next[i] - st.u_n[i]))
+                    .sum::<f64>()
+            };
+            let err = (work(midpoint) - dv).abs() / vscale;
+            eprintln!("truss {dim}-D #{trial} discrete gradient: |du.P~ - dV| / |V| = {err:.2e}");
+            assert!(err <= 1e-13, "discrete gradient violated: {err:.3e}");
+            worst = worst.max(err);
+            // The identity is specific to the midpoint level (the check can fail).
+            let off = (work(alpha) - dv).abs() / vscale;
+            assert!(
+                off > 1e-6,
+                "generalized-alpha weights unexpectedly conserve energy: {off:.3e}"
+            );
+        }
+    }
+    eprintln!("truss_discrete_gradient: worst {worst:.2e}");
+}
+
+// ---------------------------------------------------------------------------
+// 3. Joints: B = dPhi/du, curvature = d(B^T w)/du
+// ---------------------------------------------------------------------------
+
+fn node(dim: usize) -> Point {
+    Point::Node { dim }
+}
+
+fn body(p: [f64; 2]) -> Point {
+    Point::Body2 { offset: p }
+}
+
+fn ground(x: f64, y: f64, z: f64) -> Point {
+    Point::Ground {
+        position: [x, y, z],
+    }
+}
+
+fn pair(a: Point, b: Point) -> PointPair {
+    PointPair { a, b }
+}
+
+/// Spatial dimension of a point pair (a planar body is 2-D).
+fn pair_dim(p: &PointPair) -> usize {
+    let dim = |q: &Point| match *q {
+        Point::Node { dim } => dim,
+        Point::Body2 { .. } => 2,
+        Point::Ground { .. } => 0,
+    };
+    dim(&p.a).max(dim(&p.b))
+}
+
+/// Every joint type on every kind of point pair, with a flag saying whether
+/// its curvature is identically zero (coincidence of nodes or ground points).
+fn joint_cases() -> Vec<(String, Box<dyn Joint>, bool)> {
+    let mut cases: Vec<(String, Box<dyn Joint>, bool)> = Vec::new();
+    let coincident = [
+        (
+            "ground_pin",
+            "body point",
+            pair(ground(0.3, -0.2, 0.0), body([0.4, -0.7])),
+        ),
+        (
+            "ground_pin",
+            "node 2-D",
+            pair(ground(0.3, -0.2, 0.0), node(2)),
+        ),
+        (
+            "ground_pin",
+            "node 3-D",
+            pair(ground(0.3, -0.2, 0.5), node(3)),
+        ),
+        (
+            "revolute",
+            "body-body",
+            pair(body([0.3, 0.5]), body([-0.6, 0.2])),
+        ),
+        (
+            "revolute",
+            "body centre-body",
+            pair(body([0.0; 2]), body([0.45, -0.35])),
+        ),
+        ("revolute", "body-node", pair(body([-0.25, 0.65]), node(2))),
+        ("revolute", "node-node 2-D", pair(node(2), node(2))),
+        ("revolute", "node-node 3-D", pair(node(3), node(3))),
+    ];
+    for (kind, on, p) in coincident {
+        let is_body = |q: Point| matches!(q, Point::Body2 { .. });
+        let flat = !is_body(p.a) && !is_body(p.b);
+        let j = Coincident::new(kind, pair_dim(&p), p);
+        cases.push((format!("{kind} {on}"), Box::new(j), flat));
+    }
+    let pairs = [
+        ("node-node 2-D", pair(node(2), node(2))),
+        ("node-node 3-D", pair(node(3), node(3))),
+        ("node-body 2-D", pair(node(2), body([0.3, -0.4]))),
+        ("body-body 2-D", pair(body([0.2, 0.6]), body([-0.5, 0.1]))),
+        (
+            "ground-body 2-D",
+            pair(ground(0.1, 0.2, 0.0), body([0.7, -0.2])),
+        ),
+    ];
+    let forms = [
+        ("|d|-L", DistanceForm::Length(0.8)),
+        ("(|d|^2-L^2)/2", DistanceForm::Quadratic(0.8)),
+    ];
+    for (fname, form) in forms {
+        for (on, p) in pairs {
+            let j = Distance::new("distance", p, form);
+            cases.push((format!("distance {fname} {on}"), Box::new(j), false));
+        }
+    }
+    let circles = [
+        (
+            "body point 2-D",
+            pair(ground(0.1, -0.3, 0.0), body([0.35, 0.55])),
+        ),
+        ("node 2-D", pair(ground(0.1, -0.3, 0.0), node(2))),
+        ("node 3-D", pair(ground(0.1, -0.3, 0.4), node(3))),
+    ];
+    for (on, p) in circles {
+        let j = Distance::new("point_on_circle", p, DistanceForm::Circle(0.6));
+        cases.push((format!("point_on_circle {on}"), Box::new(j), false));
+    }
+    cases
+}
+
+fn joint_jacobian(j: &dyn Joint, u: &[f64], t: f64) -> Vec<f64> {
+    let mut b = vec![0.0; j.rows() * j.ndof()];
+    j.jacobian(u, t, &mut b);
+    b
+}
+
+#[test]
+fn joint_jacobians_and_curvatures() {
+    let mut rng = Rng(0x10147);
+    let t = 0.37;
+    let (mut worst_b, mut worst_h): (f64, f64) = (0.0, 0.0);
+    for (name, j, flat) in joint_cases() {
+        let (rows, n) = (j.rows(), j.ndof());
+        for trial in 0..3 {
+            let u = rng.vec(n, -1.5, 1.5);
+            let w = rng.vec(rows, -3.0, 3.0);
+            let tag = format!("{name} #{trial}");
+
+            let fd_b = fd_jacobian(&u, &vec![H; n], rows, |x, phi| j.phi(x, t, phi));
+            worst_b = worst_b.max(check(
+                &format!("{tag}: B = dPhi/du"),
+                &joint_jacobian(j.as_ref(), &u, t),
+                &fd_b,
+            ));
+
+            // add_curvature adds `scale * H`: start from a non-zero matrix.
+            let scale = -1.75;
+            let mut h = vec![0.5; n * n];
+            j.add_curvature(&u, t, &w, scale, &mut h);
+            let h: Vec<f64> = h.iter().map(|x| (x - 0.5) / scale).collect();
+            let fd_h = fd_jacobian(&u, &vec![H; n], n, |x, out| {
+                let b = joint_jacobian(j.as_ref(), x, t);
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = (0..rows).map(|r| w[r] * b[r * n + k]).sum();
+                }
+            });
+            let what = format!("{tag}: sum w_r d2Phi_r/du2 = d(B^T w)/du");
+            worst_h = worst_h.max(if flat {
+                check_zero(&what, &h, &fd_h, max_abs(&w))
+            } else {
+                check(&what, &h, &fd_h)
+            });
+        }
+    }
+    eprintln!(
+        "joint_jacobians_and_curvatures: worst B {worst_b:.2e}, worst curvature {worst_h:.2e}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 4. Loads: linear force fields
+// ---------------------------------------------------------------------------
+
+/// A node or body reference point, for [`ModelBuilder`].
+fn at(id: &str) -> PointRef {
+    PointRef::Entity(id.into())
+}
+
+/// A body-fixed point, for [`ModelBuilder`].
+fn at_body(id: &str, offset: [f64; 2]) -> PointRef {
+    PointRef::Body {
+        body: id.into(),
+        offset,
+    }
+}
+
+fn load(point: Point, matrix: [[f64; 3]; 3], offset: [f64; 3]) -> PointLoad {
+    PointLoad {
+        kind: "linear_field",
+        point,
+        matrix,
+        offset,
+        time: TimeFunction::Sine {
+            omega: 2.0,
+            phase: 0.4,
+        },
+    }
+}
+
+fn random_field(rng: &mut Rng) -> ([[f64; 3]; 3], [f64; 3]) {
+    let mut a = [[0.0; 3]; 3];
+    for row in &mut a {
+        for x in row.iter_mut() {
+            *x = rng.range(-4.0, 4.0);
+        }
+    }
+    (
+        a,
+        [
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+        ],
+    )
+}
+
+#[test]
+fn point_load_derivative() {
+    let mut rng = Rng(0x10AD);
+    let mut worst: f64 = 0.0;
+    let points = [
+        ("node 2-D", node(2)),
+        ("node 3-D", node(3)),
+        ("body point 2-D", body([0.45, -0.3])),
+        ("body reference point 2-D", body([0.0, 0.0])),
+    ];
+    for (name, point) in points {
+        let (a, b) = random_field(&mut rng);
+        let l = load(point, a, b);
+        let n = l.ndof();
+        let q = rng.vec(n, -1.0, 1.0);
+        let s = 0.83;
+        let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
+        l.force(&q, s, &mut f, Some(&mut k));
+        let fd = fd_jacobian(&q, &vec![H; n], n, |x, out| l.force(x, s, out, None));
+        worst = worst.max(check(
+            &format!("point load at {name}: d(J^T F)/dq"),
+            &k,
+            &fd,
+        ));
+    }
+    eprintln!("point_load_derivative: worst {worst:.2e}");
+}
+
+/// The load derivative that `fill_step` puts into the Newton matrix
+/// (`-coef_u c3 K_load`) against the load vector of `add_loads`.
+#[test]
+fn assembled_load_derivative() {
+    let mut rng = Rng(0xF1E1D);
+    let mut worst: f64 = 0.0;
+    for dim in [2, 3] {
+        let mut b = ModelBuilder::new(dim).unwrap();
+        b.node("n", &rng.vec(dim, -1.0, 1.0), None, 1.0).unwrap();
+        b.node("m", &rng.vec(dim, -1.0, 1.0), None, 0.5).unwrap();
+        let (a1, b1) = random_field(&mut rng);
+        let (a2, b2) = random_field(&mut rng);
+        let sine = TimeFunction::Sine {
+            omega: 1.3,
+            phase: 0.2,
+        };
+        b.point_load("f1", "linear_field", &at("n"), a1, b1, sine)
+            .unwrap();
+        b.point_load(
+            "f2",
+            "linear_field",
+            &at("m"),
+            a2,
+            b2,
+            TimeFunction::Constant,
+        )
+        .unwrap();
+        b.point_load(
+            "f3",
+            "linear_field",
+            &at("n"),
+            a2,
+            b1,
+            TimeFunction::Ramp { t0: 0.0, t1: 2.0 },
+        )
+        .unwrap();
+        if dim == 2 {
+            b.body2d("body", &[0.2, -0.4], 0.6, 2.0, 0.3, None, 0.0)
+                .unwrap();
+            let off = at_body("body", [0.5, -0.25]);
+            b.point_load("f4", "linear_field", &off, a1, b2, sine)
+                .unwrap();
+        }
+        let model = b.build().unwrap();
+        let asm = Assembler::new(&model);
+        let n = asm.n_dofs();
+        let u = rng.vec(n, -1.0, 1.0);
+        let t = 0.7;
+
+        // Isolate the load: coef_mass = 0, coef_u = c3 = 1, W1 = 1, u~ = u_{n+1} = u.
+        let zero = vec![0.0; n];
+        let w = level(0.0, 0.0, 1.0);
+        let inp = StepInput {
+            level: GlobalLevel {
+                u_n: &zero,
+                v_n: &zero,
+                a_n: &zero,
+                u_next: &u,
+                u_tilde: &u,
+                w,
+            },
+            a_tilde: &zero,
+            lambda_n: &[],
+            lambda: &[],
+            t_n: 0.0,
+            t_next: t,
+            w1: 1.0,
+            coef_mass: 0.0,
+            coef_u: 1.0,
+            forces: constraint_force(ConstraintOption::Two, JacobianKind::Consistent, 1.0, 1.0),
+        };
+        let mut sys = asm.new_system();
+        asm.fill_step(&model, &inp, &mut sys);
+        let mut f = vec![0.0; n];
+        asm.add_loads(&model, &u, t, &mut f, 1.0);
+        let minus_f: Vec<f64> = f.iter().map(|x| -x).collect();
+        check(
+            &format!("{dim}-D model: fill_step residual = -add_loads"),
+            &sys.residual,
+            &minus_f,
+        );
+
+        let k: Vec<f64> = dense_pattern(asm.pattern(), &sys.values)
+            .iter()
+            .map(|x| -x)
+            .collect();
+        let fd = fd_jacobian(&u, &vec![H; n], n, |x, out| {
+            out.fill(0.0);
+            asm.add_loads(&model, x, t, out, 1.0);
+        });
+        worst = worst.max(check(
+            &format!("{dim}-D model: Newton-matrix load block = d(add_loads)/du"),
+            &k,
+            &fd,
+        ));
+    }
+    eprintln!("assembled_load_derivative: worst {worst:.2e}");
+}
+
+// ---------------------------------------------------------------------------
+// 5. Assembled operators and the Newton matrix of a mechanism
+// ---------------------------------------------------------------------------
+
+/// Two planar bodies (ground pin, revolute), three nodes (revolute to a body,
+/// two trusses, one pre-stressed), a quadratic and a length distance, a point
+/// on a circle, two linear-field loads and gravity: 12 DOFs, 9 multipliers.
+fn mechanism() -> Model {
+    let mut b = ModelBuilder::new(2).unwrap();
+    b.gravity(&[0.0, -9.81]).unwrap();
+    b.body2d("b1", &[0.3, -0.9], 0.2, 1.3, 0.11, None, 0.0)
+        .unwrap();
+    let pin = b.entity_position("b1", [0.05, 0.9]).unwrap();
+    b.ground_pin("pin", &at_body("b1", [0.05, 0.9]), &pin)
+        .unwrap();
+
+    let hinge = b.entity_position("b1", [0.1, -0.8]).unwrap();
+    let (th2, p2) = (-0.7_f64, [-0.2, 0.6]);
+    let (s, c) = th2.sin_cos();
+    let c2 = [
+        hinge[0] - (c * p2[0] - s * p2[1]),
+        hinge[1] - (s * p2[0] + c * p2[1]),
+    ];
+    b.body2d("b2", &c2, th2, 0.8, 0.05, None, 0.0).unwrap();
+    b.revolute("hinge", &at_body("b1", [0.1, -0.8]), &at_body("b2", p2))
+        .unwrap();
+
+    let tip = b.entity_position("b2", [0.4, -0.3]).unwrap();
+    b.node("n1", &tip, None, 0.2).unwrap();
+    b.revolute("tip", &at_body("b2", [0.4, -0.3]), &at("n1"))
+        .unwrap();
+    b.node("n2", &[tip[0] + 0.9, tip[1] + 0.35], None, 0.3)
+        .unwrap();
+    b.truss("t12", "n1", "n2", 40.0, Some(0.8), 0.15).unwrap();
+    b.distance("d2", &at("n2"), &at_body("b1", [-0.2, 0.1]), None, true)
+        .unwrap();
+    b.node("n3", &[tip[0] + 0.3, tip[1] + 1.1], None, 0.25)
+        .unwrap();
+    b.truss("t23", "n2", "n3", 25.0, None, 0.1).unwrap();
+    b.point_on_circle("c3", &at("n3"), &[0.5, 0.4], None)
+        .unwrap();
+    b.distance("d3", &at_body("b2", [0.0, 0.5]), &at("n3"), None, false)
+        .unwrap();
+
+    let field = [[0.5, 2.0, 0.0], [-1.5, 0.3, 0.0], [0.0, 0.0, 0.0]];
+    let sine = TimeFunction::Sine {
+        omega: 2.0,
+        phase: 0.3,
+    };
+    b.point_load(
+        "field",
+        "linear_field",
+        &at_body("b2", [0.3, 0.2]),
+        field,
+        [0.2, -0.1, 0.0],
+        sine,
+    )
+    .unwrap();
+    let track = [[0.0, 4.0, 0.0], [-4.0, 0.0, 0.0], [0.0, 0.0, 0.0]];
+    b.point_load(
+        "track",
+        "linear_field",
+        &at("n3"),
+        track,
+        [0.1, 0.0, 0.0],
+        TimeFunction::Constant,
+    )
+    .unwrap();
+    b.build().unwrap()
+}
+
+/// Phi of all joints, rows numbered block by block as in the assembler.
+fn global_phi(model: &Model, u: &[f64], t: f64, out: &mut [f64]) {
+    let mut row = 0;
+    for blk in &model.joints {
+        for i in 0..blk.len() {
+            blk.phi(i, u, t, &mut out[row..row + blk.rows()]);
+            row += blk.rows();
+        }
+    }
+}
+
+#[test]
+fn assembled_operators() {
+    let model = mechanism();
+    let asm = Assembler::new(&model);
+    let (n, m) = (asm.n_dofs(), asm.n_constraints());
+    assert_eq!((n, m), (12, 9));
+    let mut rng = Rng(0xA55E);
+    let u: Vec<f64> = model.u0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
+    let v = rng.vec(n, -1.0, 1.0);
+    let t = 0.4;
+    let steps = vec![H; n];
+
+    let fd_b = fd_jacobian(&u, &steps, m, |x, phi| global_phi(&model, x, t, phi));
+    check(
+        "mechanism: constraint_jacobian = dPhi/du",
+        &dense(&asm.constraint_jacobian(&model, &u, t)),
+        &fd_b,
+    );
+
+    let fd_k = fd_jacobian(&u, &steps, n, |x, p| {
+        p.copy_from_slice(&asm.internal_force(&model, x))
+    });
+    check(
+        "mechanism: stiffness = d(internal_force)/du",
+        &dense(&asm.stiffness(&model, &u)),
+        &fd_k,
+    );
+
+    // Potential energy = elastic - (M g).u, so its gradient is P(u) - M g.
+    let grad = fd_gradient(&u, H, |x| asm.energy(&model, x, &v).potential);
+    let p_minus_g: Vec<f64> = asm
+        .internal_force(&model, &u)
+        .iter()
+        .zip(asm.gravity_force())
+        .map(|(p, g)| p - g)
+        .collect();
+    check(
+        "mechanism: internal_force - M g = d(potential)/du",
+        &p_minus_g,
+        &grad,
+    );
+
+    // fill_initial: constraint rows hold gamma = v^T (d2 Phi_r/du2) v (scleronomic joints).
+    let mut sys = asm.new_system();
+    asm.fill_initial(&model, &u, &v, t, &mut sys);
+    let gamma: Vec<f64> = (0..m)
+        .map(|r| {
+            fd_second(H, |tau| {
+                let x: Vec<f64> = u.iter().zip(&v).map(|(a, b)| a + tau * b).collect();
+                let mut phi = vec![0.0; m];
+                global_phi(&model, &x, t, &mut phi);
+                phi[r]
+            })
+        })
+        .collect();
+    check(
+        "mechanism: fill_initial gamma = d2 Phi(u + tau v)/dtau2",
+        &sys.residual[n..],
+        &gamma,
+    );
+}
+
+/// The state at t_n of a step and the map from the Newton unknowns
+/// x = (delta, lambda) to the iterates, exactly as `OneStepIntegrator::step`
+/// updates them: `X = chi_P . (u_n, v_n, a_n) + chi_C delta` for
+/// X = u_{n+1}, u~, a~, and lambda itself.
+struct StepFixture {
+    u_n: Vec<f64>,
+    v_n: Vec<f64>,
+    a_n: Vec<f64>,
+    lam_n: Vec<f64>,
+    t_n: f64,
+    dt: f64,
+}
+
+impl StepFixture {
+    fn iterate(&self, pc: &PredCorr, delta: &[f64]) -> Vec<f64> {
+        (0..delta.len())
+            .map(|i| pc.predict(self.u_n[i], self.v_n[i], self.a_n[i]) + pc.c * delta[i])
+            .collect()
+    }
+
+    fn fill(
+        &self,
+        model: &Model,
+        asm: &Assembler,
+        sch: &LinearScheme,
+        forces: ConstraintForce,
+        x: &[f64],
+        sys: &mut SaddleSystem,
+    ) {
+        let (delta, lambda) = x.split_at(asm.n_dofs());
+        let (pu, put, pat) = (
+            sch.pred_corr(&sch.u_next),
+            sch.pred_corr(&sch.u_tilde),
+            sch.pred_corr(&sch.a_tilde),
+        );
+        let (u_next, u_tilde, a_tilde) = (
+            self.iterate(&pu, delta),
+            self.iterate(&put, delta),
+            self.iterate(&pat, delta),
+        );
+        let inp = StepInput {
+            level: GlobalLevel {
+                u_n: &self.u_n,
+                v_n: &self.v_n,
+                a_n: &self.a_n,
+                u_next: &u_next,
+                u_tilde: &u_tilde,
+                w: sch.level_weights(),
+            },
+            a_tilde: &a_tilde,
+            lambda_n: &self.lam_n,
+            lambda,
+            t_n: self.t_n,
+            t_next: self.t_n + self.dt,
+            w1: sch.w1,
+            coef_mass: pat.c,
+            coef_u: pu.c,
+            forces,
+        };
+        asm.fill_step(model, &inp, sys);
+    }
+}
+
+const OPTIONS: [ConstraintOption; 4] = [
+    ConstraintOption::One,
+    ConstraintOption::Two,
+    ConstraintOption::Three,
+    ConstraintOption::Four,
+];
+
+/// Relative errors of the blocks S (n x n), C (n x m), B (m x n) of a Newton
+/// matrix against the finite-difference derivative of the residual; the
+/// m x m block must vanish in both.
+fn newton_block_errors(
+    analytic: &[f64],
+    fd: &[f64],
+    n: usize,
+    m: usize,
+    what: &str,
+    verbose: bool,
+) -> [f64; 3] {
+    let d = n + m;
+    let blocks = [("S", 0..n, 0..n), ("C", 0..n, n..d), ("B", n..d, 0..n)];
+    let errs = blocks.map(|(name, r, c)| {
+        let (a, f) = (block(analytic, d, r.clone(), c.clone()), block(fd, d, r, c));
+        let err = max_diff(&a, &f) / max_abs(&f);
+        assert!(
+            max_abs(&f) > 1e-6 && max_abs(&a) > 1e-6,
+            "{what}: block {name} is zero"
+        );
+        if verbose {
+            eprintln!("{what:<64} block {name} rel err {err:.2e}");
+        }
+        err
+    });
+    let zero = block(fd, d, n..d, n..d);
+    assert!(
+        max_abs(&zero) <= 1e-9 && max_abs(&block(analytic, d, n..d, n..d)) == 0.0,
+        "{what}: lower-right block"
+    );
+    errs
+}
+
+#[test]
+fn newton_matrix_is_residual_derivative() {
+    let model = mechanism();
+    let asm = Assembler::new(&model);
+    let asm_par = Assembler::with_parallel(&model, Some(true));
+    let (n, m) = (asm.n_dofs(), asm.n_constraints());
+    let mut rng = Rng(0x6E77);
+    let dt = 0.2;
+    let schemes = [
+        (
+            "U0 generalized-alpha(0.7) a-form",
+            gssss(Family::U0, [0.7; 3], SolveForm::A, dt),
+        ),
+        (
+            "V0(0.6,0.9,0.3) v-form",
+            gssss(Family::V0, [0.6, 0.9, 0.3], SolveForm::V, dt),
+        ),
+        (
+            "U0(0.5,1,0.2) d-form",
+            gssss(Family::U0, [0.5, 1.0, 0.2], SolveForm::D, dt),
+        ),
+        ("two-field midpoint", two_field_scheme(dt)),
+    ];
+    let mut worst: f64 = 0.0;
+    for (name, sch) in schemes {
+        let fx = StepFixture {
+            u_n: model.u0.iter().map(|x| x + rng.range(-0.1, 0.1)).collect(),
+            v_n: rng.vec(n, -1.0, 1.0),
+            a_n: rng.vec(n, -3.0, 3.0),
+            lam_n: rng.vec(m, -5.0, 5.0),
+            t_n: 0.3,
+            dt,
+        };
+        // Unknowns at an arbitrary iterate (not the predictor).
+        let x: Vec<f64> = rng
+            .vec(n, -2.0, 2.0)
+            .into_iter()
+            .chain(rng.vec(m, -5.0, 5.0))
+            .collect();
+        // Steps: delta moves u_{n+1} by chi_C delta, so scale to a position step H.
+        let pu = sch.pred_corr(&sch.u_next);
+        let steps: Vec<f64> = (0..n + m)
+            .map(|i| if i < n { H / pu.c.abs() } else { H })
+            .collect();
+        for option in OPTIONS {
+            let what = format!("{name}, option {}", option.number());
+            let forces = constraint_force(
+                option,
+                JacobianKind::Consistent,
+                sch.w1,
+                sch.level_weights().c3,
+            );
+            let mut sys = asm.new_system();
+            fx.fill(&model, &asm, &sch, forces, &x, &mut sys);
+            let analytic = dense_pattern(asm.pattern(), &sys.values);
+            let fd = fd_jacobian(&x, &steps, n + m, |y, r| {
+                let mut s = asm.new_system();
+                fx.fill(&model, &asm, &sch, forces, y, &mut s);
+                r.copy_from_slice(&s.residual);
+            });
+            let errs = newton_block_errors(&analytic, &fd, n, m, &what, true);
+            let err = errs.iter().fold(0.0_f64, |a, &b| a.max(b));
+            assert!(
+                err <= TOL,
+                "{what}: Newton matrix != d(residual)/d(delta, lambda): S, C, B errors {errs:?}"
+            );
+            worst = worst.max(err);
+
+            // The parallel element path assembles the same system.
+            let mut par = asm_par.new_system();
+            fx.fill(&model, &asm_par, &sch, forces, &x, &mut par);
+            assert!(
+                max_diff(&par.values, &sys.values) <= 1e-13 * max_abs(&sys.values),
+                "{what}: parallel matrix"
+            );
+            assert!(
+                max_diff(&par.residual, &sys.residual) <= 1e-13 * max_abs(&sys.residual),
+                "{what}: parallel residual"
+            );
+
+            // The check detects a wrong multiplier column: the seed's matrices
+            // omit the W1 weights for options 1, 3 and 4 (not 2).
+            let seed = constraint_force(option, JacobianKind::Seed, sch.w1, sch.level_weights().c3);
+            let mut s = asm.new_system();
+            fx.fill(&model, &asm, &sch, seed, &x, &mut s);
+            let seed_errs = newton_block_errors(
+                &dense_pattern(asm.pattern(), &s.values),
+                &fd,
+                n,
+                m,
+                &what,
+                false,
+            );
+            if option == ConstraintOption::Two {
+                assert!(seed_errs[1] <= TOL, "{what}: seed column should be exact");
+            } else {
+                assert!(
+                    seed_errs[1] > 1e-3,
+                    "{what}: seed column not detected ({:.2e})",
+                    seed_errs[1]
+                );
+            }
+        }
+    }
+    eprintln!("newton_matrix_is_residual_derivative: worst {worst:.2e}");
+}
