@@ -131,6 +131,8 @@ pub trait ElementSet: Send + Sync {
     fn force(&self, i: usize, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>);
     /// EOM-level force and derivative of element `i` (global vectors in `g`).
     fn eom_force(&self, i: usize, g: &GlobalLevel<'_>, f: &mut [f64], k: &mut [f64]);
+    /// The block as `Any`, for the model builder's grouping.
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 /// Global vectors of a Newton iterate; elements gather their local parts from it.
@@ -159,6 +161,9 @@ pub fn gather(src: &[f64], idx: &[usize], dst: &mut [f64]) {
 }
 
 impl<E: Element> ElementSet for ElementBlock<E> {
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
     fn kind(&self) -> &'static str {
         E::KIND
     }

@@ -110,6 +110,8 @@ pub trait JointSet: Send + Sync {
     fn phi_t(&self, i: usize, u: &[f64], t: f64, out: &mut [f64]);
     /// Phi_tt + 2 Phi_tu v of joint `i`.
     fn phi_tt(&self, i: usize, u: &[f64], v: &[f64], t: f64, out: &mut [f64]);
+    /// The block as `Any`, for the model builder's grouping.
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 impl<J: Joint> JointBlock<J> {
@@ -121,6 +123,9 @@ impl<J: Joint> JointBlock<J> {
 }
 
 impl<J: Joint> JointSet for JointBlock<J> {
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
     fn len(&self) -> usize {
         self.joints.len()
     }

@@ -1,12 +1,15 @@
 //! Building a [`Model`] in code: entities (nodes, planar rigid bodies), elements,
 //! joints and loads referenced by id, validated as they are added.
 
+use std::any::TypeId;
 use std::collections::HashMap;
 
 use super::dof::{point_components, DofMap, BODY2D_COMPONENTS};
 use super::{LoadEntry, Model};
-use crate::element::{ElementBlock, ElementSet, Truss};
-use crate::joint::{Coincident, Distance, DistanceForm, JointBlock, JointSet, Point, PointPair};
+use crate::element::{Element, ElementBlock, ElementSet, Truss};
+use crate::joint::{
+    Coincident, Distance, DistanceForm, Joint, JointBlock, JointSet, Point, PointPair,
+};
 use crate::load::{PointLoad, TimeFunction};
 
 /// A model-building error: which entity, which field, what is wrong.
@@ -63,9 +66,57 @@ impl Entity {
     }
 }
 
-enum JointDef {
-    Coincident(Coincident),
-    Distance(Distance),
+/// Homogeneous blocks in order of first appearance, one per (type, rows, local DOFs):
+/// every element or joint type is grouped by the same code.
+struct Blocks<S: ?Sized> {
+    list: Vec<Box<S>>,
+    index: HashMap<(TypeId, usize, usize), usize>,
+}
+
+impl<S: ?Sized> Default for Blocks<S> {
+    fn default() -> Self {
+        Blocks {
+            list: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+}
+
+impl<S: ?Sized> Blocks<S> {
+    /// The block for `key`, created by `new` on first use.
+    fn block(&mut self, key: (TypeId, usize, usize), new: impl FnOnce() -> Box<S>) -> &mut S {
+        let k = *self.index.entry(key).or_insert_with(|| {
+            self.list.push(new());
+            self.list.len() - 1
+        });
+        &mut self.list[k]
+    }
+}
+
+impl Blocks<dyn ElementSet> {
+    fn push<E: Element>(&mut self, name: &str, e: E, dofs: &[usize]) {
+        let k = dofs.len();
+        self.block((TypeId::of::<E>(), 0, k), || {
+            Box::new(ElementBlock::<E>::new(k))
+        })
+        .as_any_mut()
+        .downcast_mut::<ElementBlock<E>>()
+        .expect("block of this element type")
+        .push(name.to_string(), e, dofs);
+    }
+}
+
+impl Blocks<dyn JointSet> {
+    fn push<J: Joint>(&mut self, name: &str, j: J, dofs: &[usize]) {
+        let (rows, k) = (j.rows(), dofs.len());
+        self.block((TypeId::of::<J>(), rows, k), || {
+            Box::new(JointBlock::<J>::new(rows, k))
+        })
+        .as_any_mut()
+        .downcast_mut::<JointBlock<J>>()
+        .expect("block of this joint type")
+        .push(name.to_string(), j, dofs);
+    }
 }
 
 /// Builds a [`Model`] entity by entity.
@@ -77,8 +128,8 @@ pub struct ModelBuilder {
     inertia: Vec<(usize, usize, f64)>,
     entities: HashMap<String, Entity>,
     ids: HashMap<String, &'static str>,
-    trusses: Vec<(String, Truss, Vec<usize>)>,
-    joints: Vec<(String, JointDef, Vec<usize>)>,
+    elements: Blocks<dyn ElementSet>,
+    joints: Blocks<dyn JointSet>,
     loads: Vec<LoadEntry>,
     gravity: [f64; 3],
 }
@@ -115,8 +166,8 @@ impl ModelBuilder {
             inertia: Vec::new(),
             entities: HashMap::new(),
             ids: HashMap::new(),
-            trusses: Vec::new(),
-            joints: Vec::new(),
+            elements: Blocks::default(),
+            joints: Blocks::default(),
             loads: Vec::new(),
             gravity: [0.0; 3],
         })
@@ -424,11 +475,8 @@ impl ModelBuilder {
             ));
         }
         self.claim_id("element", id)?;
-        self.trusses.push((
-            id.to_string(),
-            Truss::new(self.dim, ea, length, mass_per_length),
-            dofs,
-        ));
+        self.elements
+            .push(id, Truss::new(self.dim, ea, length, mass_per_length), &dofs);
         Ok(())
     }
 
@@ -443,8 +491,7 @@ impl ModelBuilder {
         let (pair, dofs) = self.pair(id, &PointRef::Ground(g), point, ["ground", "point"])?;
         self.claim_id("joint", id)?;
         let j = Coincident::new("ground_pin", self.dim, pair);
-        self.joints
-            .push((id.to_string(), JointDef::Coincident(j), dofs));
+        self.joints.push(id, j, &dofs);
         Ok(())
     }
 
@@ -453,8 +500,7 @@ impl ModelBuilder {
         let (pair, dofs) = self.pair(id, a, b, ["a", "b"])?;
         self.claim_id("joint", id)?;
         let j = Coincident::new("revolute", self.dim, pair);
-        self.joints
-            .push((id.to_string(), JointDef::Coincident(j), dofs));
+        self.joints.push(id, j, &dofs);
         Ok(())
     }
 
@@ -485,8 +531,7 @@ impl ModelBuilder {
             DistanceForm::Length(l)
         };
         let j = Distance::new("distance", pair, form);
-        self.joints
-            .push((id.to_string(), JointDef::Distance(j), dofs));
+        self.joints.push(id, j, &dofs);
         Ok(())
     }
 
@@ -511,8 +556,7 @@ impl ModelBuilder {
         }
         self.claim_id("joint", id)?;
         let j = Distance::new("point_on_circle", pair, DistanceForm::Circle(r));
-        self.joints
-            .push((id.to_string(), JointDef::Distance(j), dofs));
+        self.joints.push(id, j, &dofs);
         Ok(())
     }
 
@@ -558,79 +602,16 @@ impl ModelBuilder {
         Ok(())
     }
 
-    /// Finishes the model: groups elements and joints into homogeneous blocks
-    /// (in order of first appearance) and checks that the initial positions
-    /// satisfy the constraints.
+    /// Finishes the model (elements and joints are already grouped into
+    /// homogeneous blocks in order of first appearance) and checks that the
+    /// initial positions satisfy the constraints.
     pub fn build(self) -> Result<Model, BuildError> {
-        let mut elements: Vec<Box<dyn ElementSet>> = Vec::new();
-        let mut truss_blocks: Vec<ElementBlock<Truss>> = Vec::new();
-        for (name, t, dofs) in self.trusses {
-            match truss_blocks.iter_mut().find(|b| b.ndof() == dofs.len()) {
-                Some(b) => b.push(name, t, &dofs),
-                None => {
-                    let mut b = ElementBlock::new(dofs.len());
-                    b.push(name, t, &dofs);
-                    truss_blocks.push(b);
-                }
-            }
-        }
-        for b in truss_blocks {
-            elements.push(Box::new(b));
-        }
-
-        // Joint blocks keyed by (type, rows, ndof), ordered by first appearance.
-        let mut coincident: Vec<JointBlock<Coincident>> = Vec::new();
-        let mut distance: Vec<JointBlock<Distance>> = Vec::new();
-        let mut order: Vec<(bool, usize)> = Vec::new();
-        for (name, def, dofs) in self.joints {
-            match def {
-                JointDef::Coincident(j) => {
-                    let rows = crate::joint::Joint::rows(&j);
-                    let k = match coincident
-                        .iter()
-                        .position(|b| b.rows() == rows && b.ndof() == dofs.len())
-                    {
-                        Some(k) => k,
-                        None => {
-                            coincident.push(JointBlock::new(rows, dofs.len()));
-                            order.push((true, coincident.len() - 1));
-                            coincident.len() - 1
-                        }
-                    };
-                    coincident[k].push(name, j, &dofs);
-                }
-                JointDef::Distance(j) => {
-                    let k = match distance.iter().position(|b| b.ndof() == dofs.len()) {
-                        Some(k) => k,
-                        None => {
-                            distance.push(JointBlock::new(1, dofs.len()));
-                            order.push((false, distance.len() - 1));
-                            distance.len() - 1
-                        }
-                    };
-                    distance[k].push(name, j, &dofs);
-                }
-            }
-        }
-        let mut coincident: Vec<Option<JointBlock<Coincident>>> =
-            coincident.into_iter().map(Some).collect();
-        let mut distance: Vec<Option<JointBlock<Distance>>> =
-            distance.into_iter().map(Some).collect();
-        let mut joints: Vec<Box<dyn JointSet>> = Vec::new();
-        for (is_coincident, k) in order {
-            if is_coincident {
-                joints.push(Box::new(coincident[k].take().expect("block used once")));
-            } else {
-                joints.push(Box::new(distance[k].take().expect("block used once")));
-            }
-        }
-
         let model = Model {
             dim: self.dim,
             dofs: self.dofs,
             inertia: self.inertia,
-            elements,
-            joints,
+            elements: self.elements.list,
+            joints: self.joints.list,
             loads: self.loads,
             gravity: self.gravity,
             u0: self.u0,
