@@ -30,3 +30,4 @@ pub mod load;
 pub mod model;
 pub mod output;
 pub mod run;
+pub mod statics;

@@ -25,12 +25,16 @@
 //! Run with `--nocapture` to see the observed errors.
 
 use flexmb::assembly::{Assembler, ConstraintForce, Pattern, SaddleSystem, StepInput};
-use flexmb::element::{Element, EomLevel, GlobalLevel, LevelWeights, Truss};
+use flexmb::element::{
+    Element, EomLevel, GlobalLevel, LevelWeights, RotationalSpringDamper, SpringDamper, Truss,
+};
 use flexmb::integrate::gssss::{Family, Gssss, SolveForm};
 use flexmb::integrate::newton::constraint_force;
 use flexmb::integrate::scheme::{ConstraintOption, JacobianKind, LinearScheme, PredCorr};
 use flexmb::integrate::two_field::two_field_scheme;
-use flexmb::joint::{Coincident, Distance, DistanceForm, Joint, Point, PointPair};
+use flexmb::joint::{
+    Coincident, Distance, DistanceForm, Joint, Motion, Point, PointPair, Prescribed, Slider,
+};
 use flexmb::load::{PointLoad, TimeFunction};
 use flexmb::model::{Model, ModelBuilder, PointRef};
 use sprs::CsMat;
@@ -194,6 +198,119 @@ fn truss_tangent(t: &Truss, u: &[f64]) -> Vec<f64> {
     let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
     t.force(u, &mut f, Some(&mut k));
     k
+}
+
+/// Spring-damper-actuators: force = dV/du, tangent = dP/du, and the damper
+/// force's derivatives with respect to u and v, on node pairs (2-D, 3-D) and
+/// body-point pairs.
+#[test]
+fn spring_damper_force_and_tangents() {
+    let mut rng = Rng(0x5d4);
+    let body = |o: [f64; 2]| Point::Body2 { offset: o };
+    let pairs = [
+        (
+            "2-D nodes",
+            PointPair {
+                a: Point::Node { dim: 2 },
+                b: Point::Node { dim: 2 },
+            },
+        ),
+        (
+            "3-D nodes",
+            PointPair {
+                a: Point::Node { dim: 3 },
+                b: Point::Node { dim: 3 },
+            },
+        ),
+        (
+            "body point-node",
+            PointPair {
+                a: body([0.3, -0.4]),
+                b: Point::Node { dim: 2 },
+            },
+        ),
+        (
+            "body-body points",
+            PointPair {
+                a: body([0.2, 0.1]),
+                b: body([-0.5, 0.3]),
+            },
+        ),
+        (
+            "ground-body point",
+            PointPair {
+                a: Point::Ground {
+                    position: [0.1, 0.2, 0.0],
+                },
+                b: body([0.7, 0.0]),
+            },
+        ),
+    ];
+    for (name, pair) in pairs {
+        let n = pair.ndof();
+        let u = rng.vec(n, -1.0, 1.0);
+        let v = rng.vec(n, -1.0, 1.0);
+        let e = SpringDamper::new(pair, rng.range(5.0, 50.0), 0.3, rng.range(0.5, 3.0), 2.5);
+        let tag = format!("spring-damper {name}");
+        let mut f = vec![0.0; n];
+        let mut k = vec![0.0; n * n];
+        e.force(&u, &mut f, Some(&mut k));
+        check(
+            &format!("{tag}: P = dV/du"),
+            &f,
+            &fd_gradient(&u, H, |x| e.potential(x)),
+        );
+        let fd = fd_jacobian(&u, &vec![H; n], n, |x, f| e.force(x, f, None));
+        check(&format!("{tag}: K = dP/du"), &k, &fd);
+        let damper = |x: &[f64], w: &[f64], f: &mut [f64]| {
+            let (mut kk, mut cc) = (vec![0.0; n * n], vec![0.0; n * n]);
+            e.damping_force(x, w, f, &mut kk, &mut cc);
+        };
+        let (mut fd_, mut kd, mut cd) = (vec![0.0; n], vec![0.0; n * n], vec![0.0; n * n]);
+        e.damping_force(&u, &v, &mut fd_, &mut kd, &mut cd);
+        check(
+            &format!("{tag}: dF_d/du"),
+            &kd,
+            &fd_jacobian(&u, &vec![H; n], n, |x, f| damper(x, &v, f)),
+        );
+        check(
+            &format!("{tag}: dF_d/dv"),
+            &cd,
+            &fd_jacobian(&v, &vec![H; n], n, |w, f| damper(&u, w, f)),
+        );
+    }
+    for (name, grounded) in [("to ground", true), ("between bodies", false)] {
+        let e = RotationalSpringDamper::new(grounded, 7.0, 0.2, 1.5, 0.8);
+        let n = e.ndof();
+        let u = rng.vec(n, -1.0, 1.0);
+        let v = rng.vec(n, -1.0, 1.0);
+        let tag = format!("rotational spring-damper {name}");
+        let mut f = vec![0.0; n];
+        let mut k = vec![0.0; n * n];
+        e.force(&u, &mut f, Some(&mut k));
+        check(
+            &format!("{tag}: P = dV/du"),
+            &f,
+            &fd_gradient(&u, H, |x| e.potential(x)),
+        );
+        check(
+            &format!("{tag}: K = dP/du"),
+            &k,
+            &fd_jacobian(&u, &vec![H; n], n, |x, f| e.force(x, f, None)),
+        );
+        let (mut fd_, mut kd, mut cd) = (vec![0.0; n], vec![0.0; n * n], vec![0.0; n * n]);
+        e.damping_force(&u, &v, &mut fd_, &mut kd, &mut cd);
+        let damper = |w: &[f64], f: &mut [f64]| {
+            let (mut kk, mut cc) = (vec![0.0; n * n], vec![0.0; n * n]);
+            e.damping_force(&u, w, f, &mut kk, &mut cc);
+        };
+        check(
+            &format!("{tag}: dF_d/dv"),
+            &cd,
+            &fd_jacobian(&v, &vec![H; n], n, damper),
+        );
+        assert!(kd.iter().all(|x| *x == 0.0));
+    }
 }
 
 #[test]
@@ -557,7 +674,91 @@ fn joint_cases() -> Vec<(String, Box<dyn Joint>, bool)> {
         let j = Distance::new("point_on_circle", p, DistanceForm::Circle(0.6));
         cases.push((format!("point_on_circle {on}"), Box::new(j), false));
     }
+    let n = [0.6, -0.8];
+    let sliders = [
+        (
+            "ground line, node",
+            pair(ground(0.1, 0.2, 0.0), node(2)),
+            None,
+            true,
+        ),
+        (
+            "ground line, body point",
+            pair(ground(0.1, 0.2, 0.0), body([0.3, 0.5])),
+            None,
+            false,
+        ),
+        (
+            "body line, node",
+            pair(body([-0.2, 0.4]), node(2)),
+            None,
+            false,
+        ),
+        (
+            "body line, body point",
+            pair(body([-0.2, 0.4]), body([0.3, 0.5])),
+            None,
+            false,
+        ),
+        (
+            "prismatic, ground",
+            pair(ground(0.1, 0.2, 0.0), body([0.3, 0.5])),
+            Some(0.3),
+            false,
+        ),
+        (
+            "prismatic, bodies",
+            pair(body([-0.2, 0.4]), body([0.3, 0.5])),
+            Some(-0.2),
+            false,
+        ),
+    ];
+    for (on, p, lock, flat) in sliders {
+        let j = Slider::new("slider", p, n, lock);
+        cases.push((format!("slider {on}"), Box::new(j), flat));
+    }
+    let motion = Motion {
+        value: 0.2,
+        rate: 1.5,
+        amplitude: 0.3,
+        omega: 4.0,
+        phase: 0.1,
+    };
+    cases.push(("prescribed".into(), Box::new(Prescribed::new(motion)), true));
     cases
+}
+
+/// Rheonomic joints: Phi_t and Phi_tt against differences in t.
+#[test]
+fn prescribed_motion_time_derivatives() {
+    let motion = Motion {
+        value: 0.2,
+        rate: 1.5,
+        amplitude: 0.3,
+        omega: 4.0,
+        phase: 0.1,
+    };
+    let j = Prescribed::new(motion);
+    let (u, v, t) = ([0.7], [0.4], 0.37);
+    let phi = |t: f64| {
+        let mut p = [0.0];
+        j.phi(&u, t, &mut p);
+        p[0]
+    };
+    let (mut pt, mut ptt) = ([0.0], [0.0]);
+    j.phi_t(&u, t, &mut pt);
+    j.phi_tt(&u, &v, t, &mut ptt);
+    let h = 1e-4;
+    check(
+        "prescribed: Phi_t",
+        &pt,
+        &[(phi(t + h) - phi(t - h)) / (2.0 * h)],
+    );
+    check(
+        "prescribed: Phi_tt",
+        &ptt,
+        &[(phi(t + h) - 2.0 * phi(t) + phi(t - h)) / (h * h)],
+    );
 }
 
 fn joint_jacobian(j: &dyn Joint, u: &[f64], t: f64) -> Vec<f64> {
@@ -746,6 +947,8 @@ fn assembled_load_derivative() {
                 w,
             },
             a_tilde: &zero,
+            v_tilde: &zero,
+            coef_v: 0.0,
             lambda_n: &[],
             lambda: &[],
             t_n: 0.0,
@@ -825,6 +1028,19 @@ fn mechanism() -> Model {
     b.point_on_circle("c3", &at("n3"), &[0.5, 0.4], None)
         .unwrap();
     b.distance("d3", &at_body("b2", [0.0, 0.5]), &at("n3"), None, false)
+        .unwrap();
+    // Dampers: their u~ and v~ derivatives enter the Newton matrix.
+    b.spring_damper(
+        "sd",
+        &at_body("b1", [0.0, 0.3]),
+        &at("n3"),
+        [30.0, 2.0, 1.5],
+        Some(0.7),
+    )
+    .unwrap();
+    b.rotational_spring_damper("rsd", Some("b1"), "b2", [5.0, 0.7, 0.3], None)
+        .unwrap();
+    b.rotational_spring_damper("rsd0", None, "b1", [2.0, 1.1, -0.4], Some(0.1))
         .unwrap();
 
     let field = [[0.5, 2.0, 0.0], [-1.5, 0.3, 0.0], [0.0, 0.0, 0.0]];
@@ -957,14 +1173,16 @@ impl StepFixture {
         sys: &mut SaddleSystem,
     ) {
         let (delta, lambda) = x.split_at(asm.n_dofs());
-        let (pu, put, pat) = (
+        let (pu, put, pvt, pat) = (
             sch.pred_corr(&sch.u_next),
             sch.pred_corr(&sch.u_tilde),
+            sch.pred_corr(&sch.v_tilde),
             sch.pred_corr(&sch.a_tilde),
         );
-        let (u_next, u_tilde, a_tilde) = (
+        let (u_next, u_tilde, v_tilde, a_tilde) = (
             self.iterate(&pu, delta),
             self.iterate(&put, delta),
+            self.iterate(&pvt, delta),
             self.iterate(&pat, delta),
         );
         let inp = StepInput {
@@ -977,6 +1195,8 @@ impl StepFixture {
                 w: sch.level_weights(),
             },
             a_tilde: &a_tilde,
+            v_tilde: &v_tilde,
+            coef_v: pvt.c,
             lambda_n: &self.lam_n,
             lambda,
             t_n: self.t_n,

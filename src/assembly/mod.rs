@@ -67,6 +67,10 @@ pub struct StepInput<'a> {
     pub level: GlobalLevel<'a>,
     /// Iterate of the acceleration at the EOM time level, a~.
     pub a_tilde: &'a [f64],
+    /// Iterate of the velocity at the EOM time level, v~ (dampers).
+    pub v_tilde: &'a [f64],
+    /// d v~ / d delta (coefficient of the damping matrix in S).
+    pub coef_v: f64,
     /// Multipliers of the previous step.
     pub lambda_n: &'a [f64],
     /// Current multiplier iterate.
@@ -106,6 +110,7 @@ struct Local {
     q: [f64; MAX_LOCAL_DOFS],
     b: [[f64; MAX_ROWS * MAX_LOCAL_DOFS]; 3],
     h: [f64; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
+    c: [f64; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
 }
 
 impl Local {
@@ -116,6 +121,7 @@ impl Local {
             q: [0.0; MAX_LOCAL_DOFS],
             b: [[0.0; MAX_ROWS * MAX_LOCAL_DOFS]; 3],
             h: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
+            c: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
         })
     }
 }
@@ -217,7 +223,7 @@ impl Assembler {
         let ghat: Vec<f64> = (0..n)
             .map(|i| match model.dofs.kind(i) {
                 DofKind::Translation(a) => model.gravity[a as usize],
-                DofKind::Rotation => 0.0,
+                DofKind::Rotation | DofKind::Slope(_) => 0.0,
             })
             .collect();
         let mut gravity_force = vec![0.0; n];
@@ -518,6 +524,9 @@ impl Assembler {
             b.eom_force(i, &g, f, k)
         });
 
+        // Dampers at (u~, v~): S += d u~/d delta K_d + d v~/d delta C_d.
+        self.damper_pass(model, inp, sys);
+
         // External loads: position part at u~, time factor outside.
         let c3 = g.w.c3;
         let Local {
@@ -541,6 +550,31 @@ impl Assembler {
     }
 
     /// Joint contributions of [`Assembler::fill_step`].
+    fn damper_pass(&self, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
+        let coef_ut = inp.coef_u * inp.level.w.c3;
+        let Local { f, k, c, .. } = &mut *sys.local;
+        for (b, s) in model.elements.iter().zip(&self.elements) {
+            if !b.is_dissipative() {
+                continue;
+            }
+            let n = b.ndof();
+            for i in 0..b.len() {
+                let slots = &s.k[i * n * n..(i + 1) * n * n];
+                b.damping_force(
+                    i,
+                    inp.level.u_tilde,
+                    inp.v_tilde,
+                    &mut f[..n],
+                    &mut k[..n * n],
+                    &mut c[..n * n],
+                );
+                scatter_add(&mut sys.residual, b.dofs(i), &f[..n], 1.0);
+                scatter_add(&mut sys.values, slots, &k[..n * n], coef_ut);
+                scatter_add(&mut sys.values, slots, &c[..n * n], inp.coef_v);
+            }
+        }
+    }
+
     fn joint_pass(&self, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
         let n = self.n;
         let g = inp.level;
@@ -725,11 +759,16 @@ impl Assembler {
     }
 
     /// Work of the external loads (gravity excluded) over one step,
-    /// `F~ . (u_{n+1} - u_n)` with F~ at u~ and the weighted time factor.
-    pub fn load_work(
+    /// Work over a step of the non-conservative forces: external loads
+    /// (gravity excluded) at their EOM level, `F~ . (u_{n+1} - u_n)`, and
+    /// dampers, `-F_d(u~, v~) . (u_{n+1} - u_n)`; exact energy bookkeeping for
+    /// the midpoint schemes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn nonconservative_work(
         &self,
         model: &Model,
         u_tilde: &[f64],
+        v_tilde: &[f64],
         du: &[f64],
         t_n: f64,
         t_next: f64,
@@ -738,17 +777,30 @@ impl Assembler {
         let mut fl = [0.0; MAX_LOCAL_DOFS];
         let mut ql = [0.0; MAX_LOCAL_DOFS];
         let mut work = 0.0;
+        let dot =
+            |dofs: &[usize], f: &[f64]| dofs.iter().zip(f).map(|(&d, f)| f * du[d]).sum::<f64>();
         for l in &model.loads {
             let k = l.dofs.len();
             let s = (1.0 - w1) * l.load.time.value(t_n) + w1 * l.load.time.value(t_next);
             gather(u_tilde, &l.dofs, &mut ql[..k]);
             l.load.force(&ql[..k], s, &mut fl[..k], None);
-            work += l
-                .dofs
-                .iter()
-                .zip(&fl[..k])
-                .map(|(&d, f)| f * du[d])
-                .sum::<f64>();
+            work += dot(&l.dofs, &fl[..k]);
+        }
+        let mut kl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
+        let mut cl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
+        for b in model.elements.iter().filter(|b| b.is_dissipative()) {
+            let n = b.ndof();
+            for i in 0..b.len() {
+                b.damping_force(
+                    i,
+                    u_tilde,
+                    v_tilde,
+                    &mut fl[..n],
+                    &mut kl[..n * n],
+                    &mut cl[..n * n],
+                );
+                work -= dot(b.dofs(i), &fl[..n]);
+            }
         }
         work
     }

@@ -8,10 +8,17 @@
 //! through [`EomLevel`]: an integrator evaluates the internal force at
 //! `t_{n+W1}`. The default is "parameters inside", `P(u~)` (eq. 3.7);
 //! elements with an independent strain approximation (Green-strain truss,
-//! eqs. 2.7–2.9) override [`Element::eom_force`].
+//! eqs. 2.7–2.9) and the thin-beam elements (Greenspan's discrete derivative,
+//! eqs. 4.44–4.45) override [`Element::eom_force`].
 
+mod beam2d;
+mod spring;
+mod thin_beam;
 mod truss;
 
+pub use beam2d::Beam2d;
+pub use spring::{RotationalSpringDamper, SpringDamper};
+pub use thin_beam::{AxialSpring, Bending};
 pub use truss::Truss;
 
 /// Largest number of local DOFs of any element or joint (sizes stack buffers).
@@ -75,6 +82,22 @@ pub trait Element: Send + Sync + 'static {
             *x *= lvl.w.c3;
         }
     }
+
+    /// Whether the element has a velocity-dependent force (a damper).
+    const DISSIPATIVE: bool = false;
+
+    /// Velocity-dependent internal force `F_d(u, v)` (added to `P`), with
+    /// `k = dF_d/du` and `c = dF_d/dv` (row-major). Evaluated by the
+    /// integrators at the EOM level (u~, v~). Only called when `DISSIPATIVE`.
+    fn damping_force(
+        &self,
+        _u: &[f64],
+        _v: &[f64],
+        _f: &mut [f64],
+        _k: &mut [f64],
+        _c: &mut [f64],
+    ) {
+    }
 }
 
 /// A homogeneous block of elements of one type with the same number of DOFs.
@@ -131,6 +154,19 @@ pub trait ElementSet: Send + Sync {
     fn force(&self, i: usize, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>);
     /// EOM-level force and derivative of element `i` (global vectors in `g`).
     fn eom_force(&self, i: usize, g: &GlobalLevel<'_>, f: &mut [f64], k: &mut [f64]);
+    /// Whether the elements have a velocity-dependent force.
+    fn is_dissipative(&self) -> bool;
+    /// Velocity-dependent force of element `i` at global (u, v) with
+    /// derivatives `k = dF/du`, `c = dF/dv` (see [`Element::damping_force`]).
+    fn damping_force(
+        &self,
+        i: usize,
+        u: &[f64],
+        v: &[f64],
+        f: &mut [f64],
+        k: &mut [f64],
+        c: &mut [f64],
+    );
     /// The block as `Any`, for the model builder's grouping.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
@@ -163,6 +199,24 @@ pub fn gather(src: &[f64], idx: &[usize], dst: &mut [f64]) {
 impl<E: Element> ElementSet for ElementBlock<E> {
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
+    }
+    fn is_dissipative(&self) -> bool {
+        E::DISSIPATIVE
+    }
+    fn damping_force(
+        &self,
+        i: usize,
+        u: &[f64],
+        v: &[f64],
+        f: &mut [f64],
+        k: &mut [f64],
+        c: &mut [f64],
+    ) {
+        let n = self.ndof;
+        let (mut ul, mut vl) = ([0.0; MAX_LOCAL_DOFS], [0.0; MAX_LOCAL_DOFS]);
+        gather(u, self.dofs(i), &mut ul[..n]);
+        gather(v, self.dofs(i), &mut vl[..n]);
+        self.elems[i].damping_force(&ul[..n], &vl[..n], f, k, c);
     }
     fn kind(&self) -> &'static str {
         E::KIND

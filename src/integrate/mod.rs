@@ -70,7 +70,7 @@ pub struct StepStats {
     pub iterations: u32,
     /// Max-norm of the residual at the last evaluated iterate.
     pub residual: f64,
-    /// Work of the external loads (gravity excluded) over the step.
+    /// Work of the non-conservative forces (loads other than gravity, dampers) over the step.
     pub external_work: f64,
 }
 

@@ -261,6 +261,8 @@ impl Integrator for OneStepIntegrator {
                     w,
                 },
                 a_tilde: &ws.a_tilde,
+                v_tilde: &ws.v_tilde,
+                coef_v: pvt.c,
                 lambda_n: &ws.lam_n,
                 lambda: &ws.lam,
                 t_n,
@@ -327,9 +329,15 @@ impl Integrator for OneStepIntegrator {
         }
         state.u.copy_from_slice(&ws.u_next);
         state.lambda.copy_from_slice(&ws.lam);
-        let work = sys
-            .asm
-            .load_work(sys.model, &ws.u_tilde, &ws.du, t_n, t_next, sch.w1);
+        let work = sys.asm.nonconservative_work(
+            sys.model,
+            &ws.u_tilde,
+            &ws.v_tilde,
+            &ws.du,
+            t_n,
+            t_next,
+            sch.w1,
+        );
         state.t = t_next;
         state.step += 1;
         ws.stepped = true;

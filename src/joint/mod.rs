@@ -8,10 +8,16 @@
 mod coincident;
 mod distance;
 pub mod point;
+mod prescribed;
+mod slider;
+mod slope;
 
 pub use coincident::Coincident;
 pub use distance::{Distance, DistanceForm};
 pub use point::{Point, PointPair};
+pub use prescribed::{Motion, Prescribed};
+pub use slider::Slider;
+pub use slope::{Slope, SlopeTarget};
 
 use crate::element::{gather, MAX_LOCAL_DOFS};
 

@@ -4,11 +4,14 @@
 use std::any::TypeId;
 use std::collections::HashMap;
 
-use super::dof::{point_components, DofMap, BODY2D_COMPONENTS};
+use super::dof::{point_components, DofMap, BEAM2D_COMPONENTS, BODY2D_COMPONENTS};
 use super::{LoadEntry, Model};
-use crate::element::{Element, ElementBlock, ElementSet, Truss};
+use crate::element::{
+    Beam2d, Element, ElementBlock, ElementSet, RotationalSpringDamper, SpringDamper, Truss,
+};
 use crate::joint::{
-    Coincident, Distance, DistanceForm, Joint, JointBlock, JointSet, Point, PointPair,
+    Coincident, Distance, DistanceForm, Joint, JointBlock, JointSet, Motion, Point, PointPair,
+    Prescribed, Slider, Slope, SlopeTarget,
 };
 use crate::load::{PointLoad, TimeFunction};
 
@@ -24,6 +27,25 @@ pub struct BuildError {
     pub field: Option<&'static str>,
     /// What is wrong.
     pub message: String,
+}
+
+/// A finite value >= 0, or an error naming `field`.
+fn nonnegative(
+    what: &'static str,
+    id: &str,
+    field: &'static str,
+    x: f64,
+) -> Result<(), BuildError> {
+    if x >= 0.0 && x.is_finite() {
+        Ok(())
+    } else {
+        Err(err(
+            what,
+            id,
+            Some(field),
+            format!("must be zero or positive, got {x}"),
+        ))
+    }
 }
 
 fn err(what: &'static str, id: &str, field: Option<&'static str>, message: String) -> BuildError {
@@ -55,6 +77,8 @@ pub enum PointRef {
 enum Entity {
     Node(Vec<usize>),
     Body2([usize; 3]),
+    /// A planar beam node: position (x, y) and slope (dx, dy).
+    BeamNode([usize; 4]),
 }
 
 impl Entity {
@@ -62,6 +86,7 @@ impl Entity {
         match self {
             Entity::Node(d) => d,
             Entity::Body2(d) => d,
+            Entity::BeamNode(d) => d,
         }
     }
 }
@@ -314,6 +339,7 @@ impl ModelBuilder {
     ) -> Result<Vec<usize>, BuildError> {
         match self.entities.get(node) {
             Some(Entity::Node(d)) => Ok(d.clone()),
+            Some(Entity::BeamNode(d)) => Ok(d[..2].to_vec()),
             Some(Entity::Body2(_)) => Err(err(
                 what,
                 id,
@@ -342,6 +368,10 @@ impl ModelBuilder {
                 Some(Entity::Node(d)) => {
                     Ok((Point::Node { dim: self.dim }, Some(n.clone()), d.clone()))
                 }
+                // A point on a beam node is its position (the first two DOFs).
+                Some(Entity::BeamNode(d)) => {
+                    Ok((Point::Node { dim: 2 }, Some(n.clone()), d[..2].to_vec()))
+                }
                 Some(Entity::Body2(d)) => Ok((
                     Point::Body2 { offset: [0.0; 2] },
                     Some(n.clone()),
@@ -363,7 +393,7 @@ impl ModelBuilder {
                         d.to_vec(),
                     ))
                 }
-                Some(Entity::Node(_)) => Err(err(
+                Some(Entity::Node(_) | Entity::BeamNode(_)) => Err(err(
                     what,
                     id,
                     Some(field),
@@ -385,30 +415,31 @@ impl ModelBuilder {
 
     fn pair(
         &self,
+        what: &'static str,
         id: &str,
         a: &PointRef,
         b: &PointRef,
         fields: [&'static str; 2],
     ) -> Result<(PointPair, Vec<usize>), BuildError> {
-        let (pa, oa, mut da) = self.point("joint", id, fields[0], a)?;
-        let (pb, ob, db) = self.point("joint", id, fields[1], b)?;
+        let (pa, oa, mut da) = self.point(what, id, fields[0], a)?;
+        let (pb, ob, db) = self.point(what, id, fields[1], b)?;
         if oa.is_some() && oa == ob {
             return Err(err(
-                "joint",
+                what,
                 id,
                 Some(fields[1]),
                 format!(
-                    "both points belong to '{}': a joint must connect two different entities",
+                    "both points belong to '{}': it must connect two different entities",
                     oa.unwrap_or_default()
                 ),
             ));
         }
         if oa.is_none() && ob.is_none() {
             return Err(err(
-                "joint",
+                what,
                 id,
                 Some(fields[1]),
-                "both points are on the ground: the joint constrains nothing".into(),
+                "both points are on the ground: nothing connects them".into(),
             ));
         }
         da.extend(db);
@@ -480,6 +511,187 @@ impl ModelBuilder {
         Ok(())
     }
 
+    /// Adds a translational spring-damper-actuator between points `a` and `b`
+    /// with `[stiffness, damping, actuator force]`; the free length defaults to
+    /// the initial distance.
+    pub fn spring_damper(
+        &mut self,
+        id: &str,
+        a: &PointRef,
+        b: &PointRef,
+        [stiffness, damping, actuator]: [f64; 3],
+        free_length: Option<f64>,
+    ) -> Result<(), BuildError> {
+        let (pair, dofs) = self.pair("element", id, a, b, ["a", "b"])?;
+        nonnegative("element", id, "stiffness", stiffness)?;
+        nonnegative("element", id, "damping", damping)?;
+        finite("element", id, "actuator_force", &[actuator])?;
+        let length = self.initial_separation(&pair, &dofs);
+        if !(length > 0.0) {
+            return Err(err(
+                "element",
+                id,
+                Some("b"),
+                "the two points coincide initially: the spring has no direction".into(),
+            ));
+        }
+        let free = free_length.unwrap_or(length);
+        nonnegative("element", id, "free_length", free)?;
+        self.claim_id("element", id)?;
+        self.elements.push(
+            id,
+            SpringDamper::new(pair, stiffness, free, damping, actuator),
+            &dofs,
+        );
+        Ok(())
+    }
+
+    /// Adds a rotational spring-damper-actuator on `theta_b - theta_a` of
+    /// planar bodies `a` (None: the ground) and `b`, with `[stiffness,
+    /// damping, torque]`; the rest angle defaults to the initial value.
+    pub fn rotational_spring_damper(
+        &mut self,
+        id: &str,
+        a: Option<&str>,
+        b: &str,
+        [stiffness, damping, torque]: [f64; 3],
+        rest_angle: Option<f64>,
+    ) -> Result<(), BuildError> {
+        let angle_dof = |this: &Self, body: &str, field: &'static str| match this.entities.get(body)
+        {
+            Some(Entity::Body2(d)) => Ok(d[2]),
+            Some(_) => Err(err(
+                "element",
+                id,
+                Some(field),
+                format!("'{body}' is not a planar rigid body"),
+            )),
+            None => Err(err(
+                "element",
+                id,
+                Some(field),
+                format!("body '{body}' is not defined"),
+            )),
+        };
+        let mut dofs = Vec::new();
+        if let Some(a) = a {
+            if a == b {
+                return Err(err(
+                    "element",
+                    id,
+                    Some("b"),
+                    format!("both ends are body '{b}'"),
+                ));
+            }
+            dofs.push(angle_dof(self, a, "a")?);
+        }
+        dofs.push(angle_dof(self, b, "b")?);
+        nonnegative("element", id, "stiffness", stiffness)?;
+        nonnegative("element", id, "damping", damping)?;
+        finite("element", id, "torque", &[torque])?;
+        let phi0 = self.u0[dofs[dofs.len() - 1]]
+            - if dofs.len() == 2 {
+                self.u0[dofs[0]]
+            } else {
+                0.0
+            };
+        let rest = rest_angle.unwrap_or(phi0);
+        finite("element", id, "rest_angle", &[rest])?;
+        self.claim_id("element", id)?;
+        let e = RotationalSpringDamper::new(a.is_none(), stiffness, rest, damping, torque);
+        self.elements.push(id, e, &dofs);
+        Ok(())
+    }
+
+    /// Keeps `point` on the line through `line` (a ground point or a body
+    /// point) with unit `normal` in the line body's frame; `prismatic` also
+    /// locks the relative rotation at its initial value.
+    pub fn slider(
+        &mut self,
+        id: &str,
+        point: &PointRef,
+        line: &PointRef,
+        normal: [f64; 2],
+        prismatic: bool,
+    ) -> Result<(), BuildError> {
+        if self.dim != 2 {
+            return Err(err("joint", id, None, "sliders are planar: use dimension = 2".into()));
+        }
+        let (pair, dofs) = self.pair("joint", id, line, point, ["line", "point"])?;
+        finite("joint", id, "normal", &normal)?;
+        if normal[0].hypot(normal[1]) == 0.0 {
+            return Err(err("joint", id, Some("normal"), "the normal must not be zero".into()));
+        }
+        let lock = if prismatic {
+            let theta = |p: &crate::joint::Point, at: usize| matches!(p, Point::Body2 { .. }).then(|| self.u0[dofs[at + 2]]);
+            let tb = theta(&pair.b, pair.a.ndof()).ok_or_else(|| {
+                err("joint", id, Some("point"), "a prismatic joint needs a point on a rigid body".into())
+            })?;
+            if matches!(pair.a, Point::Node { .. }) {
+                return Err(err("joint", id, Some("line"), "the line must be on a rigid body or the ground".into()));
+            }
+            Some(tb - theta(&pair.a, 0).unwrap_or(0.0))
+        } else {
+            None
+        };
+        self.claim_id("joint", id)?;
+        let kind = if prismatic { "prismatic" } else { "slider" };
+        self.joints.push(id, Slider::new(kind, pair, normal, lock), &dofs);
+        Ok(())
+    }
+
+    /// Drives DOF `coordinate` (by name, e.g. `crank.theta`) along
+    /// `value + rate t + amplitude sin(omega t + phase)`, `value` defaulting to
+    /// the initial coordinate; `[rate, amplitude, omega, phase]`.
+    pub fn prescribed(
+        &mut self,
+        id: &str,
+        coordinate: &str,
+        value: Option<f64>,
+        [rate, amplitude, omega, phase]: [f64; 4],
+    ) -> Result<(), BuildError> {
+        let dof = self.dofs.names().iter().position(|n| n == coordinate).ok_or_else(|| {
+            err("joint", id, Some("coordinate"), format!("no coordinate named '{coordinate}' (names are like 'body.theta', 'node.x')"))
+        })?;
+        let value = value.unwrap_or(self.u0[dof] - amplitude * phase.sin());
+        finite("joint", id, "value", &[value, rate, amplitude, omega, phase])?;
+        self.claim_id("joint", id)?;
+        let motion = Motion {
+            value,
+            rate,
+            amplitude,
+            omega,
+            phase,
+        };
+        self.joints.push(id, Prescribed::new(motion), &[dof]);
+        Ok(())
+    }
+
+    /// Applies `torque * time(t)` to the angle of planar body `body`. It is a
+    /// [`PointLoad`] on the one-coordinate "point" theta (a generalized force
+    /// on theta), so it shares the load code and the work bookkeeping.
+    pub fn torque(&mut self, id: &str, body: &str, torque: f64, time: TimeFunction) -> Result<(), BuildError> {
+        let theta = match self.entities.get(body) {
+            Some(Entity::Body2(d)) => d[2],
+            Some(_) => return Err(err("load", id, Some("body"), format!("'{body}' is not a planar rigid body"))),
+            None => return Err(err("load", id, Some("body"), format!("body '{body}' is not defined"))),
+        };
+        finite("load", id, "torque", &[torque])?;
+        self.claim_id("load", id)?;
+        self.loads.push(LoadEntry {
+            name: id.to_string(),
+            load: PointLoad {
+                kind: "torque",
+                point: Point::Node { dim: 1 },
+                matrix: [[0.0; 3]; 3],
+                offset: [torque, 0.0, 0.0],
+                time,
+            },
+            dofs: vec![theta],
+        });
+        Ok(())
+    }
+
     /// Holds point `b` at the ground position `ground` (a ground pin).
     pub fn ground_pin(
         &mut self,
@@ -488,7 +700,13 @@ impl ModelBuilder {
         ground: &[f64],
     ) -> Result<(), BuildError> {
         let g = self.vector("joint", id, "ground", ground, self.dim)?;
-        let (pair, dofs) = self.pair(id, &PointRef::Ground(g), point, ["ground", "point"])?;
+        let (pair, dofs) = self.pair(
+            "joint",
+            id,
+            &PointRef::Ground(g),
+            point,
+            ["ground", "point"],
+        )?;
         self.claim_id("joint", id)?;
         let j = Coincident::new("ground_pin", self.dim, pair);
         self.joints.push(id, j, &dofs);
@@ -497,7 +715,7 @@ impl ModelBuilder {
 
     /// Makes two points coincide: Phi = r_b - r_a (a revolute joint between planar bodies).
     pub fn revolute(&mut self, id: &str, a: &PointRef, b: &PointRef) -> Result<(), BuildError> {
-        let (pair, dofs) = self.pair(id, a, b, ["a", "b"])?;
+        let (pair, dofs) = self.pair("joint", id, a, b, ["a", "b"])?;
         self.claim_id("joint", id)?;
         let j = Coincident::new("revolute", self.dim, pair);
         self.joints.push(id, j, &dofs);
@@ -514,7 +732,7 @@ impl ModelBuilder {
         length: Option<f64>,
         quadratic: bool,
     ) -> Result<(), BuildError> {
-        let (pair, dofs) = self.pair(id, a, b, ["a", "b"])?;
+        let (pair, dofs) = self.pair("joint", id, a, b, ["a", "b"])?;
         let l = length.unwrap_or_else(|| self.initial_separation(&pair, &dofs));
         if !(l > 0.0 && l.is_finite()) {
             return Err(err(
@@ -544,7 +762,13 @@ impl ModelBuilder {
         radius: Option<f64>,
     ) -> Result<(), BuildError> {
         let c = self.vector("joint", id, "center", center, self.dim)?;
-        let (pair, dofs) = self.pair(id, &PointRef::Ground(c), point, ["center", "point"])?;
+        let (pair, dofs) = self.pair(
+            "joint",
+            id,
+            &PointRef::Ground(c),
+            point,
+            ["center", "point"],
+        )?;
         let r = radius.unwrap_or_else(|| self.initial_separation(&pair, &dofs));
         if !(r > 0.0 && r.is_finite()) {
             return Err(err(
@@ -666,9 +890,369 @@ impl ModelBuilder {
             .map(|&d| self.u0[d])
             .collect();
         let p = match self.entities.get(id)? {
-            Entity::Node(_) => Point::Node { dim: self.dim },
+            Entity::Node(_) | Entity::BeamNode(_) => Point::Node { dim: self.dim },
             Entity::Body2(_) => Point::Body2 { offset },
         };
         Some(p.position(&q)[..self.dim].to_vec())
+    }
+}
+
+/// Planar Euler–Bernoulli beams: beam nodes, beam elements, slope joints.
+impl ModelBuilder {
+    /// Adds a planar beam node with position r, slope vector r' = dr/dx
+    /// (DOFs `id.x, id.y, id.dx, id.dy`), their initial rates and an optional
+    /// lumped mass on the position.
+    pub fn beam_node(
+        &mut self,
+        id: &str,
+        position: &[f64],
+        slope: &[f64],
+        velocity: Option<&[f64]>,
+        slope_velocity: Option<&[f64]>,
+        mass: f64,
+    ) -> Result<(), BuildError> {
+        if self.dim != 2 {
+            return Err(err(
+                "node",
+                id,
+                Some("slope"),
+                "beam nodes (with a slope) need a model with dimension = 2".into(),
+            ));
+        }
+        let p = self.vector("node", id, "position", position, 2)?;
+        let s = self.vector("node", id, "slope", slope, 2)?;
+        if s[0] == 0.0 && s[1] == 0.0 {
+            return Err(err(
+                "node",
+                id,
+                Some("slope"),
+                "the slope vector must not be zero (use the unit tangent of the beam)".into(),
+            ));
+        }
+        let v = match velocity {
+            Some(v) => self.vector("node", id, "velocity", v, 2)?,
+            None => [0.0; 3],
+        };
+        let sv = match slope_velocity {
+            Some(v) => self.vector("node", id, "slope_velocity", v, 2)?,
+            None => [0.0; 3],
+        };
+        if !(mass >= 0.0 && mass.is_finite()) {
+            return Err(err(
+                "node",
+                id,
+                Some("mass"),
+                format!("mass must be zero or positive, got {mass}"),
+            ));
+        }
+        self.claim_id("node", id)?;
+        let d = self.dofs.add(id, &BEAM2D_COMPONENTS);
+        self.u0.extend_from_slice(&[p[0], p[1], s[0], s[1]]);
+        self.v0.extend_from_slice(&[v[0], v[1], sv[0], sv[1]]);
+        if mass > 0.0 {
+            self.inertia.push((d[0], d[0], mass));
+            self.inertia.push((d[1], d[1], mass));
+        }
+        self.entities
+            .insert(id.to_string(), Entity::BeamNode([d[0], d[1], d[2], d[3]]));
+        Ok(())
+    }
+
+    fn beam_node_dofs(
+        &self,
+        what: &'static str,
+        id: &str,
+        node: &str,
+    ) -> Result<[usize; 4], BuildError> {
+        match self.entities.get(node) {
+            Some(Entity::BeamNode(d)) => Ok(*d),
+            Some(Entity::Node(_)) => Err(err(
+                what,
+                id,
+                Some("nodes"),
+                format!("node '{node}' has no slope: beam nodes need `slope = [sx, sy]`"),
+            )),
+            Some(Entity::Body2(_)) => Err(err(
+                what,
+                id,
+                Some("nodes"),
+                format!("'{node}' is a rigid body, a beam node is required"),
+            )),
+            None => Err(err(
+                what,
+                id,
+                Some("nodes"),
+                format!("node '{node}' is not defined"),
+            )),
+        }
+    }
+
+    /// Adds a planar Euler–Bernoulli beam element between beam nodes `a` and
+    /// `b` with axial stiffness `ea`, bending stiffness `ei` and mass per unit
+    /// length `rho_a`. The reference length defaults to the initial distance
+    /// of the nodes; the element is stress free in the initial configuration.
+    #[allow(clippy::too_many_arguments)]
+    pub fn beam(
+        &mut self,
+        id: &str,
+        a: &str,
+        b: &str,
+        ea: f64,
+        ei: f64,
+        rho_a: f64,
+        length: Option<f64>,
+    ) -> Result<(), BuildError> {
+        let da = self.beam_node_dofs("element", id, a)?;
+        let db = self.beam_node_dofs("element", id, b)?;
+        if a == b {
+            return Err(err(
+                "element",
+                id,
+                Some("nodes"),
+                format!("both ends are node '{a}'"),
+            ));
+        }
+        for (field, x, what) in [
+            ("ea", ea, "axial stiffness EA"),
+            ("ei", ei, "bending stiffness EI"),
+        ] {
+            if !(x > 0.0 && x.is_finite()) {
+                return Err(err(
+                    "element",
+                    id,
+                    Some(field),
+                    format!("{what} must be positive, got {x}"),
+                ));
+            }
+        }
+        if !(rho_a >= 0.0 && rho_a.is_finite()) {
+            return Err(err(
+                "element",
+                id,
+                Some("rho_a"),
+                format!("mass per unit length must be zero or positive, got {rho_a}"),
+            ));
+        }
+        let dofs: Vec<usize> = da.iter().chain(&db).copied().collect();
+        let e0: Vec<f64> = dofs.iter().map(|&d| self.u0[d]).collect();
+        let l = length.unwrap_or_else(|| (e0[4] - e0[0]).hypot(e0[5] - e0[1]));
+        if !(l > 0.0 && l.is_finite()) {
+            return Err(err(
+                "element",
+                id,
+                Some("length"),
+                format!("the element length must be positive, got {l} (do the nodes coincide?)"),
+            ));
+        }
+        self.claim_id("element", id)?;
+        self.elements
+            .push(id, Beam2d::new(l, ea, ei, rho_a, Some(&e0)), &dofs);
+        Ok(())
+    }
+
+    /// Keeps the slope of beam node `node` parallel to a fixed ground
+    /// direction (`body = None`; `direction` defaults to the initial slope) or
+    /// to a direction fixed in the planar rigid body `body` (`direction` given
+    /// in body coordinates; default: the initial slope, carried with the body).
+    pub fn slope(
+        &mut self,
+        id: &str,
+        node: &str,
+        body: Option<&str>,
+        direction: Option<&[f64]>,
+    ) -> Result<(), BuildError> {
+        let dn = match self.entities.get(node) {
+            Some(Entity::BeamNode(d)) => *d,
+            Some(_) => {
+                return Err(err(
+                    "joint",
+                    id,
+                    Some("node"),
+                    format!("'{node}' is not a beam node (a node with a slope)"),
+                ))
+            }
+            None => {
+                return Err(err(
+                    "joint",
+                    id,
+                    Some("node"),
+                    format!("node '{node}' is not defined"),
+                ))
+            }
+        };
+        let s0 = [self.u0[dn[2]], self.u0[dn[3]]];
+        let dir = match direction {
+            Some(d) => {
+                let v = self.vector("joint", id, "direction", d, 2)?;
+                if v[0] == 0.0 && v[1] == 0.0 {
+                    return Err(err(
+                        "joint",
+                        id,
+                        Some("direction"),
+                        "the direction must not be zero".into(),
+                    ));
+                }
+                Some([v[0], v[1]])
+            }
+            None => None,
+        };
+        let (target, dofs) = match body {
+            None => (SlopeTarget::Ground(dir.unwrap_or(s0)), vec![dn[2], dn[3]]),
+            Some(bid) => {
+                let th = match self.entities.get(bid) {
+                    Some(Entity::Body2(d)) => d[2],
+                    _ => {
+                        return Err(err(
+                            "joint",
+                            id,
+                            Some("body"),
+                            format!("'{bid}' is not a planar rigid body"),
+                        ))
+                    }
+                };
+                let d0 = dir.unwrap_or_else(|| {
+                    // The initial slope in body coordinates: R(-theta0) s0.
+                    let (s, c) = self.u0[th].sin_cos();
+                    [c * s0[0] + s * s0[1], -s * s0[0] + c * s0[1]]
+                });
+                (SlopeTarget::Body(d0), vec![dn[2], dn[3], th])
+            }
+        };
+        self.claim_id("joint", id)?;
+        self.joints.push(id, Slope::new(target), &dofs);
+        Ok(())
+    }
+}
+
+/// Greenspan thin-beam elements (seed 000 §4.2.2; `crate::element::thin_beam`).
+impl ModelBuilder {
+    /// A finite stiffness > 0, or an error naming the `stiffness` field.
+    fn positive_stiffness(id: &str, stiffness: f64) -> Result<(), BuildError> {
+        if stiffness > 0.0 && stiffness.is_finite() {
+            Ok(())
+        } else {
+            Err(err(
+                "element",
+                id,
+                Some("stiffness"),
+                format!("stiffness must be positive, got {stiffness}"),
+            ))
+        }
+    }
+
+    /// Initial position (dim components) of the node with local DOFs `dofs`.
+    fn initial_point(&self, dofs: &[usize]) -> [f64; 3] {
+        let mut x = [0.0; 3];
+        for (a, &d) in dofs.iter().enumerate() {
+            x[a] = self.u0[d];
+        }
+        x
+    }
+
+    /// Adds an axial spring `V = 1/2 kappa (l - l0)^2` (eq. 4.43) between two
+    /// nodes; the rest length `l0` defaults to the initial distance.
+    pub fn axial_spring(
+        &mut self,
+        id: &str,
+        a: &str,
+        b: &str,
+        stiffness: f64,
+        rest_length: Option<f64>,
+    ) -> Result<(), BuildError> {
+        let mut dofs = self.node_dofs("element", id, a)?;
+        dofs.extend(self.node_dofs("element", id, b)?);
+        if a == b {
+            return Err(err(
+                "element",
+                id,
+                Some("nodes"),
+                format!("both ends are node '{a}'"),
+            ));
+        }
+        Self::positive_stiffness(id, stiffness)?;
+        let length = match rest_length {
+            Some(l) => l,
+            None => {
+                let half = dofs.len() / 2;
+                let (xa, xb) = (
+                    self.initial_point(&dofs[..half]),
+                    self.initial_point(&dofs[half..]),
+                );
+                (0..3).map(|k| (xb[k] - xa[k]).powi(2)).sum::<f64>().sqrt()
+            }
+        };
+        if !(length > 0.0 && length.is_finite()) {
+            return Err(err(
+                "element",
+                id,
+                Some("rest_length"),
+                format!("rest length must be positive, got {length}"),
+            ));
+        }
+        self.claim_id("element", id)?;
+        self.elements.push(
+            id,
+            crate::element::AxialSpring::new(self.dim, stiffness, length),
+            &dofs,
+        );
+        Ok(())
+    }
+
+    /// Adds a bending element `V = 1/2 Cb (nu + psi)/(nu - psi)` (eq. 4.42) on
+    /// three nodes `[a, b, c]`, `b` the middle node; zero energy when the three
+    /// are on a straight line.
+    pub fn bending(
+        &mut self,
+        id: &str,
+        nodes: [&str; 3],
+        stiffness: f64,
+    ) -> Result<(), BuildError> {
+        let mut dofs = Vec::new();
+        for n in nodes {
+            dofs.extend(self.node_dofs("element", id, n)?);
+        }
+        for (i, j) in [(0, 1), (1, 2), (0, 2)] {
+            if nodes[i] == nodes[j] {
+                return Err(err(
+                    "element",
+                    id,
+                    Some("nodes"),
+                    format!(
+                        "node '{}' appears twice: three different nodes are required",
+                        nodes[i]
+                    ),
+                ));
+            }
+        }
+        Self::positive_stiffness(id, stiffness)?;
+        let k = dofs.len() / 3;
+        let x: Vec<[f64; 3]> = (0..3)
+            .map(|i| self.initial_point(&dofs[i * k..(i + 1) * k]))
+            .collect();
+        let r1: Vec<f64> = (0..3).map(|c| x[0][c] - x[1][c]).collect();
+        let r2: Vec<f64> = (0..3).map(|c| x[2][c] - x[1][c]).collect();
+        let dot = |p: &[f64], q: &[f64]| p.iter().zip(q).map(|(s, t)| s * t).sum::<f64>();
+        let (l1, l2) = (dot(&r1, &r1).sqrt(), dot(&r2, &r2).sqrt());
+        if !(l1 > 0.0 && l2 > 0.0) {
+            return Err(err(
+                "element",
+                id,
+                Some("nodes"),
+                "the middle node starts on top of a neighbour: the bending angle is undefined"
+                    .into(),
+            ));
+        }
+        if l1 * l2 - dot(&r1, &r2) <= 1e-12 * l1 * l2 {
+            return Err(err(
+                "element",
+                id,
+                Some("nodes"),
+                "the two arms start folded onto each other: the bending energy is infinite".into(),
+            ));
+        }
+        self.claim_id("element", id)?;
+        self.elements
+            .push(id, crate::element::Bending::new(self.dim, stiffness), &dofs);
+        Ok(())
     }
 }

@@ -7,6 +7,8 @@ pub enum DofKind {
     Translation(u8),
     /// A planar rotation angle.
     Rotation,
+    /// A component (axis 0, 1, 2) of a beam node's slope vector dr/dx (no gravity).
+    Slope(u8),
 }
 
 /// Global DOF numbering with a label per DOF, e.g. `pendulum1.theta`.
@@ -69,4 +71,12 @@ pub const BODY2D_COMPONENTS: [(&str, DofKind); 3] = [
     ("x", DofKind::Translation(0)),
     ("y", DofKind::Translation(1)),
     ("theta", DofKind::Rotation),
+];
+
+/// Component labels and kinds of a planar beam node (x, y, dx, dy).
+pub const BEAM2D_COMPONENTS: [(&str, DofKind); 4] = [
+    ("x", DofKind::Translation(0)),
+    ("y", DofKind::Translation(1)),
+    ("dx", DofKind::Slope(0)),
+    ("dy", DofKind::Slope(1)),
 ];

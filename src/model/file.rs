@@ -198,9 +198,27 @@ pub fn load_model_str(text: &str, file: &str) -> Result<ModelFile, ModelError> {
             position,
             velocity,
             mass,
+            slope,
+            slope_velocity,
         } = n.get_ref();
-        b.node(id, position, velocity.as_deref(), *mass)
-            .map_err(|e| loc.build_error(n.span(), e))?;
+        match slope {
+            Some(s) => b.beam_node(
+                id,
+                position,
+                s,
+                velocity.as_deref(),
+                slope_velocity.as_deref(),
+                *mass,
+            ),
+            None if slope_velocity.is_some() => Err(BuildError {
+                what: "node",
+                id: id.clone(),
+                field: Some("slope_velocity"),
+                message: "`slope_velocity` needs `slope` (a beam node)".into(),
+            }),
+            None => b.node(id, position, velocity.as_deref(), *mass),
+        }
+        .map_err(|e| loc.build_error(n.span(), e))?;
     }
     for bd in &spec.body {
         let BodySpec {
@@ -225,6 +243,25 @@ pub fn load_model_str(text: &str, file: &str) -> Result<ModelFile, ModelError> {
     }
     for el in &spec.element {
         let r = match el.get_ref() {
+            ElementSpec::AxialSpring {
+                id,
+                nodes,
+                stiffness,
+                rest_length,
+            } => b.axial_spring(id, &nodes[0], &nodes[1], *stiffness, *rest_length),
+            ElementSpec::Bending {
+                id,
+                nodes,
+                stiffness,
+            } => b.bending(id, [&nodes[0], &nodes[1], &nodes[2]], *stiffness),
+            ElementSpec::Beam {
+                id,
+                nodes,
+                ea,
+                ei,
+                rho_a,
+                length,
+            } => b.beam(id, &nodes[0], &nodes[1], *ea, *ei, *rho_a, *length),
             ElementSpec::Truss {
                 id,
                 nodes,
@@ -238,6 +275,36 @@ pub fn load_model_str(text: &str, file: &str) -> Result<ModelFile, ModelError> {
                 *ea,
                 *rest_length,
                 *mass_per_length,
+            ),
+            ElementSpec::SpringDamper {
+                id,
+                a,
+                b: pb,
+                stiffness,
+                free_length,
+                damping,
+                actuator_force,
+            } => b.spring_damper(
+                id,
+                &point_ref(a),
+                &point_ref(pb),
+                [*stiffness, *damping, *actuator_force],
+                *free_length,
+            ),
+            ElementSpec::RotationalSpringDamper {
+                id,
+                a,
+                b: body,
+                stiffness,
+                rest_angle,
+                damping,
+                torque,
+            } => b.rotational_spring_damper(
+                id,
+                a.as_deref(),
+                body,
+                [*stiffness, *damping, *torque],
+                *rest_angle,
             ),
         };
         r.map_err(|e| loc.build_error(el.span(), e))?;
@@ -276,6 +343,33 @@ pub fn load_model_str(text: &str, file: &str) -> Result<ModelFile, ModelError> {
                 center,
                 radius,
             } => b.point_on_circle(id, &point_ref(point), center, *radius),
+            JointSpec::Slope {
+                id,
+                node,
+                body,
+                direction,
+            } => b.slope(id, node, body.as_deref(), direction.as_deref()),
+            JointSpec::Slider {
+                id,
+                point,
+                line,
+                normal,
+            } => b.slider(id, &point_ref(point), &point_ref(line), *normal, false),
+            JointSpec::Prismatic {
+                id,
+                point,
+                line,
+                normal,
+            } => b.slider(id, &point_ref(point), &point_ref(line), *normal, true),
+            JointSpec::Prescribed {
+                id,
+                coordinate,
+                value,
+                rate,
+                amplitude,
+                omega,
+                phase,
+            } => b.prescribed(id, coordinate, *value, [*rate, *amplitude, *omega, *phase]),
         };
         r.map_err(|e| loc.build_error(j.span(), e))?;
     }
@@ -299,6 +393,14 @@ pub fn load_model_str(text: &str, file: &str) -> Result<ModelFile, ModelError> {
                         time_function(time),
                     )
                 }),
+            LoadSpec::Torque {
+                id,
+                body,
+                torque,
+                time,
+            } => check_time(time)
+                .map_err(|m| load_err(id, m))
+                .and_then(|_| b.torque(id, body, *torque, time_function(time))),
             LoadSpec::LinearField {
                 id,
                 point,

@@ -59,6 +59,11 @@ pub struct NodeSpec {
     /// Lumped mass (default 0).
     #[serde(default)]
     pub mass: f64,
+    /// Slope vector dr/dx of a planar beam node (makes the node a beam node
+    /// with DOFs x, y, dx, dy).
+    pub slope: Option<Vec<f64>>,
+    /// Initial rate of the slope vector (default zero; beam nodes only).
+    pub slope_velocity: Option<Vec<f64>>,
 }
 
 /// `[[body]]`: a planar rigid body, reference point at its centre of mass.
@@ -88,6 +93,42 @@ pub struct BodySpec {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ElementSpec {
+    /// Axial spring V = 1/2 kappa (l - l0)^2 (seed 000 eq. 4.43).
+    AxialSpring {
+        /// Unique id.
+        id: String,
+        /// The two end nodes.
+        nodes: [String; 2],
+        /// kappa.
+        stiffness: f64,
+        /// l0 (default: initial length).
+        rest_length: Option<f64>,
+    },
+    /// Three-node bending element V = 1/2 Cb (nu + psi)/(nu - psi) (seed 000 eq. 4.42).
+    Bending {
+        /// Unique id.
+        id: String,
+        /// The three nodes, the middle one second.
+        nodes: [String; 3],
+        /// Cb.
+        stiffness: f64,
+    },
+    /// Planar geometrically exact Euler–Bernoulli beam between two beam nodes.
+    Beam {
+        /// Unique id.
+        id: String,
+        /// The two end nodes (beam nodes, with `slope`).
+        nodes: [String; 2],
+        /// Axial stiffness EA.
+        ea: f64,
+        /// Bending stiffness EI.
+        ei: f64,
+        /// Mass per unit length rho A (default 0).
+        #[serde(default, alias = "mass_per_length")]
+        rho_a: f64,
+        /// Reference length (default: initial distance of the nodes).
+        length: Option<f64>,
+    },
     /// Green-strain truss.
     Truss {
         /// Unique id.
@@ -101,6 +142,46 @@ pub enum ElementSpec {
         /// Mass per unit length (default 0).
         #[serde(default)]
         mass_per_length: f64,
+    },
+    /// Translational spring-damper-actuator between two points.
+    SpringDamper {
+        /// Unique id.
+        id: String,
+        /// First point.
+        a: PointSpec,
+        /// Second point.
+        b: PointSpec,
+        /// Spring stiffness k (default 0).
+        #[serde(default)]
+        stiffness: f64,
+        /// Free length (default: initial length).
+        free_length: Option<f64>,
+        /// Damping coefficient c (default 0).
+        #[serde(default)]
+        damping: f64,
+        /// Constant actuator force, tension positive (default 0).
+        #[serde(default)]
+        actuator_force: f64,
+    },
+    /// Rotational spring-damper-actuator between two planar bodies' angles.
+    RotationalSpringDamper {
+        /// Unique id.
+        id: String,
+        /// First body, or omitted for the ground.
+        a: Option<String>,
+        /// Second body.
+        b: String,
+        /// Stiffness (default 0).
+        #[serde(default)]
+        stiffness: f64,
+        /// Rest value of theta_b - theta_a (default: initial value).
+        rest_angle: Option<f64>,
+        /// Damping coefficient (default 0).
+        #[serde(default)]
+        damping: f64,
+        /// Constant actuator torque on b (reaction on a; default 0).
+        #[serde(default)]
+        torque: f64,
     },
 }
 
@@ -139,6 +220,17 @@ pub enum JointSpec {
         /// `length` (|d| - L, default) or `quadratic` ((|d|^2 - L^2)/2).
         form: Option<String>,
     },
+    /// The slope of a beam node parallel to a ground or body-fixed direction.
+    Slope {
+        /// Unique id.
+        id: String,
+        /// The beam node.
+        node: String,
+        /// Planar rigid body carrying the direction (default: the ground).
+        body: Option<String>,
+        /// Direction (ground or body coordinates; default: the initial slope).
+        direction: Option<Vec<f64>>,
+    },
     /// A point on a circle: Phi = R^2 - |r - c|^2.
     PointOnCircle {
         /// Unique id.
@@ -149,6 +241,49 @@ pub enum JointSpec {
         center: Vec<f64>,
         /// Radius (default: initial distance to the centre).
         radius: Option<f64>,
+    },
+    /// A point on a line of a body or of the ground (planar).
+    Slider {
+        /// Unique id.
+        id: String,
+        /// The sliding point.
+        point: PointSpec,
+        /// A point of the line: `{ ground = [x, y] }` or `{ body = "b", offset = [..] }`.
+        line: PointSpec,
+        /// Normal of the line, in the line body's frame (global for a ground line).
+        normal: [f64; 2],
+    },
+    /// A slider that also locks the relative rotation (planar prismatic joint).
+    Prismatic {
+        /// Unique id.
+        id: String,
+        /// A point of the sliding body.
+        point: PointSpec,
+        /// A point of the line (ground or other body).
+        line: PointSpec,
+        /// Normal of the line, in the line body's frame.
+        normal: [f64; 2],
+    },
+    /// One coordinate driven along `value + rate t + amplitude sin(omega t + phase)`.
+    Prescribed {
+        /// Unique id.
+        id: String,
+        /// The driven DOF by name, e.g. `crank.theta` or `n3.y`.
+        coordinate: String,
+        /// Constant part (default: the initial value of the coordinate).
+        value: Option<f64>,
+        /// Rate (default 0).
+        #[serde(default)]
+        rate: f64,
+        /// Amplitude (default 0).
+        #[serde(default)]
+        amplitude: f64,
+        /// Angular frequency (default 0).
+        #[serde(default)]
+        omega: f64,
+        /// Phase (default 0).
+        #[serde(default)]
+        phase: f64,
     },
 }
 
@@ -164,6 +299,17 @@ pub enum LoadSpec {
         point: PointSpec,
         /// Force vector.
         force: Vec<f64>,
+        /// Time function (default constant).
+        time: Option<TimeSpec>,
+    },
+    /// A torque on a planar rigid body, scaled by a time function.
+    Torque {
+        /// Unique id.
+        id: String,
+        /// The body.
+        body: String,
+        /// Torque (counter-clockwise positive).
+        torque: f64,
         /// Time function (default constant).
         time: Option<TimeSpec>,
     },

@@ -53,7 +53,7 @@ pub struct Energy {
     pub potential: f64,
     /// kinetic + potential.
     pub total: f64,
-    /// Accumulated work of the non-gravity loads since t = 0.
+    /// Accumulated work of the non-conservative forces (loads other than gravity, dampers) since t = 0.
     pub external_work: f64,
 }
 
