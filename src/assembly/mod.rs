@@ -167,6 +167,12 @@ pub struct Assembler {
     gather: Option<Gather>,
 }
 
+/// sum_q f[q] x[idx[q]].
+#[inline]
+fn gathered_dot(f: &[f64], idx: &[usize], x: &[f64]) -> f64 {
+    f.iter().zip(idx).map(|(f, &i)| f * x[i]).sum()
+}
+
 /// values[slots[q]] = x[q].
 #[inline]
 fn scatter_set(values: &mut [f64], slots: &[usize], x: &[f64]) {
@@ -777,17 +783,25 @@ impl Assembler {
         let mut fl = [0.0; MAX_LOCAL_DOFS];
         let mut ql = [0.0; MAX_LOCAL_DOFS];
         let mut work = 0.0;
-        let dot =
-            |dofs: &[usize], f: &[f64]| dofs.iter().zip(f).map(|(&d, f)| f * du[d]).sum::<f64>();
         for l in &model.loads {
             let k = l.dofs.len();
             let s = (1.0 - w1) * l.load.time.value(t_n) + w1 * l.load.time.value(t_next);
             gather(u_tilde, &l.dofs, &mut ql[..k]);
             l.load.force(&ql[..k], s, &mut fl[..k], None);
-            work += dot(&l.dofs, &fl[..k]);
+            work += gathered_dot(&fl[..k], &l.dofs, du);
         }
+        if model.elements.iter().any(|b| b.is_dissipative()) {
+            work -= self.damper_work(model, u_tilde, v_tilde, du);
+        }
+        work
+    }
+
+    /// `F_d(u~, v~) . du` summed over the dampers.
+    fn damper_work(&self, model: &Model, u_tilde: &[f64], v_tilde: &[f64], du: &[f64]) -> f64 {
+        let mut fl = [0.0; MAX_LOCAL_DOFS];
         let mut kl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
         let mut cl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
+        let mut work = 0.0;
         for b in model.elements.iter().filter(|b| b.is_dissipative()) {
             let n = b.ndof();
             for i in 0..b.len() {
@@ -799,7 +813,7 @@ impl Assembler {
                     &mut kl[..n * n],
                     &mut cl[..n * n],
                 );
-                work -= dot(b.dofs(i), &fl[..n]);
+                work += gathered_dot(&fl[..n], b.dofs(i), du);
             }
         }
         work
