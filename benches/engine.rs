@@ -4,6 +4,8 @@
 //!   saddle-point system `[M B^T; B 0]` for a hanging truss chain of 1e3, 1e4
 //!   and 1e5 nodes (sparse LU, symbolic factorization done once outside).
 //!
+//! - per-element cost of the planar Euler–Bernoulli beam (`element/beam2d`).
+//!
 //! Run: `cargo bench --bench engine` (one group: `cargo bench --bench engine -- chain`).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -104,5 +106,43 @@ fn truss_chain(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, full_runs, single_steps, truss_chain);
+/// Per-element cost of the planar Euler–Bernoulli beam: force + tangent, and
+/// the midpoint discrete-gradient EOM force with its derivative.
+fn beam_element(c: &mut Criterion) {
+    use flexmb::element::{Beam2d, Element, EomLevel, LevelWeights};
+    let el = Beam2d::new(0.1, 2.1e7, 175.0, 0.785, None);
+    let u0 = [0.0, 0.0, 1.0, 0.0, 0.1, 0.001, 0.99, 0.02];
+    let u1 = [0.0, 0.0, 1.0, 0.001, 0.1, 0.002, 0.98, 0.03];
+    let mut f = [0.0; 8];
+    let mut k = [0.0; 64];
+    let mut g = c.benchmark_group("element/beam2d");
+    g.bench_function("force+tangent", |b| {
+        b.iter(|| {
+            el.force(std::hint::black_box(&u1), &mut f, Some(&mut k));
+            k[9]
+        })
+    });
+    let zero = [0.0; 8];
+    let lvl = EomLevel {
+        u_n: &u0,
+        v_n: &zero,
+        a_n: &zero,
+        u_next: &u1,
+        u_tilde: &u1,
+        w: LevelWeights {
+            c1dt: 0.0,
+            c2dt2: 0.0,
+            c3: 0.5,
+        },
+    };
+    g.bench_function("midpoint discrete gradient", |b| {
+        b.iter(|| {
+            el.eom_force(std::hint::black_box(&lvl), &mut f, &mut k);
+            k[9]
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, full_runs, single_steps, truss_chain, beam_element);
 criterion_main!(benches);

@@ -404,11 +404,15 @@ fn mode_shape(beta_l: f64, x: f64) -> [f64; 2] {
     ]
 }
 
+/// Runs `model`; the Newton tolerance is 1e-6 (absolute, acceleration and
+/// multiplier units): with EA = 2.1e7 the multiplier increments stagnate at
+/// round-off near 5e-8, above the integrator's default 1e-8.
 fn run_model(model: Model, scheme: &str, dt: f64, t_end: f64) -> MemoryRecorder {
     let config = IntegratorSpec {
         scheme: Some(scheme.into()),
         dt: Some(dt),
         t_end: Some(t_end),
+        tol: Some(1e-6),
         ..IntegratorSpec::default()
     }
     .resolve()
@@ -716,4 +720,30 @@ fn element_cost() {
     let ns = start.elapsed().as_nanos() as f64 / reps as f64;
     println!("beam force + tangent: {ns:.0} ns per element (checksum {sink:.3e})");
     assert!(sink.is_finite());
+}
+
+#[test]
+fn static_command_prints_the_tip_deflection() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flexmb"))
+        .args([
+            "static",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/models/cantilever.toml"),
+        ])
+        .args(["--node", "n10", "--steps", "2"])
+        .output()
+        .expect("flexmb runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("n10.y"))
+        .expect("n10.y printed");
+    let dy: f64 = line.split_whitespace().last().unwrap().parse().unwrap();
+    let exact = L.powi(3) / (3.0 * EI);
+    assert!((-dy - exact).abs() < 1e-3 * exact, "{line}");
+    assert!(!text.contains("n9."), "--node filters the output");
 }

@@ -98,8 +98,8 @@ impl Element for SpringDamper {
         let mut h = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
         let len = self.length(u, has_k.then_some(&mut h[..]));
         let s = self.stiffness * (len.l - self.free_length) + self.actuator;
-        for p in 0..n {
-            f[p] = s * len.g[p];
+        for (fp, gp) in f.iter_mut().zip(&len.g[..n]) {
+            *fp = s * gp;
         }
         if let Some(k) = k {
             for p in 0..n {

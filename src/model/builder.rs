@@ -527,7 +527,7 @@ impl ModelBuilder {
         nonnegative("element", id, "damping", damping)?;
         finite("element", id, "actuator_force", &[actuator])?;
         let length = self.initial_separation(&pair, &dofs);
-        if !(length > 0.0) {
+        if length.is_nan() || length <= 0.0 {
             return Err(err(
                 "element",
                 id,
