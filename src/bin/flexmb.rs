@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use flexmb::integrate::{IntegratorSpec, StepError};
-use flexmb::model::{load_model_file, ModelFile};
+use flexmb::model::{apply_sets, load_model_file, load_model_str, ModelFile};
 use flexmb::output::{Hdf5Recorder, NullRecorder, Recorder};
 use flexmb::run::{step_count, Simulation};
 
@@ -44,6 +44,10 @@ enum Command {
 struct RunArgs {
     /// Model file (TOML, see docs/model-format.md).
     model: PathBuf,
+    /// Set a model-file value before reading it, e.g. `--set generator.elements=16`
+    /// or `--set integrator.dt=1e-5` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// HDF5 output file (default: no file, summary only).
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -122,6 +126,10 @@ impl IntegratorArgs {
 struct CheckArgs {
     /// Model file (TOML).
     model: PathBuf,
+    /// Set a model-file value before reading it, e.g. `--set generator.elements=16`
+    /// or `--set integrator.dt=1e-5` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// Write the saddle-point matrix at the initial state to this Matrix Market file.
     #[arg(long)]
     matrix_market: Option<PathBuf>,
@@ -136,15 +144,23 @@ fn main() -> ExitCode {
     }
 }
 
-fn load(path: &Path) -> Result<ModelFile, ExitCode> {
-    load_model_file(path).map_err(|e| {
-        eprintln!("error: {e}");
+fn load(path: &Path, sets: &[String]) -> Result<ModelFile, ExitCode> {
+    let fail = |message: String| {
+        eprintln!("error: {message}");
         ExitCode::from(EXIT_USAGE)
-    })
+    };
+    if sets.is_empty() {
+        return load_model_file(path).map_err(|e| fail(e.to_string()));
+    }
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| fail(format!("{name}: cannot read the model file: {e}")))?;
+    let text = apply_sets(&text, sets).map_err(|e| fail(format!("{name}: {e}")))?;
+    load_model_str(&text, &format!("{name} (with --set)")).map_err(|e| fail(e.to_string()))
 }
 
 fn run(args: &RunArgs) -> ExitCode {
-    let file = match load(&args.model) {
+    let file = match load(&args.model, &args.set) {
         Ok(f) => f,
         Err(code) => return code,
     };
@@ -231,6 +247,10 @@ fn run(args: &RunArgs) -> ExitCode {
 struct StaticArgs {
     /// Model file (TOML).
     model: PathBuf,
+    /// Set a model-file value before reading it, e.g. `--set generator.elements=16`
+    /// or `--set integrator.dt=1e-5` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// Number of load steps.
     #[arg(long, default_value_t = 10)]
     steps: u32,
@@ -250,7 +270,7 @@ struct StaticArgs {
 
 fn statics(args: &StaticArgs) -> ExitCode {
     use flexmb::statics::{solve_static, StaticError, StaticOptions};
-    let file = match load(&args.model) {
+    let file = match load(&args.model, &args.set) {
         Ok(f) => f,
         Err(code) => return code,
     };
@@ -284,7 +304,10 @@ fn statics(args: &StaticArgs) -> ExitCode {
         sol.iterations.iter().sum::<u32>(),
         sol.residual
     );
-    println!("{:<24} {:>16} {:>16} {:>16}", "dof", "initial", "equilibrium", "change");
+    println!(
+        "{:<24} {:>16} {:>16} {:>16}",
+        "dof", "initial", "equilibrium", "change"
+    );
     for (i, name) in m.dofs.names().iter().enumerate() {
         let owner = name.rsplit_once('.').map_or(name.as_str(), |(o, _)| o);
         if args.node.is_empty() || args.node.iter().any(|n| n == owner) {
@@ -301,7 +324,7 @@ fn statics(args: &StaticArgs) -> ExitCode {
 }
 
 fn check(args: &CheckArgs) -> ExitCode {
-    let file = match load(&args.model) {
+    let file = match load(&args.model, &args.set) {
         Ok(f) => f,
         Err(code) => return code,
     };

@@ -172,6 +172,28 @@ impl Beam2d {
         }
     }
 
+    /// Energy only.
+    fn energy(&self, e: &[f64]) -> f64 {
+        let mut v = 0.0;
+        for q in 0..NG {
+            let (h1, h2) = (&self.h1[q], &self.h2[q]);
+            let mut r1 = [0.0; 2];
+            let mut r2 = [0.0; 2];
+            for k in 0..4 {
+                r1[0] += h1[k] * e[2 * k];
+                r1[1] += h1[k] * e[2 * k + 1];
+                r2[0] += h2[k] * e[2 * k];
+                r2[1] += h2[k] * e[2 * k + 1];
+            }
+            let g = r1[0] * r1[0] + r1[1] * r1[1];
+            let c = r1[0] * r2[1] - r1[1] * r2[0];
+            let eps = 0.5 * (g - 1.0) - self.eps0[q];
+            let kap = c / (g * g.sqrt()) - self.kap0[q];
+            v += self.w[q] * (0.5 * self.ea * eps * eps + 0.5 * self.ei * kap * kap);
+        }
+        v
+    }
+
     /// Energy, gradient and (optionally) Hessian of the element at e.
     fn eval(&self, e: &[f64], f: &mut [f64], k: Option<&mut [f64]>) -> f64 {
         f[..8].fill(0.0);
@@ -198,16 +220,20 @@ impl Beam2d {
                 f[i] += w * (0.5 * self.ea * eps * p.dg[i] + self.ei * kap * dk[i]);
             }
             if want_k {
+                // dk = al dc + be dg: the rank-one terms are the 2x2 form
+                // [dg dc] Q [dg dc]^T (upper triangle here, mirrored below).
+                let (al, be) = (g32, -1.5 * p.c * g52);
                 let a = w * (0.25 * self.ea + 3.75 * self.ei * kap * p.c * g52 * gi);
                 let b = w * self.ei;
                 let gm = -1.5 * w * self.ei * kap * g52;
                 let dlt = w * (0.5 * self.ea * eps - 1.5 * self.ei * kap * p.c * g52);
                 let zeta = w * self.ei * kap * g32;
+                let (qgg, qcc, qgc) = (a + b * be * be, b * al * al, gm + b * al * be);
                 for i in 0..8 {
-                    let (ai, bi, ci, gi_) = (a * p.dg[i], b * dk[i], gm * p.dc[i], gm * p.dg[i]);
-                    let row = &mut kk[i * 8..i * 8 + 8];
-                    for j in 0..8 {
-                        row[j] += ai * p.dg[j] + bi * dk[j] + ci * p.dg[j] + gi_ * p.dc[j];
+                    let ui = qgg * p.dg[i] + qgc * p.dc[i];
+                    let wi = qgc * p.dg[i] + qcc * p.dc[i];
+                    for j in i..8 {
+                        kk[i * 8 + j] += ui * p.dg[j] + wi * p.dc[j];
                     }
                 }
                 let (h1, h2) = (&self.h1[q], &self.h2[q]);
@@ -220,6 +246,11 @@ impl Beam2d {
             }
         }
         if let Some(k) = k {
+            for i in 1..8 {
+                for j in 0..i {
+                    kk[i * 8 + j] = kk[j * 8 + i];
+                }
+            }
             for kx in 0..4 {
                 for l in 0..4 {
                     let (i, j) = (2 * kx, 2 * l);
@@ -257,8 +288,7 @@ impl Element for Beam2d {
     }
 
     fn potential(&self, u: &[f64]) -> f64 {
-        let mut f = [0.0; 8];
-        self.eval(u, &mut f, None)
+        self.energy(u)
     }
 
     fn force(&self, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>) {
@@ -293,9 +323,8 @@ impl Element for Beam2d {
         if n2 <= (1e-12 * scale).powi(2) {
             return;
         }
-        let mut f0 = [0.0; 8];
         let mut f1 = [0.0; 8];
-        let v0 = self.eval(u0, &mut f0, None);
+        let v0 = self.energy(u0);
         let v1 = self.eval(u1, &mut f1, None);
         let fdu: f64 = (0..8).map(|i| f[i] * du[i]).sum();
         let err = v1 - v0 - fdu;

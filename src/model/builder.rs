@@ -615,20 +615,42 @@ impl ModelBuilder {
         prismatic: bool,
     ) -> Result<(), BuildError> {
         if self.dim != 2 {
-            return Err(err("joint", id, None, "sliders are planar: use dimension = 2".into()));
+            return Err(err(
+                "joint",
+                id,
+                None,
+                "sliders are planar: use dimension = 2".into(),
+            ));
         }
         let (pair, dofs) = self.pair("joint", id, line, point, ["line", "point"])?;
         finite("joint", id, "normal", &normal)?;
         if normal[0].hypot(normal[1]) == 0.0 {
-            return Err(err("joint", id, Some("normal"), "the normal must not be zero".into()));
+            return Err(err(
+                "joint",
+                id,
+                Some("normal"),
+                "the normal must not be zero".into(),
+            ));
         }
         let lock = if prismatic {
-            let theta = |p: &crate::joint::Point, at: usize| matches!(p, Point::Body2 { .. }).then(|| self.u0[dofs[at + 2]]);
+            let theta = |p: &crate::joint::Point, at: usize| {
+                matches!(p, Point::Body2 { .. }).then(|| self.u0[dofs[at + 2]])
+            };
             let tb = theta(&pair.b, pair.a.ndof()).ok_or_else(|| {
-                err("joint", id, Some("point"), "a prismatic joint needs a point on a rigid body".into())
+                err(
+                    "joint",
+                    id,
+                    Some("point"),
+                    "a prismatic joint needs a point on a rigid body".into(),
+                )
             })?;
             if matches!(pair.a, Point::Node { .. }) {
-                return Err(err("joint", id, Some("line"), "the line must be on a rigid body or the ground".into()));
+                return Err(err(
+                    "joint",
+                    id,
+                    Some("line"),
+                    "the line must be on a rigid body or the ground".into(),
+                ));
             }
             Some(tb - theta(&pair.a, 0).unwrap_or(0.0))
         } else {
@@ -636,7 +658,8 @@ impl ModelBuilder {
         };
         self.claim_id("joint", id)?;
         let kind = if prismatic { "prismatic" } else { "slider" };
-        self.joints.push(id, Slider::new(kind, pair, normal, lock), &dofs);
+        self.joints
+            .push(id, Slider::new(kind, pair, normal, lock), &dofs);
         Ok(())
     }
 
@@ -654,7 +677,12 @@ impl ModelBuilder {
             err("joint", id, Some("coordinate"), format!("no coordinate named '{coordinate}' (names are like 'body.theta', 'node.x')"))
         })?;
         let value = value.unwrap_or(self.u0[dof] - amplitude * phase.sin());
-        finite("joint", id, "value", &[value, rate, amplitude, omega, phase])?;
+        finite(
+            "joint",
+            id,
+            "value",
+            &[value, rate, amplitude, omega, phase],
+        )?;
         self.claim_id("joint", id)?;
         let motion = Motion {
             value,
@@ -670,11 +698,31 @@ impl ModelBuilder {
     /// Applies `torque * time(t)` to the angle of planar body `body`. It is a
     /// [`PointLoad`] on the one-coordinate "point" theta (a generalized force
     /// on theta), so it shares the load code and the work bookkeeping.
-    pub fn torque(&mut self, id: &str, body: &str, torque: f64, time: TimeFunction) -> Result<(), BuildError> {
+    pub fn torque(
+        &mut self,
+        id: &str,
+        body: &str,
+        torque: f64,
+        time: TimeFunction,
+    ) -> Result<(), BuildError> {
         let theta = match self.entities.get(body) {
             Some(Entity::Body2(d)) => d[2],
-            Some(_) => return Err(err("load", id, Some("body"), format!("'{body}' is not a planar rigid body"))),
-            None => return Err(err("load", id, Some("body"), format!("body '{body}' is not defined"))),
+            Some(_) => {
+                return Err(err(
+                    "load",
+                    id,
+                    Some("body"),
+                    format!("'{body}' is not a planar rigid body"),
+                ))
+            }
+            None => {
+                return Err(err(
+                    "load",
+                    id,
+                    Some("body"),
+                    format!("body '{body}' is not defined"),
+                ))
+            }
         };
         finite("load", id, "torque", &[torque])?;
         self.claim_id("load", id)?;

@@ -4,9 +4,10 @@
 use std::path::Path;
 
 use super::builder::{BuildError, ModelBuilder, PointRef};
+use super::generate::slider_crank_flexible;
 use super::spec::{
-    BodySpec, ElementSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, OutputSpec, PointSpec,
-    TimeSpec, SCHEMA_VERSION,
+    BodySpec, ElementSpec, GeneratorSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, OutputSpec,
+    PointSpec, TimeSpec, SCHEMA_VERSION,
 };
 use super::Model;
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
@@ -184,6 +185,37 @@ pub fn load_model_str(text: &str, file: &str) -> Result<ModelFile, ModelError> {
             ));
         }
     }
+    let model = match &spec.generator {
+        Some(g) => build_generated(&spec, g, &loc)?,
+        None => build_entities(&spec, &loc)?,
+    };
+
+    let output = match &spec.output {
+        Some(o) => output_config(o.get_ref())
+            .map_err(|(f, m)| loc.error(Some(loc.field_line(o.span(), Some(f))), m))?,
+        None => OutputConfig::default(),
+    };
+    let (integrator, integrator_line) = match spec.integrator {
+        Some(i) => {
+            let line = loc.line_of(i.span().start);
+            (i.into_inner(), Some(line))
+        }
+        None => (IntegratorSpec::default(), None),
+    };
+    Ok(ModelFile {
+        model,
+        integrator,
+        output,
+        title: spec.title,
+        text: text.to_string(),
+        file: file.to_string(),
+        integrator_line,
+    })
+}
+
+/// Builds the model from the entity tables of `spec`.
+fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<Model, ModelError> {
+    let text = loc.text;
     let dim_span = spec.dimension.span();
     let mut b = ModelBuilder::new(*spec.dimension.get_ref())
         .map_err(|e| loc.build_error(dim_span.clone(), e))?;
@@ -440,36 +472,49 @@ pub fn load_model_str(text: &str, file: &str) -> Result<ModelFile, ModelError> {
         };
         r.map_err(|e| loc.build_error(l.span(), e))?;
     }
-    let model = b.build().map_err(|e| {
+    b.build().map_err(|e| {
         let line = text.find(&format!("\"{}\"", e.id)).map(|o| loc.line_of(o));
         let field = e
             .field
             .map(|f| format!(" (field `{f}`)"))
             .unwrap_or_default();
         loc.error(line, format!("{} '{}'{field}: {}", e.what, e.id, e.message))
-    })?;
-
-    let output = match &spec.output {
-        Some(o) => output_config(o.get_ref())
-            .map_err(|(f, m)| loc.error(Some(loc.field_line(o.span(), Some(f))), m))?,
-        None => OutputConfig::default(),
-    };
-    let (integrator, integrator_line) = match spec.integrator {
-        Some(i) => {
-            let line = loc.line_of(i.span().start);
-            (i.into_inner(), Some(line))
-        }
-        None => (IntegratorSpec::default(), None),
-    };
-    Ok(ModelFile {
-        model,
-        integrator,
-        output,
-        title: spec.title,
-        text: text.to_string(),
-        file: file.to_string(),
-        integrator_line,
     })
+}
+
+/// Builds the model with the generator named in `[generator]`; entity tables
+/// are refused next to it.
+fn build_generated(
+    spec: &ModelSpec,
+    g: &toml::Spanned<GeneratorSpec>,
+    loc: &Locator<'_>,
+) -> Result<Model, ModelError> {
+    let line = Some(loc.line_of(g.span().start));
+    if !(spec.node.is_empty()
+        && spec.body.is_empty()
+        && spec.element.is_empty()
+        && spec.joint.is_empty()
+        && spec.load.is_empty())
+    {
+        return Err(loc.error(
+            line,
+            "a model with a [generator] cannot also list nodes, bodies, elements, joints or loads"
+                .into(),
+        ));
+    }
+    let built = match g.get_ref() {
+        GeneratorSpec::SliderCrankFlexible(p) => {
+            if *spec.dimension.get_ref() != 2 {
+                return Err(loc.error(
+                    line,
+                    "the slider_crank_flexible generator builds a planar model: dimension = 2"
+                        .into(),
+                ));
+            }
+            slider_crank_flexible(p)
+        }
+    };
+    built.map_err(|e| loc.build_error(g.span(), e))
 }
 
 fn load_err(id: &str, message: String) -> BuildError {
@@ -566,4 +611,39 @@ impl ModelFile {
                 loc.error(line, format!("[integrator] {m}"))
             })
     }
+}
+
+/// Applies `KEY.PATH=VALUE` assignments (the CLI's `--set`) to a model file's
+/// TOML text and returns the new text: `VALUE` is read as a TOML value
+/// (`16`, `1e-5`, `"midpoint"`, `[0.0, 1.0]`), else as a string; missing
+/// tables on the path are created. Example: `generator.elements=16`.
+pub fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> {
+    if sets.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut doc: toml::Table = toml::from_str(text).map_err(|e| e.message().trim().to_string())?;
+    for set in sets {
+        let (path, value) = set
+            .split_once('=')
+            .ok_or_else(|| format!("--set '{set}': expected KEY=VALUE"))?;
+        let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {value}")) {
+            Ok(mut t) => t.remove("v").expect("parsed key"),
+            Err(_) => toml::Value::String(value.to_string()),
+        };
+        let keys: Vec<&str> = path.trim().split('.').collect();
+        if keys.iter().any(|k| k.is_empty()) {
+            return Err(format!("--set '{set}': empty key in '{path}'"));
+        }
+        let mut table = &mut doc;
+        for k in &keys[..keys.len() - 1] {
+            let entry = table
+                .entry(k.to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            table = entry
+                .as_table_mut()
+                .ok_or_else(|| format!("--set '{set}': '{k}' is not a table"))?;
+        }
+        table.insert(keys[keys.len() - 1].to_string(), value);
+    }
+    toml::to_string(&doc).map_err(|e| e.to_string())
 }

@@ -12,8 +12,8 @@ mod spec;
 
 pub use builder::{BuildError, ModelBuilder, PointRef};
 pub use dof::{DofKind, DofMap};
-pub use file::{load_model_file, load_model_str, ModelError, ModelFile};
-pub use generate::hanging_truss_chain;
+pub use file::{apply_sets, load_model_file, load_model_str, ModelError, ModelFile};
+pub use generate::{hanging_truss_chain, slider_crank_flexible, SliderCrankParams};
 pub use spec::ModelSpec;
 
 use crate::element::ElementSet;

@@ -40,6 +40,8 @@ pub struct ModelSpec {
     /// Loads.
     #[serde(default)]
     pub load: Vec<Spanned<LoadSpec>>,
+    /// A generated model (instead of entity tables).
+    pub generator: Option<Spanned<GeneratorSpec>>,
     /// Integrator settings.
     pub integrator: Option<Spanned<IntegratorSpec>>,
     /// Output settings.
@@ -285,6 +287,14 @@ pub enum JointSpec {
         #[serde(default)]
         phase: f64,
     },
+}
+
+/// `[generator]`: a model built by a generator of `crate::model::generate`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum GeneratorSpec {
+    /// The deformable slider-crank of SPEC.md §3.
+    SliderCrankFlexible(super::generate::SliderCrankParams),
 }
 
 /// `[[load]]`.
