@@ -29,6 +29,10 @@
 //!   to the body's angle) in a dynamic run;
 //! * cost of one element force + tangent (printed; run with --nocapture).
 
+mod common;
+
+use common::fd::{fd_jacobian_h, Rng};
+use common::max_abs;
 use flexmb::assembly::Assembler;
 use flexmb::element::{Beam2d, Element, EomLevel, LevelWeights};
 use flexmb::integrate::IntegratorSpec;
@@ -37,45 +41,6 @@ use flexmb::model::{load_model_file, load_model_str, Model, ModelBuilder, PointR
 use flexmb::output::{MemoryRecorder, OutputConfig};
 use flexmb::run::Simulation;
 use flexmb::statics::{solve_static, StaticOptions};
-
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
-    }
-}
-
-/// 4th-order central difference derivative of f: R^n -> R^m (row-major m x n).
-fn fd_jac(x: &[f64], h: f64, m: usize, f: impl Fn(&[f64], &mut [f64])) -> Vec<f64> {
-    let n = x.len();
-    let mut jac = vec![0.0; m * n];
-    let mut xp = x.to_vec();
-    let mut out = vec![0.0; m];
-    for j in 0..n {
-        for (s, c) in [(-2.0, 1.0), (-1.0, -8.0), (1.0, 8.0), (2.0, -1.0)] {
-            xp[j] = x[j] + s * h;
-            f(&xp, &mut out);
-            for i in 0..m {
-                jac[i * n + j] += c * out[i] / (12.0 * h);
-            }
-        }
-        xp[j] = x[j];
-    }
-    jac
-}
-
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
-}
 
 fn rel_err(a: &[f64], b: &[f64]) -> f64 {
     let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
@@ -106,9 +71,9 @@ fn force_and_tangent_match_finite_differences() {
             let mut f = [0.0; 8];
             let mut k = [0.0; 64];
             el.force(&u, &mut f, Some(&mut k));
-            let grad = fd_jac(&u, 1e-4, 1, |x, out| out[0] = el.potential(x));
+            let grad = fd_jacobian_h(&u, 1e-4, 1, |x, out| out[0] = el.potential(x));
             let ef = rel_err(&f, &grad);
-            let kfd = fd_jac(&u, 1e-4, 8, |x, out| el.force(x, out, None));
+            let kfd = fd_jacobian_h(&u, 1e-4, 8, |x, out| el.force(x, out, None));
             let ek = rel_err(&k, &kfd);
             let mut asym = 0.0_f64;
             for i in 0..8 {
@@ -161,7 +126,7 @@ fn eom_force_discrete_gradient_and_level_derivatives() {
             let mut f = [0.0; 8];
             let mut k = [0.0; 64];
             eval(&u1, &mut f, &mut k);
-            let kfd = fd_jac(&u1, 1e-4, 8, |x, out| {
+            let kfd = fd_jacobian_h(&u1, 1e-4, 8, |x, out| {
                 let mut kk = [0.0; 64];
                 eval(x, out, &mut kk)
             });
@@ -270,12 +235,12 @@ fn slope_joint_derivatives() {
         let u: Vec<f64> = (0..n).map(|_| rng.range(-1.5, 1.5)).collect();
         let mut b = vec![0.0; n];
         j.jacobian(&u, 0.0, &mut b);
-        let bfd = fd_jac(&u, 1e-3, 1, |x, out| j.phi(x, 0.0, out));
+        let bfd = fd_jacobian_h(&u, 1e-3, 1, |x, out| j.phi(x, 0.0, out));
         assert!(rel_err(&b, &bfd) < 1e-9, "{target:?}: B");
         let w = [0.7];
         let mut h = vec![0.0; n * n];
         j.add_curvature(&u, 0.0, &w, 1.0, &mut h);
-        let hfd = fd_jac(&u, 1e-3, n, |x, out| {
+        let hfd = fd_jacobian_h(&u, 1e-3, n, |x, out| {
             let mut bb = vec![0.0; n];
             j.jacobian(x, 0.0, &mut bb);
             for (o, v) in out.iter_mut().zip(&bb) {

@@ -19,6 +19,7 @@
 
 mod common;
 
+use common::fd::{fd_gradient, fd_jacobian_h, Rng};
 use common::*;
 use flexmb::element::{AxialSpring, Bending, Element, EomLevel, LevelWeights};
 use flexmb::integrate::gssss::{Family, Gssss, SolveForm};
@@ -35,52 +36,6 @@ const H: f64 = 1e-4;
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
-        (0..n).map(|_| self.range(lo, hi)).collect()
-    }
-}
-
-const STENCIL: [(f64, f64); 4] = [(-2.0, 1.0), (-1.0, -8.0), (1.0, 8.0), (2.0, -1.0)];
-
-/// Row-major `m x n` Jacobian of `f` at `x` by 4th-order central differences.
-fn fd_jacobian(x: &[f64], m: usize, mut f: impl FnMut(&[f64], &mut [f64])) -> Vec<f64> {
-    let n = x.len();
-    let mut jac = vec![0.0; m * n];
-    let mut xp = x.to_vec();
-    let mut out = vec![0.0; m];
-    for j in 0..n {
-        for &(s, c) in &STENCIL {
-            xp[j] = x[j] + s * H;
-            f(&xp, &mut out);
-            for r in 0..m {
-                jac[r * n + j] += c * out[r] / (12.0 * H);
-            }
-        }
-        xp[j] = x[j];
-    }
-    jac
-}
-
-fn fd_gradient(x: &[f64], f: impl Fn(&[f64]) -> f64) -> Vec<f64> {
-    fd_jacobian(x, 1, |y, out| out[0] = f(y))
-}
 
 /// Asserts `analytic == reference` to `tol` relative to the reference's max-norm.
 fn check(what: &str, analytic: &[f64], reference: &[f64], tol: f64) -> f64 {
@@ -236,9 +191,9 @@ fn axial_spring_force_and_tangent() {
             for (case, l0) in [("tension", 0.7 * l), ("compression", 1.3 * l)] {
                 let s = AxialSpring::new(dim, rng.range(1e3, 1e4), l0);
                 let tag = format!("axial spring {dim}-D #{trial} {case}");
-                let grad = fd_gradient(&u, |x| s.potential(x));
+                let grad = fd_gradient(&u, H, |x| s.potential(x));
                 check(&format!("{tag}: P = dV/du"), &force(&s, &u), &grad, TOL);
-                let fd = fd_jacobian(&u, 2 * dim, |x, f| s.force(x, f, None));
+                let fd = fd_jacobian_h(&u, H, 2 * dim, |x, f| s.force(x, f, None));
                 check(&format!("{tag}: K = dP/du"), &tangent(&s, &u), &fd, TOL);
             }
             // V = 1/2 kappa (l - l0)^2 itself.
@@ -256,9 +211,9 @@ fn bending_force_and_tangent() {
             let u = bent(&mut rng, dim);
             let b = Bending::new(dim, rng.range(1.0, 20.0));
             let tag = format!("bending {dim}-D #{trial}");
-            let grad = fd_gradient(&u, |x| b.potential(x));
+            let grad = fd_gradient(&u, H, |x| b.potential(x));
             check(&format!("{tag}: P = dV/du"), &force(&b, &u), &grad, TOL);
-            let fd = fd_jacobian(&u, 3 * dim, |x, f| b.force(x, f, None));
+            let fd = fd_jacobian_h(&u, H, 3 * dim, |x, f| b.force(x, f, None));
             check(&format!("{tag}: K = dP/du"), &tangent(&b, &u), &fd, TOL);
         }
         // Straight (any arm lengths): V = 0 and P = 0; K is not zero.
@@ -268,7 +223,7 @@ fn bending_force_and_tangent() {
         let b = Bending::new(dim, 10.0);
         assert!(b.potential(&u).abs() < 1e-15);
         assert!(max_abs(&force(&b, &u)) < 1e-12);
-        let fd = fd_jacobian(&u, 3 * dim, |x, f| b.force(x, f, None));
+        let fd = fd_jacobian_h(&u, H, 3 * dim, |x, f| b.force(x, f, None));
         check(
             &format!("bending {dim}-D straight: K = dP/du"),
             &tangent(&b, &u),
@@ -288,7 +243,7 @@ fn bending_force_and_tangent() {
 fn check_eom<E: Element>(what: &str, e: &E, st: &Step, w: LevelWeights, u_next: &[f64]) {
     let n = e.ndof();
     let (_, k) = st.eom(e, w, u_next);
-    let fd = fd_jacobian(u_next, n, |x, f| f.copy_from_slice(&st.eom(e, w, x).0));
+    let fd = fd_jacobian_h(u_next, H, n, |x, f| f.copy_from_slice(&st.eom(e, w, x).0));
     check(&format!("{what}: dP~/du_(n+1)"), &k, &fd, TOL);
 }
 

@@ -254,14 +254,7 @@ impl ModelBuilder {
             Some(v) => self.vector("node", id, "velocity", v, self.dim)?,
             None => [0.0; 3],
         };
-        if !(mass >= 0.0 && mass.is_finite()) {
-            return Err(err(
-                "node",
-                id,
-                Some("mass"),
-                format!("mass must be zero or positive, got {mass}"),
-            ));
-        }
+        nonnegative("node", id, "mass", mass)?;
         self.claim_id("node", id)?;
         let dofs = self.dofs.add(id, &point_components(self.dim));
         for (a, &d) in dofs.iter().enumerate() {
@@ -985,14 +978,7 @@ impl ModelBuilder {
             Some(v) => self.vector("node", id, "slope_velocity", v, 2)?,
             None => [0.0; 3],
         };
-        if !(mass >= 0.0 && mass.is_finite()) {
-            return Err(err(
-                "node",
-                id,
-                Some("mass"),
-                format!("mass must be zero or positive, got {mass}"),
-            ));
-        }
+        nonnegative("node", id, "mass", mass)?;
         self.claim_id("node", id)?;
         let d = self.dofs.add(id, &BEAM2D_COMPONENTS);
         self.u0.extend_from_slice(&[p[0], p[1], s[0], s[1]]);

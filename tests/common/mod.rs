@@ -2,6 +2,8 @@
 //! integrator overrides, the 12 seed combinations, error norms and orders.
 #![allow(dead_code)] // each test binary uses a subset
 
+pub mod fd;
+
 use flexmb::integrate::IntegratorSpec;
 use flexmb::model::load_model_file;
 use flexmb::output::MemoryRecorder;

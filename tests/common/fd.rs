@@ -1,0 +1,74 @@
+//! Finite-difference helpers shared by the derivative tests: a deterministic
+//! random generator and 4th-order central differences.
+
+/// A small deterministic generator (splitmix64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// Next raw 64-bit value.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn next(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next()
+    }
+
+    /// `n` values uniform in [lo, hi).
+    pub fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+        (0..n).map(|_| self.range(lo, hi)).collect()
+    }
+}
+
+/// 4th-order central stencil: `sum (c g(x + s h)) / (12 h)` approximates g'(x).
+const STENCIL: [(f64, f64); 4] = [(-2.0, 1.0), (-1.0, -8.0), (1.0, 8.0), (2.0, -1.0)];
+
+/// Row-major `m x x.len()` Jacobian of `f: R^n -> R^m` at `x`, 4th-order
+/// central differences with step `steps[j]` for variable j.
+pub fn fd_jacobian(
+    x: &[f64],
+    steps: &[f64],
+    m: usize,
+    mut f: impl FnMut(&[f64], &mut [f64]),
+) -> Vec<f64> {
+    let n = x.len();
+    let mut jac = vec![0.0; m * n];
+    let mut xp = x.to_vec();
+    let mut out = vec![0.0; m];
+    for j in 0..n {
+        for &(s, c) in &STENCIL {
+            xp[j] = x[j] + s * steps[j];
+            f(&xp, &mut out);
+            for r in 0..m {
+                jac[r * n + j] += c * out[r] / (12.0 * steps[j]);
+            }
+        }
+        xp[j] = x[j];
+    }
+    jac
+}
+
+/// [`fd_jacobian`] with the same step `h` for every variable.
+pub fn fd_jacobian_h(x: &[f64], h: f64, m: usize, f: impl FnMut(&[f64], &mut [f64])) -> Vec<f64> {
+    fd_jacobian(x, &vec![h; x.len()], m, f)
+}
+
+/// Gradient of a scalar function.
+pub fn fd_gradient(x: &[f64], h: f64, mut f: impl FnMut(&[f64]) -> f64) -> Vec<f64> {
+    fd_jacobian_h(x, h, 1, |y, out| out[0] = f(y))
+}
+
+/// Second derivative at 0 of a scalar function of one variable (5-point stencil).
+pub fn fd_second(h: f64, f: impl Fn(f64) -> f64) -> f64 {
+    (-f(2.0 * h) + 16.0 * f(h) - 30.0 * f(0.0) + 16.0 * f(-h) - f(-2.0 * h)) / (12.0 * h * h)
+}
