@@ -206,7 +206,7 @@ fn bad_models_name_file_line_and_reason() {
         (
             "negative_mass.toml",
             PENDULUM.replace("mass = 1.0", "mass = -1.0"),
-            ":9: node 'bob' (field `mass`): must be zero or positive",
+            ":9: node 'bob' (field `mass`): mass must be zero or positive",
         ),
         (
             "self_joint.toml",

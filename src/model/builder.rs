@@ -29,11 +29,32 @@ pub struct BuildError {
     pub message: String,
 }
 
-/// A finite value >= 0, or an error naming `field`.
-fn nonnegative(
+/// A finite value > 0, or an error naming `field` and the quantity `name`.
+fn positive_named(
     what: &'static str,
     id: &str,
     field: &'static str,
+    name: &str,
+    x: f64,
+) -> Result<(), BuildError> {
+    if x > 0.0 && x.is_finite() {
+        Ok(())
+    } else {
+        Err(err(
+            what,
+            id,
+            Some(field),
+            format!("{name} must be positive, got {x}"),
+        ))
+    }
+}
+
+/// A finite value >= 0, or an error naming `field` and the quantity `name`.
+fn nonnegative_named(
+    what: &'static str,
+    id: &str,
+    field: &'static str,
+    name: &str,
     x: f64,
 ) -> Result<(), BuildError> {
     if x >= 0.0 && x.is_finite() {
@@ -43,9 +64,19 @@ fn nonnegative(
             what,
             id,
             Some(field),
-            format!("must be zero or positive, got {x}"),
+            format!("{name} must be zero or positive, got {x}"),
         ))
     }
+}
+
+/// A finite value >= 0, or an error naming `field`.
+fn nonnegative(
+    what: &'static str,
+    id: &str,
+    field: &'static str,
+    x: f64,
+) -> Result<(), BuildError> {
+    nonnegative_named(what, id, field, field, x)
 }
 
 fn err(what: &'static str, id: &str, field: Option<&'static str>, message: String) -> BuildError {
@@ -294,22 +325,8 @@ impl ModelBuilder {
             None => [0.0; 3],
         };
         finite("body", id, "angle", &[angle, angular_velocity])?;
-        if !(mass > 0.0 && mass.is_finite()) {
-            return Err(err(
-                "body",
-                id,
-                Some("mass"),
-                format!("a rigid body needs a positive mass, got {mass}"),
-            ));
-        }
-        if !(inertia >= 0.0 && inertia.is_finite()) {
-            return Err(err(
-                "body",
-                id,
-                Some("inertia"),
-                format!("rotational inertia must be zero or positive, got {inertia}"),
-            ));
-        }
+        positive_named("body", id, "mass", "mass", mass)?;
+        nonnegative_named("body", id, "inertia", "rotational inertia", inertia)?;
         self.claim_id("body", id)?;
         let d = self.dofs.add(id, &BODY2D_COMPONENTS);
         self.u0.extend_from_slice(&[p[0], p[1], angle]);
@@ -466,22 +483,8 @@ impl ModelBuilder {
                 format!("both ends are node '{a}'"),
             ));
         }
-        if !(ea > 0.0 && ea.is_finite()) {
-            return Err(err(
-                "element",
-                id,
-                Some("ea"),
-                format!("axial stiffness EA must be positive, got {ea}"),
-            ));
-        }
-        if !(mass_per_length >= 0.0 && mass_per_length.is_finite()) {
-            return Err(err(
-                "element",
-                id,
-                Some("mass_per_length"),
-                format!("must be zero or positive, got {mass_per_length}"),
-            ));
-        }
+        positive_named("element", id, "ea", "axial stiffness EA", ea)?;
+        nonnegative("element", id, "mass_per_length", mass_per_length)?;
         let pair = PointPair {
             a: Point::Node { dim: self.dim },
             b: Point::Node { dim: self.dim },
@@ -490,14 +493,7 @@ impl ModelBuilder {
             Some(l) => l,
             None => self.initial_separation(&pair, &dofs),
         };
-        if !(length > 0.0 && length.is_finite()) {
-            return Err(err(
-                "element",
-                id,
-                Some("rest_length"),
-                format!("rest length must be positive, got {length}"),
-            ));
-        }
+        positive_named("element", id, "rest_length", "rest length", length)?;
         self.claim_id("element", id)?;
         self.elements
             .push(id, Truss::new(self.dim, ea, length, mass_per_length), &dofs);
@@ -775,14 +771,7 @@ impl ModelBuilder {
     ) -> Result<(), BuildError> {
         let (pair, dofs) = self.pair("joint", id, a, b, ["a", "b"])?;
         let l = length.unwrap_or_else(|| self.initial_separation(&pair, &dofs));
-        if !(l > 0.0 && l.is_finite()) {
-            return Err(err(
-                "joint",
-                id,
-                Some("length"),
-                format!("length must be positive, got {l}"),
-            ));
-        }
+        positive_named("joint", id, "length", "length", l)?;
         self.claim_id("joint", id)?;
         let form = if quadratic {
             DistanceForm::Quadratic(l)
@@ -811,14 +800,7 @@ impl ModelBuilder {
             ["center", "point"],
         )?;
         let r = radius.unwrap_or_else(|| self.initial_separation(&pair, &dofs));
-        if !(r > 0.0 && r.is_finite()) {
-            return Err(err(
-                "joint",
-                id,
-                Some("radius"),
-                format!("radius must be positive, got {r}"),
-            ));
-        }
+        positive_named("joint", id, "radius", "radius", r)?;
         self.claim_id("joint", id)?;
         let j = Distance::new("point_on_circle", pair, DistanceForm::Circle(r));
         self.joints.push(id, j, &dofs);
@@ -1050,34 +1032,13 @@ impl ModelBuilder {
             ("ea", ea, "axial stiffness EA"),
             ("ei", ei, "bending stiffness EI"),
         ] {
-            if !(x > 0.0 && x.is_finite()) {
-                return Err(err(
-                    "element",
-                    id,
-                    Some(field),
-                    format!("{what} must be positive, got {x}"),
-                ));
-            }
+            positive_named("element", id, field, what, x)?;
         }
-        if !(rho_a >= 0.0 && rho_a.is_finite()) {
-            return Err(err(
-                "element",
-                id,
-                Some("rho_a"),
-                format!("mass per unit length must be zero or positive, got {rho_a}"),
-            ));
-        }
+        nonnegative_named("element", id, "rho_a", "mass per unit length", rho_a)?;
         let dofs: Vec<usize> = da.iter().chain(&db).copied().collect();
         let e0: Vec<f64> = dofs.iter().map(|&d| self.u0[d]).collect();
         let l = length.unwrap_or_else(|| (e0[4] - e0[0]).hypot(e0[5] - e0[1]));
-        if !(l > 0.0 && l.is_finite()) {
-            return Err(err(
-                "element",
-                id,
-                Some("length"),
-                format!("the element length must be positive, got {l} (do the nodes coincide?)"),
-            ));
-        }
+        positive_named("element", id, "length", "the element length", l)?;
         self.claim_id("element", id)?;
         self.elements
             .push(id, Beam2d::new(l, ea, ei, rho_a, Some(&e0)), &dofs);
@@ -1215,14 +1176,7 @@ impl ModelBuilder {
                 (0..3).map(|k| (xb[k] - xa[k]).powi(2)).sum::<f64>().sqrt()
             }
         };
-        if !(length > 0.0 && length.is_finite()) {
-            return Err(err(
-                "element",
-                id,
-                Some("rest_length"),
-                format!("rest length must be positive, got {length}"),
-            ));
-        }
+        positive_named("element", id, "rest_length", "rest length", length)?;
         self.claim_id("element", id)?;
         self.elements.push(
             id,
