@@ -288,3 +288,26 @@ fn readme_example_model_runs() {
         text(&o)
     );
 }
+
+/// `--set KEY=VALUE` changes a model before it is read; a malformed one is a usage error.
+#[test]
+fn set_overrides_model_values() {
+    let o = flexmb(&[
+        "check",
+        "models/slider_crank_flexible.toml",
+        "--set",
+        "generator.elements=4",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Crank (3) + 5 beam nodes (4 each); 4 beams + the crank damper; pivot (2) + crank pin (2) + slider (1).
+    assert!(
+        text(&o).contains("23 DOFs, 5 constraint rows, 5 elements, 3 joints"),
+        "{}",
+        text(&o)
+    );
+    for bad in ["generator.elements", "generator.elements=-3", "title.x=1"] {
+        let o = flexmb(&["check", "models/slider_crank_flexible.toml", "--set", bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
+        assert!(text(&o).contains("error"), "{bad}: {}", text(&o));
+    }
+}
