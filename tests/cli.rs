@@ -224,6 +224,14 @@ fn bad_models_name_file_line_and_reason() {
             "rod",
         ),
         (
+            "ground3d.toml",
+            PENDULUM.replace(
+                "b = { ground = [0.0, 0.0] }",
+                "b = { ground = [0.0, 0.0, 0.5] }",
+            ),
+            "(field `b`): a ground point of a 2-D model has 2 coordinates",
+        ),
+        (
             "nan.toml",
             PENDULUM.replace("position = [1.0, 0.0]", "position = [nan, 0.0]"),
             "finite",

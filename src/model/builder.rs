@@ -418,6 +418,17 @@ impl ModelBuilder {
             },
             PointRef::Ground(x) => {
                 finite(what, id, field, x)?;
+                if x[self.dim..].iter().any(|c| *c != 0.0) {
+                    return Err(err(
+                        what,
+                        id,
+                        Some(field),
+                        format!(
+                            "a ground point of a {}-D model has {} coordinates, got {x:?}",
+                            self.dim, self.dim
+                        ),
+                    ));
+                }
                 Ok((Point::Ground { position: *x }, None, Vec::new()))
             }
         }
