@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use sprs::{CsMat, TriMat};
 
 use crate::element::{gather, ElementSet, GlobalLevel, MAX_LOCAL_DOFS};
-use crate::joint::MAX_ROWS;
+use crate::joint::{MAX_JOINT_DOFS, MAX_ROWS};
 use crate::model::{DofKind, Model};
 use crate::output::{ConstraintNorms, Energy};
 
@@ -867,7 +867,7 @@ impl Assembler {
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
         let mut vl = [0.0; MAX_LOCAL_DOFS];
         let mut al = [0.0; MAX_LOCAL_DOFS];
-        let mut hl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
+        let mut hl = [0.0; MAX_JOINT_DOFS * MAX_JOINT_DOFS];
         for blk in &model.joints {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {

@@ -24,6 +24,9 @@ use crate::element::{gather, MAX_LOCAL_DOFS};
 /// Largest number of constraint rows of one joint.
 pub const MAX_ROWS: usize = 8;
 
+/// Largest number of local DOFs of one joint (two points).
+pub const MAX_JOINT_DOFS: usize = 2 * point::MAX_POINT_DOFS;
+
 /// The local constraint equations of one joint type.
 pub trait Joint: Send + Sync + 'static {
     /// Type name used in messages (e.g. `revolute`).
@@ -67,7 +70,7 @@ pub struct JointBlock<J: Joint> {
 impl<J: Joint> JointBlock<J> {
     /// An empty block of joints with `rows` rows and `ndof` local DOFs each.
     pub fn new(rows: usize, ndof: usize) -> Self {
-        assert!(rows <= MAX_ROWS && ndof <= MAX_LOCAL_DOFS);
+        assert!(rows <= MAX_ROWS && ndof <= MAX_JOINT_DOFS);
         JointBlock {
             joints: Vec::new(),
             names: Vec::new(),

@@ -5,12 +5,17 @@
 //! column ordering, partial pivoting). The symbolic factorization is computed
 //! once per model from the fixed pattern and reused for every numeric
 //! factorization. Below [`DENSE_MAX`] unknowns a dense partial-pivoting LU on a
-//! preallocated buffer is used instead: for the 10-unknown double pendulum it is
-//! several times cheaper than the sparse machinery.
+//! preallocated buffer is used instead (faer's, or nalgebra's stack-only
+//! fixed-size LU up to [`FIXED_MAX`] unknowns): for the 10-unknown double
+//! pendulum it is several times cheaper than the sparse machinery.
 
 mod diagnose;
+mod fixed;
 
 pub use diagnose::diagnose_singular;
+pub use fixed::FIXED_MAX;
+
+use fixed::{fixed_lu, FixedLu};
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::lu::partial_pivoting::{factor as dense_factor, solve as dense_solve};
@@ -48,6 +53,8 @@ enum Backend {
         dense_index: Vec<usize>,
         perm: Vec<usize>,
         perm_inv: Vec<usize>,
+        /// Stack-only LU for up to `FIXED_MAX` unknowns (faer's otherwise).
+        small: Option<Box<dyn FixedLu>>,
     },
     Sparse {
         symbolic: SymbolicLu<usize>,
@@ -94,6 +101,7 @@ impl SaddlePointSolver {
                     dense_index,
                     perm: vec![0; dim],
                     perm_inv: vec![0; dim],
+                    small: fixed_lu(dim),
                 },
                 mem: MemBuffer::new(req),
                 par,
@@ -144,15 +152,22 @@ impl SaddlePointSolver {
                 dense_index,
                 perm,
                 perm_inv,
+                small,
             } => {
                 lu.fill(0.0);
                 for (&d, &v) in dense_index.iter().zip(values) {
                     lu[d] = v;
                 }
                 let scale = lu.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+                let tol = scale * f64::EPSILON * dim as f64;
+                if let Some(s) = small {
+                    s.factor(lu, tol)
+                        .map_err(|i| SolveError::Singular { index: Some(i) })?;
+                    self.factored = true;
+                    return Ok(());
+                }
                 let a = MatMut::from_column_major_slice_mut(lu, dim, dim);
                 dense_factor::lu_in_place(a, perm, perm_inv, par, stack, Default::default());
-                let tol = scale * f64::EPSILON * dim as f64;
                 for i in 0..dim {
                     let p = lu[i + i * dim];
                     if p.is_nan() || p.abs() <= tol {
@@ -193,6 +208,7 @@ impl SaddlePointSolver {
         let stack = MemStack::new(&mut self.mem);
         let x = MatMut::from_column_major_slice_mut(rhs, dim, 1);
         match &self.backend {
+            Backend::Dense { small: Some(s), .. } => s.solve(rhs),
             Backend::Dense {
                 lu, perm, perm_inv, ..
             } => {
