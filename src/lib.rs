@@ -29,5 +29,6 @@ pub mod linalg;
 pub mod load;
 pub mod model;
 pub mod output;
+pub mod rotation;
 pub mod run;
 pub mod statics;

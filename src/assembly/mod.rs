@@ -18,7 +18,7 @@ pub use pattern::Pattern;
 use rayon::prelude::*;
 use sprs::{CsMat, TriMat};
 
-use crate::element::{gather, ElementSet, GlobalLevel, MAX_LOCAL_DOFS};
+use crate::element::{gather, ElementSet, GlobalLevel, RateForce, RateState, MAX_LOCAL_DOFS};
 use crate::joint::{MAX_JOINT_DOFS, MAX_ROWS};
 use crate::model::{DofKind, Model};
 use crate::output::{ConstraintNorms, Energy};
@@ -111,6 +111,7 @@ struct Local {
     b: [[f64; MAX_ROWS * MAX_LOCAL_DOFS]; 3],
     h: [f64; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
     c: [f64; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
+    m: [f64; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
 }
 
 impl Local {
@@ -122,6 +123,7 @@ impl Local {
             b: [[0.0; MAX_ROWS * MAX_LOCAL_DOFS]; 3],
             h: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
             c: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
+            m: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
         })
     }
 }
@@ -229,7 +231,7 @@ impl Assembler {
         let ghat: Vec<f64> = (0..n)
             .map(|i| match model.dofs.kind(i) {
                 DofKind::Translation(a) => model.gravity[a as usize],
-                DofKind::Rotation | DofKind::Slope(_) => 0.0,
+                DofKind::Rotation | DofKind::Slope(_) | DofKind::EulerParameter(_) => 0.0,
             })
             .collect();
         let mut gravity_force = vec![0.0; n];
@@ -530,8 +532,8 @@ impl Assembler {
             b.eom_force(i, &g, f, k)
         });
 
-        // Dampers at (u~, v~): S += d u~/d delta K_d + d v~/d delta C_d.
-        self.damper_pass(model, inp, sys);
+        // Dampers and configuration-dependent inertia at (u~, v~, a~).
+        self.rate_pass(model, inp, sys);
 
         // External loads: position part at u~, time factor outside.
         let c3 = g.w.c3;
@@ -555,32 +557,62 @@ impl Assembler {
         self.joint_pass(model, inp, sys);
     }
 
-    /// Joint contributions of [`Assembler::fill_step`].
-    fn damper_pass(&self, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
+    /// Rate-dependent element forces at (u~, v~, a~): dampers `F_d(u~, v~)` and
+    /// configuration-dependent inertia `M(u~) a~ + g(u~, v~)`, with
+    /// `S += d u~/d delta K + d v~/d delta C + d a~/d delta M`.
+    fn rate_pass(&self, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
         let coef_ut = inp.coef_u * inp.level.w.c3;
-        let Local { f, k, c, .. } = &mut *sys.local;
+        let x = RateState {
+            u: inp.level.u_tilde,
+            v: inp.v_tilde,
+            a: inp.a_tilde,
+        };
+        let coefs = [coef_ut, inp.coef_v, inp.coef_mass];
+        self.rate_forces(model, &x, coefs, sys);
+    }
+
+    /// Adds every rate-dependent element force at `x` into the residual and
+    /// `coefs[0] K + coefs[1] C + coefs[2] M` into the matrix.
+    fn rate_forces(
+        &self,
+        model: &Model,
+        x: &RateState<'_>,
+        coefs: [f64; 3],
+        sys: &mut SaddleSystem,
+    ) {
+        let Local { f, k, c, m, .. } = &mut *sys.local;
         for (b, s) in model.elements.iter().zip(&self.elements) {
-            if !b.is_dissipative() {
+            let (damper, inertia) = (b.is_dissipative(), b.has_inertia());
+            if !damper && !inertia {
                 continue;
             }
             let n = b.ndof();
             for i in 0..b.len() {
                 let slots = &s.k[i * n * n..(i + 1) * n * n];
-                b.damping_force(
-                    i,
-                    inp.level.u_tilde,
-                    inp.v_tilde,
-                    &mut f[..n],
-                    &mut k[..n * n],
-                    &mut c[..n * n],
-                );
-                scatter_add(&mut sys.residual, b.dofs(i), &f[..n], 1.0);
-                scatter_add(&mut sys.values, slots, &k[..n * n], coef_ut);
-                scatter_add(&mut sys.values, slots, &c[..n * n], inp.coef_v);
+                let mut out = RateForce {
+                    f: &mut f[..n],
+                    k: &mut k[..n * n],
+                    c: &mut c[..n * n],
+                    m: &mut m[..n * n],
+                };
+                if damper {
+                    b.damping_force(i, x.u, x.v, out.f, out.k, out.c);
+                    scatter_add(&mut sys.residual, b.dofs(i), out.f, 1.0);
+                    scatter_add(&mut sys.values, slots, out.k, coefs[0]);
+                    scatter_add(&mut sys.values, slots, out.c, coefs[1]);
+                }
+                if inertia {
+                    b.inertia_force(i, x, &mut out);
+                    scatter_add(&mut sys.residual, b.dofs(i), out.f, 1.0);
+                    scatter_add(&mut sys.values, slots, out.k, coefs[0]);
+                    scatter_add(&mut sys.values, slots, out.c, coefs[1]);
+                    scatter_add(&mut sys.values, slots, out.m, coefs[2]);
+                }
             }
         }
     }
 
+    /// Joint contributions of [`Assembler::fill_step`].
     fn joint_pass(&self, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
         let n = self.n;
         let g = inp.level;
@@ -699,6 +731,11 @@ impl Assembler {
         }
         self.element_pass(model, sys, 0.0, |b, i, f, _| b.force(i, u, f, None));
         self.add_loads(model, u, t, &mut sys.residual[..n], -1.0);
+        // Dampers and configuration-dependent inertia at a = 0: the residual
+        // gets F_d(u, v) + g(u, v), the matrix M(u).
+        let zero = vec![0.0; n];
+        let x = RateState { u, v, a: &zero };
+        self.rate_forces(model, &x, [0.0, 0.0, 1.0], sys);
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
         let mut extra = [0.0; MAX_ROWS];
         for (blk, s) in model.joints.iter().zip(&self.joints) {
@@ -827,6 +864,12 @@ impl Assembler {
                 .outer_iterator()
                 .enumerate()
                 .map(|(c, col)| v[c] * col.iter().map(|(r, m)| m * v[r]).sum::<f64>())
+                .sum::<f64>()
+            + model
+                .elements
+                .iter()
+                .filter(|b| b.has_inertia())
+                .map(|b| (0..b.len()).map(|i| b.kinetic_energy(i, u, v)).sum::<f64>())
                 .sum::<f64>();
         let elastic: f64 = model
             .elements

@@ -12,11 +12,13 @@
 //! eqs. 4.44–4.45) override [`Element::eom_force`].
 
 mod beam2d;
+mod rigid3d;
 mod spring;
 mod thin_beam;
 mod truss;
 
 pub use beam2d::Beam2d;
+pub use rigid3d::Rigid3d;
 pub use spring::{RotationalSpringDamper, SpringDamper};
 pub use thin_beam::{AxialSpring, Bending};
 pub use truss::Truss;
@@ -98,6 +100,47 @@ pub trait Element: Send + Sync + 'static {
         _c: &mut [f64],
     ) {
     }
+
+    /// Whether the element has a configuration-dependent inertia (a 3-D rigid
+    /// body in Euler parameters).
+    const NONLINEAR_INERTIA: bool = false;
+
+    /// Configuration-dependent inertial force `f = M(u) a + g(u, v)` (added to
+    /// the constant-mass term of [`Element::mass`]) with `k = df/du`,
+    /// `c = df/dv` and `m = df/da = M(u)` (row-major). Evaluated by the
+    /// integrators at the EOM level (u~, v~, a~). Only called when
+    /// `NONLINEAR_INERTIA`.
+    fn inertia_force(&self, _x: &RateState<'_>, _out: &mut RateForce<'_>) {}
+
+    /// Kinetic energy `1/2 v^T M(u) v` of the configuration-dependent inertia.
+    fn kinetic_energy(&self, _u: &[f64], _v: &[f64]) -> f64 {
+        0.0
+    }
+}
+
+/// Local (u, v, a) of a rate-dependent force evaluation.
+#[derive(Debug, Clone, Copy)]
+pub struct RateState<'a> {
+    /// Positions.
+    pub u: &'a [f64],
+    /// Velocities.
+    pub v: &'a [f64],
+    /// Accelerations.
+    pub a: &'a [f64],
+}
+
+/// Outputs of a rate-dependent force: the force and its derivatives with
+/// respect to u, v and a (row-major ndof x ndof).
+#[derive(Debug)]
+pub struct RateForce<'a> {
+    /// Force.
+    pub f: &'a mut [f64],
+    /// d f / d u.
+    pub k: &'a mut [f64],
+    /// d f / d v.
+    pub c: &'a mut [f64],
+    /// d f / d a.
+    pub m: &'a mut [f64],
 }
 
 /// A homogeneous block of elements of one type with the same number of DOFs.
@@ -167,6 +210,13 @@ pub trait ElementSet: Send + Sync {
         k: &mut [f64],
         c: &mut [f64],
     );
+    /// Whether the elements have a configuration-dependent inertia.
+    fn has_inertia(&self) -> bool;
+    /// Inertial force of element `i` at global (u, v, a) with its derivatives
+    /// (see [`Element::inertia_force`]).
+    fn inertia_force(&self, i: usize, x: &RateState<'_>, out: &mut RateForce<'_>);
+    /// Kinetic energy of the configuration-dependent inertia of element `i`.
+    fn kinetic_energy(&self, i: usize, u: &[f64], v: &[f64]) -> f64;
     /// The block as `Any`, for the model builder's grouping.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
@@ -217,6 +267,29 @@ impl<E: Element> ElementSet for ElementBlock<E> {
         gather(u, self.dofs(i), &mut ul[..n]);
         gather(v, self.dofs(i), &mut vl[..n]);
         self.elems[i].damping_force(&ul[..n], &vl[..n], f, k, c);
+    }
+    fn has_inertia(&self) -> bool {
+        E::NONLINEAR_INERTIA
+    }
+    fn inertia_force(&self, i: usize, x: &RateState<'_>, out: &mut RateForce<'_>) {
+        let n = self.ndof;
+        let mut l = [[0.0; MAX_LOCAL_DOFS]; 3];
+        for (b, src) in l.iter_mut().zip([x.u, x.v, x.a]) {
+            gather(src, self.dofs(i), &mut b[..n]);
+        }
+        let local = RateState {
+            u: &l[0][..n],
+            v: &l[1][..n],
+            a: &l[2][..n],
+        };
+        self.elems[i].inertia_force(&local, out);
+    }
+    fn kinetic_energy(&self, i: usize, u: &[f64], v: &[f64]) -> f64 {
+        let n = self.ndof;
+        let (mut ul, mut vl) = ([0.0; MAX_LOCAL_DOFS], [0.0; MAX_LOCAL_DOFS]);
+        gather(u, self.dofs(i), &mut ul[..n]);
+        gather(v, self.dofs(i), &mut vl[..n]);
+        self.elems[i].kinetic_energy(&ul[..n], &vl[..n])
     }
     fn kind(&self) -> &'static str {
         E::KIND

@@ -7,6 +7,7 @@
 
 mod coincident;
 mod distance;
+mod orient;
 pub mod point;
 mod prescribed;
 mod slider;
@@ -14,6 +15,7 @@ mod slope;
 
 pub use coincident::Coincident;
 pub use distance::{Distance, DistanceForm};
+pub use orient::{DotJoint, DotRow, EulerNormalization, Side, Vector};
 pub use point::{Point, PointPair};
 pub use prescribed::{Motion, Prescribed};
 pub use slider::Slider;

@@ -1,6 +1,10 @@
 //! Building a [`Model`] in code: entities (nodes, planar rigid bodies), elements,
 //! joints and loads referenced by id, validated as they are added.
 
+mod rigid3d;
+
+pub use rigid3d::{Body3dSpec, Joint3d};
+
 use std::any::TypeId;
 use std::collections::HashMap;
 
@@ -93,12 +97,12 @@ fn err(what: &'static str, id: &str, field: Option<&'static str>, message: Strin
 pub enum PointRef {
     /// A node, or the reference point (centre of mass) of a body, by id.
     Entity(String),
-    /// A body-fixed point of a planar rigid body.
+    /// A body-fixed point of a rigid body.
     Body {
         /// Body id.
         body: String,
-        /// Offset in body coordinates.
-        offset: [f64; 2],
+        /// Offset in body coordinates (z = 0 for planar bodies).
+        offset: [f64; 3],
     },
     /// A fixed point in space.
     Ground([f64; 3]),
@@ -108,6 +112,8 @@ pub enum PointRef {
 enum Entity {
     Node(Vec<usize>),
     Body2([usize; 3]),
+    /// A 3-D rigid body: centre of mass and Euler parameters.
+    Body3([usize; 7]),
     /// A planar beam node: position (x, y) and slope (dx, dy).
     BeamNode([usize; 4]),
 }
@@ -117,6 +123,7 @@ impl Entity {
         match self {
             Entity::Node(d) => d,
             Entity::Body2(d) => d,
+            Entity::Body3(d) => d,
             Entity::BeamNode(d) => d,
         }
     }
@@ -350,7 +357,7 @@ impl ModelBuilder {
         match self.entities.get(node) {
             Some(Entity::Node(d)) => Ok(d.clone()),
             Some(Entity::BeamNode(d)) => Ok(d[..2].to_vec()),
-            Some(Entity::Body2(_)) => Err(err(
+            Some(Entity::Body2(_) | Entity::Body3(_)) => Err(err(
                 what,
                 id,
                 Some("nodes"),
@@ -387,6 +394,11 @@ impl ModelBuilder {
                     Some(n.clone()),
                     d.to_vec(),
                 )),
+                Some(Entity::Body3(d)) => Ok((
+                    Point::Body3 { offset: [0.0; 3] },
+                    Some(n.clone()),
+                    d.to_vec(),
+                )),
                 None => Err(err(
                     what,
                     id,
@@ -398,7 +410,17 @@ impl ModelBuilder {
                 Some(Entity::Body2(d)) => {
                     finite(what, id, field, offset)?;
                     Ok((
-                        Point::Body2 { offset: *offset },
+                        Point::Body2 {
+                            offset: [offset[0], offset[1]],
+                        },
+                        Some(body.clone()),
+                        d.to_vec(),
+                    ))
+                }
+                Some(Entity::Body3(d)) => {
+                    finite(what, id, field, offset)?;
+                    Ok((
+                        Point::Body3 { offset: *offset },
                         Some(body.clone()),
                         d.to_vec(),
                     ))
@@ -915,7 +937,7 @@ impl ModelBuilder {
 
     /// Initial position (dim components) of a node, or of the body-fixed point
     /// `offset` of a body.
-    pub fn entity_position(&self, id: &str, offset: [f64; 2]) -> Option<Vec<f64>> {
+    pub fn entity_position(&self, id: &str, offset: [f64; 3]) -> Option<Vec<f64>> {
         let q: Vec<f64> = self
             .entities
             .get(id)?
@@ -925,7 +947,10 @@ impl ModelBuilder {
             .collect();
         let p = match self.entities.get(id)? {
             Entity::Node(_) | Entity::BeamNode(_) => Point::Node { dim: self.dim },
-            Entity::Body2(_) => Point::Body2 { offset },
+            Entity::Body2(_) => Point::Body2 {
+                offset: [offset[0], offset[1]],
+            },
+            Entity::Body3(_) => Point::Body3 { offset },
         };
         Some(p.position(&q)[..self.dim].to_vec())
     }
@@ -999,7 +1024,7 @@ impl ModelBuilder {
                 Some("nodes"),
                 format!("node '{node}' has no slope: beam nodes need `slope = [sx, sy]`"),
             )),
-            Some(Entity::Body2(_)) => Err(err(
+            Some(Entity::Body2(_) | Entity::Body3(_)) => Err(err(
                 what,
                 id,
                 Some("nodes"),

@@ -9,6 +9,8 @@ pub enum DofKind {
     Rotation,
     /// A component (axis 0, 1, 2) of a beam node's slope vector dr/dx (no gravity).
     Slope(u8),
+    /// An Euler parameter (0..3) of a 3-D rigid body (no gravity).
+    EulerParameter(u8),
 }
 
 /// Global DOF numbering with a label per DOF, e.g. `pendulum1.theta`.

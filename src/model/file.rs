@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use super::builder::{BuildError, ModelBuilder, PointRef};
+use super::builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef};
 use super::generate::slider_crank_flexible;
 use super::spec::{
-    BodySpec, ElementSpec, GeneratorSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, OutputSpec,
-    PointSpec, TimeSpec, SCHEMA_VERSION,
+    BodySpec, ElementSpec, GeneratorSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, Numbers,
+    OutputSpec, PointSpec, TimeSpec, SCHEMA_VERSION,
 };
 use super::Model;
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
@@ -112,15 +112,18 @@ impl Locator<'_> {
     }
 }
 
-fn point_ref(p: &PointSpec) -> PointRef {
+/// A point reference of a `dim`-D model; a body offset with a wrong number
+/// of components gets NaN entries, which the builder reports.
+fn point_ref(p: &PointSpec, dim: usize) -> PointRef {
     match p {
         PointSpec::Id(id) => PointRef::Entity(id.clone()),
         PointSpec::Body { body, offset } => PointRef::Body {
             body: body.clone(),
-            offset: [
-                offset.first().copied().unwrap_or(f64::NAN),
-                offset.get(1).copied().unwrap_or(f64::NAN),
-            ],
+            offset: if offset.len() == dim {
+                [offset[0], offset[1], offset.get(2).copied().unwrap_or(0.0)]
+            } else {
+                [f64::NAN; 3]
+            },
         },
         PointSpec::Ground(g) => {
             let mut x = [0.0; 3];
@@ -253,25 +256,7 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<Model, ModelErr
         .map_err(|e| loc.build_error(n.span(), e))?;
     }
     for bd in &spec.body {
-        let BodySpec {
-            id,
-            position,
-            angle,
-            mass,
-            inertia,
-            velocity,
-            angular_velocity,
-        } = bd.get_ref();
-        b.body2d(
-            id,
-            position,
-            *angle,
-            *mass,
-            *inertia,
-            velocity.as_deref(),
-            *angular_velocity,
-        )
-        .map_err(|e| loc.build_error(bd.span(), e))?;
+        body(&mut b, bd.get_ref()).map_err(|e| loc.build_error(bd.span(), e))?;
     }
     for el in &spec.element {
         let r = match el.get_ref() {
@@ -318,8 +303,8 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<Model, ModelErr
                 actuator_force,
             } => b.spring_damper(
                 id,
-                &point_ref(a),
-                &point_ref(pb),
+                &point_ref(a, dim),
+                &point_ref(pb, dim),
                 [*stiffness, *damping, *actuator_force],
                 *free_length,
             ),
@@ -348,9 +333,61 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<Model, ModelErr
                     Some(g) => g.clone(),
                     None => initial_position(&b, point).unwrap_or_default(),
                 };
-                b.ground_pin(id, &point_ref(point), &g)
+                b.ground_pin(id, &point_ref(point, dim), &g)
             }
-            JointSpec::Revolute { id, a, b: pb } => b.revolute(id, &point_ref(a), &point_ref(pb)),
+            JointSpec::Revolute {
+                id,
+                a,
+                b: pb,
+                axis: None,
+            } => b.revolute(id, &point_ref(a, dim), &point_ref(pb, dim)),
+            JointSpec::Revolute {
+                id,
+                a,
+                b: pb,
+                axis: Some(h),
+            } => exact3("joint", id, "axis", h).and_then(|axis| {
+                b.joint3d(
+                    id,
+                    &point_ref(a, dim),
+                    &point_ref(pb, dim),
+                    Joint3d::Revolute { axis },
+                )
+            }),
+            JointSpec::Spherical { id, a, b: pb } => b.joint3d(
+                id,
+                &point_ref(a, dim),
+                &point_ref(pb, dim),
+                Joint3d::Spherical,
+            ),
+            JointSpec::Fixed { id, a, b: pb } => {
+                b.joint3d(id, &point_ref(a, dim), &point_ref(pb, dim), Joint3d::Fixed)
+            }
+            JointSpec::Universal {
+                id,
+                a,
+                b: pb,
+                axis_a,
+                axis_b,
+            } => exact3("joint", id, "axis_a", axis_a)
+                .and_then(|axis_a| Ok((axis_a, exact3("joint", id, "axis_b", axis_b)?)))
+                .and_then(|(axis_a, axis_b)| {
+                    b.joint3d(
+                        id,
+                        &point_ref(a, dim),
+                        &point_ref(pb, dim),
+                        Joint3d::Universal { axis_a, axis_b },
+                    )
+                }),
+            JointSpec::Cylindrical { id, a, b: pb, axis } => exact3("joint", id, "axis", axis)
+                .and_then(|axis| {
+                    b.joint3d(
+                        id,
+                        &point_ref(a, dim),
+                        &point_ref(pb, dim),
+                        Joint3d::Cylindrical { axis },
+                    )
+                }),
             JointSpec::Distance {
                 id,
                 a,
@@ -359,9 +396,11 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<Model, ModelErr
                 form,
             } => match form.as_deref() {
                 None | Some("length") => {
-                    b.distance(id, &point_ref(a), &point_ref(pb), *length, false)
+                    b.distance(id, &point_ref(a, dim), &point_ref(pb, dim), *length, false)
                 }
-                Some("quadratic") => b.distance(id, &point_ref(a), &point_ref(pb), *length, true),
+                Some("quadratic") => {
+                    b.distance(id, &point_ref(a, dim), &point_ref(pb, dim), *length, true)
+                }
                 Some(other) => Err(BuildError {
                     what: "joint",
                     id: id.clone(),
@@ -374,7 +413,7 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<Model, ModelErr
                 point,
                 center,
                 radius,
-            } => b.point_on_circle(id, &point_ref(point), center, *radius),
+            } => b.point_on_circle(id, &point_ref(point, dim), center, *radius),
             JointSpec::Slope {
                 id,
                 node,
@@ -386,13 +425,48 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<Model, ModelErr
                 point,
                 line,
                 normal,
-            } => b.slider(id, &point_ref(point), &point_ref(line), *normal, false),
+            } => b.slider(
+                id,
+                &point_ref(point, dim),
+                &point_ref(line, dim),
+                *normal,
+                false,
+            ),
             JointSpec::Prismatic {
                 id,
                 point,
                 line,
-                normal,
-            } => b.slider(id, &point_ref(point), &point_ref(line), *normal, true),
+                normal: Some(normal),
+                axis: None,
+            } => b.slider(
+                id,
+                &point_ref(point, dim),
+                &point_ref(line, dim),
+                *normal,
+                true,
+            ),
+            JointSpec::Prismatic {
+                id,
+                point,
+                line,
+                normal: None,
+                axis: Some(axis),
+            } => exact3("joint", id, "axis", axis).and_then(|axis| {
+                b.joint3d(
+                    id,
+                    &point_ref(line, dim),
+                    &point_ref(point, dim),
+                    Joint3d::Prismatic { axis },
+                )
+            }),
+            JointSpec::Prismatic { id, .. } => Err(BuildError {
+                what: "joint",
+                id: id.clone(),
+                field: Some("normal"),
+                message: "a prismatic joint needs `normal = [nx, ny]` (planar) or \
+                          `axis = [x, y, z]` (3-D), not both"
+                    .into(),
+            }),
             JointSpec::Prescribed {
                 id,
                 coordinate,
@@ -419,7 +493,7 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<Model, ModelErr
                     b.point_load(
                         id,
                         "point_force",
-                        &point_ref(point),
+                        &point_ref(point, dim),
                         [[0.0; 3]; 3],
                         vec3(force),
                         time_function(time),
@@ -462,7 +536,7 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<Model, ModelErr
                         b.point_load(
                             id,
                             "linear_field",
-                            &point_ref(point),
+                            &point_ref(point, dim),
                             a,
                             vec3(&off),
                             time_function(time),
@@ -526,6 +600,105 @@ fn load_err(id: &str, message: String) -> BuildError {
     }
 }
 
+/// A 3-vector from a model-file list, or an error naming `field`.
+fn exact3(
+    what: &'static str,
+    id: &str,
+    field: &'static str,
+    x: &[f64],
+) -> Result<[f64; 3], BuildError> {
+    <[f64; 3]>::try_from(x).map_err(|_| BuildError {
+        what,
+        id: id.to_string(),
+        field: Some(field),
+        message: format!("expected 3 components, got {}", x.len()),
+    })
+}
+
+/// Adds a `[[body]]`: planar in 2-D models, Euler parameters in 3-D models.
+fn body(b: &mut ModelBuilder, s: &BodySpec) -> Result<(), BuildError> {
+    let id = &s.id;
+    let fail = |field: &'static str, message: String| BuildError {
+        what: "body",
+        id: id.clone(),
+        field: Some(field),
+        message,
+    };
+    if b.dim() == 2 {
+        let (Numbers::One(inertia), Numbers::One(omega)) = (&s.inertia, &s.angular_velocity) else {
+            return Err(fail(
+                "inertia",
+                "a planar body has a number for `inertia` and `angular_velocity`".into(),
+            ));
+        };
+        if s.orientation.is_some() {
+            return Err(fail(
+                "orientation",
+                "`orientation` is for 3-D bodies; use `angle`".into(),
+            ));
+        }
+        return b.body2d(
+            id,
+            &s.position,
+            s.angle,
+            s.mass,
+            *inertia,
+            s.velocity.as_deref(),
+            *omega,
+        );
+    }
+    if s.angle != 0.0 {
+        return Err(fail(
+            "angle",
+            "a 3-D body takes `orientation` (Euler parameters), not `angle`".into(),
+        ));
+    }
+    let inertia = match &s.inertia {
+        Numbers::Many(j) if j.len() == 3 => [[j[0], 0.0, 0.0], [0.0, j[1], 0.0], [0.0, 0.0, j[2]]],
+        Numbers::Many(j) if j.len() == 6 => {
+            [[j[0], j[3], j[5]], [j[3], j[1], j[4]], [j[5], j[4], j[2]]]
+        }
+        _ => {
+            return Err(fail(
+                "inertia",
+                "a 3-D body needs `inertia = [Jxx, Jyy, Jzz]` or `[Jxx, Jyy, Jzz, Jxy, Jyz, Jzx]`"
+                    .into(),
+            ))
+        }
+    };
+    let angular_velocity = match &s.angular_velocity {
+        Numbers::One(w) if *w == 0.0 => [0.0; 3],
+        Numbers::Many(w) => exact3("body", id, "angular_velocity", w)?,
+        Numbers::One(_) => {
+            return Err(fail(
+                "angular_velocity",
+                "a 3-D body's angular velocity is a vector in body axes".into(),
+            ))
+        }
+    };
+    let orientation = match &s.orientation {
+        None => [1.0, 0.0, 0.0, 0.0],
+        Some(p) => <[f64; 4]>::try_from(&p[..]).map_err(|_| {
+            fail(
+                "orientation",
+                format!("expected 4 Euler parameters, got {}", p.len()),
+            )
+        })?,
+    };
+    let spec = Body3dSpec {
+        position: exact3("body", id, "position", &s.position)?,
+        orientation,
+        mass: s.mass,
+        inertia,
+        velocity: match &s.velocity {
+            Some(v) => exact3("body", id, "velocity", v)?,
+            None => [0.0; 3],
+        },
+        angular_velocity,
+    };
+    b.body3d(id, &spec)
+}
+
 fn check_len(x: &[f64], dim: usize, field: &str) -> Result<(), String> {
     if x.len() == dim {
         Ok(())
@@ -537,10 +710,11 @@ fn check_len(x: &[f64], dim: usize, field: &str) -> Result<(), String> {
 fn initial_position(b: &ModelBuilder, p: &PointSpec) -> Option<Vec<f64>> {
     // The default ground point of a pin is where the point starts.
     match p {
-        PointSpec::Id(id) => b.entity_position(id, [0.0, 0.0]),
-        PointSpec::Body { body, offset } if offset.len() == 2 => {
-            b.entity_position(body, [offset[0], offset[1]])
-        }
+        PointSpec::Id(id) => b.entity_position(id, [0.0; 3]),
+        PointSpec::Body { body, offset } if offset.len() == b.dim() => b.entity_position(
+            body,
+            [offset[0], offset[1], offset.get(2).copied().unwrap_or(0.0)],
+        ),
         _ => None,
     }
 }

@@ -172,7 +172,7 @@ pub fn slider_crank_flexible(p: &SliderCrankParams) -> Result<Model, BuildError>
     }
     let tip = PointRef::Body {
         body: "crank".into(),
-        offset: [r, 0.0],
+        offset: [r, 0.0, 0.0],
     };
     b.revolute("crank_pin", &tip, &PointRef::Entity("rod0".into()))?;
     b.slider(

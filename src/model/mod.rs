@@ -10,7 +10,7 @@ mod file;
 mod generate;
 mod spec;
 
-pub use builder::{BuildError, ModelBuilder, PointRef};
+pub use builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef};
 pub use dof::{DofKind, DofMap};
 pub use file::{apply_sets, load_model_file, load_model_str, ModelError, ModelFile};
 pub use generate::{hanging_truss_chain, slider_crank_flexible, SliderCrankParams};

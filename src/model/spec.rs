@@ -68,7 +68,8 @@ pub struct NodeSpec {
     pub slope_velocity: Option<Vec<f64>>,
 }
 
-/// `[[body]]`: a planar rigid body, reference point at its centre of mass.
+/// `[[body]]`: a rigid body, reference point at its centre of mass; planar
+/// (x, y, angle) in 2-D models, Euler parameters in 3-D models.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BodySpec {
@@ -76,19 +77,38 @@ pub struct BodySpec {
     pub id: String,
     /// Initial position of the centre of mass.
     pub position: Vec<f64>,
-    /// Initial angle (rad).
+    /// Initial angle (rad; planar bodies).
     #[serde(default)]
     pub angle: f64,
+    /// Initial Euler parameters (p0, p1, p2, p3) (3-D bodies; default identity).
+    pub orientation: Option<Vec<f64>>,
     /// Mass (> 0).
     pub mass: f64,
-    /// Rotational inertia about the centre of mass (>= 0).
+    /// Inertia about the centre of mass: a number (planar), or
+    /// `[Jxx, Jyy, Jzz]` / `[Jxx, Jyy, Jzz, Jxy, Jyz, Jzx]` in body axes (3-D).
     #[serde(default)]
-    pub inertia: f64,
+    pub inertia: Numbers,
     /// Initial velocity of the centre of mass.
     pub velocity: Option<Vec<f64>>,
-    /// Initial angular velocity.
+    /// Initial angular velocity: a number (planar) or a vector in body axes (3-D).
     #[serde(default)]
-    pub angular_velocity: f64,
+    pub angular_velocity: Numbers,
+}
+
+/// A number or a list of numbers.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Numbers {
+    /// One number.
+    One(f64),
+    /// A list.
+    Many(Vec<f64>),
+}
+
+impl Default for Numbers {
+    fn default() -> Self {
+        Numbers::One(0.0)
+    }
 }
 
 /// `[[element]]`.
@@ -200,13 +220,58 @@ pub enum JointSpec {
         /// Ground position (default: the point's initial position).
         ground: Option<Vec<f64>>,
     },
-    /// Two points held together (planar revolute joint).
+    /// Two points held together (planar revolute joint); with `axis` (3-D
+    /// bodies) the relative rotation is also restricted to that axis.
     Revolute {
         /// Unique id.
         id: String,
         /// First point.
         a: PointSpec,
         /// Second point.
+        b: PointSpec,
+        /// Hinge axis, global coordinates at the initial configuration (3-D).
+        axis: Option<Vec<f64>>,
+    },
+    /// Two points held together in 3-D (ball joint).
+    Spherical {
+        /// Unique id.
+        id: String,
+        /// First point.
+        a: PointSpec,
+        /// Second point.
+        b: PointSpec,
+    },
+    /// Ball joint with `axis_a` (of a) kept perpendicular to `axis_b` (of b) (3-D).
+    Universal {
+        /// Unique id.
+        id: String,
+        /// First point.
+        a: PointSpec,
+        /// Second point.
+        b: PointSpec,
+        /// Axis of a's body, global coordinates at the initial configuration.
+        axis_a: Vec<f64>,
+        /// Axis of b's body, global coordinates at the initial configuration.
+        axis_b: Vec<f64>,
+    },
+    /// Relative rotation about and translation along `axis` only (3-D).
+    Cylindrical {
+        /// Unique id.
+        id: String,
+        /// Point of the guiding body (or ground).
+        a: PointSpec,
+        /// Point of the moving body.
+        b: PointSpec,
+        /// Axis, global coordinates at the initial configuration.
+        axis: Vec<f64>,
+    },
+    /// No relative motion between two 3-D bodies (weld).
+    Fixed {
+        /// Unique id.
+        id: String,
+        /// Point of the first body (or ground).
+        a: PointSpec,
+        /// Point of the second body.
         b: PointSpec,
     },
     /// Fixed distance between two points.
@@ -263,8 +328,10 @@ pub enum JointSpec {
         point: PointSpec,
         /// A point of the line (ground or other body).
         line: PointSpec,
-        /// Normal of the line, in the line body's frame.
-        normal: [f64; 2],
+        /// Normal of the line, in the line body's frame (planar).
+        normal: Option<[f64; 2]>,
+        /// Sliding axis, global coordinates at the initial configuration (3-D).
+        axis: Option<Vec<f64>>,
     },
     /// One coordinate driven along `value + rate t + amplitude sin(omega t + phase)`.
     Prescribed {

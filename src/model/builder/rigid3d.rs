@@ -1,0 +1,268 @@
+//! 3-D rigid bodies in Euler parameters and the 3-D joints between them
+//! (spherical, revolute, universal, cylindrical, prismatic, fixed).
+//!
+//! Joint axes are given in global coordinates at the initial configuration
+//! and converted here to each body's frame, `a = R(p_0)^T a_global`; the
+//! joints themselves are the dot-product rows of [`crate::joint::DotJoint`].
+
+use nalgebra::{Matrix3, Vector3};
+
+use super::{err, finite, positive_named, BuildError, Entity, ModelBuilder, PointRef};
+use crate::element::Rigid3d;
+use crate::joint::{Coincident, DotJoint, DotRow, EulerNormalization, Point, Side, Vector};
+use crate::model::dof::DofKind;
+use crate::rotation::{rate_from_body_angular_velocity, rotate_back};
+
+/// Component labels and kinds of a 3-D rigid body.
+const BODY3D_COMPONENTS: [(&str, DofKind); 7] = [
+    ("x", DofKind::Translation(0)),
+    ("y", DofKind::Translation(1)),
+    ("z", DofKind::Translation(2)),
+    ("p0", DofKind::EulerParameter(0)),
+    ("p1", DofKind::EulerParameter(1)),
+    ("p2", DofKind::EulerParameter(2)),
+    ("p3", DofKind::EulerParameter(3)),
+];
+
+/// Initial state and inertia of a 3-D rigid body.
+#[derive(Debug, Clone)]
+pub struct Body3dSpec {
+    /// Centre of mass.
+    pub position: [f64; 3],
+    /// Euler parameters (p0, p1, p2, p3); normalized if within 1e-6 of unit length.
+    pub orientation: [f64; 4],
+    /// Mass (> 0).
+    pub mass: f64,
+    /// Inertia tensor about the centre of mass in body axes (symmetric, positive semidefinite).
+    pub inertia: [[f64; 3]; 3],
+    /// Velocity of the centre of mass.
+    pub velocity: [f64; 3],
+    /// Angular velocity in body axes.
+    pub angular_velocity: [f64; 3],
+}
+
+/// A 3-D joint type with its axis data (global coordinates, initial configuration).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Joint3d {
+    /// Points coincide (3 rows).
+    Spherical,
+    /// Points coincide, rotation only about `axis` (5 rows).
+    Revolute {
+        /// Hinge axis.
+        axis: [f64; 3],
+    },
+    /// Points coincide, `axis_a` of body A stays perpendicular to `axis_b` of B (4 rows).
+    Universal {
+        /// Axis of A.
+        axis_a: [f64; 3],
+        /// Axis of B (perpendicular to `axis_a`).
+        axis_b: [f64; 3],
+    },
+    /// Relative rotation about and translation along `axis` only (4 rows).
+    Cylindrical {
+        /// Axis.
+        axis: [f64; 3],
+    },
+    /// Relative translation along `axis` only (5 rows).
+    Prismatic {
+        /// Sliding axis.
+        axis: [f64; 3],
+    },
+    /// No relative motion (6 rows).
+    Fixed,
+}
+
+fn unit(v: [f64; 3]) -> Option<Vector3<f64>> {
+    let v = Vector3::from(v);
+    let n = v.norm();
+    (n > 0.0 && n.is_finite()).then(|| v / n)
+}
+
+/// Two unit vectors completing `h` to a right-handed orthonormal frame (f, g, h).
+fn perpendiculars(h: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
+    let k = h.iamin();
+    let mut e = Vector3::zeros();
+    e[k] = 1.0;
+    let f = e.cross(h).normalize();
+    (f, h.cross(&f))
+}
+
+impl ModelBuilder {
+    /// Adds a 3-D rigid body (DOFs `id.x .. id.z, id.p0 .. id.p3`) and its
+    /// normalization joint `id.normalization`, Phi = (p.p - 1)/2.
+    pub fn body3d(&mut self, id: &str, b: &Body3dSpec) -> Result<(), BuildError> {
+        if self.dim != 3 {
+            return Err(err(
+                "body",
+                id,
+                None,
+                "a body with `orientation` or a 3-D inertia needs dimension = 3".into(),
+            ));
+        }
+        for (field, x) in [
+            ("position", &b.position[..]),
+            ("orientation", &b.orientation[..]),
+            ("velocity", &b.velocity[..]),
+            ("angular_velocity", &b.angular_velocity[..]),
+            ("inertia", &b.inertia.concat()[..]),
+        ] {
+            finite("body", id, field, x)?;
+        }
+        positive_named("body", id, "mass", "mass", b.mass)?;
+        let norm = b.orientation.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if (norm - 1.0).abs() > 1e-6 {
+            return Err(err(
+                "body",
+                id,
+                Some("orientation"),
+                format!("Euler parameters must have unit length, |p| = {norm}"),
+            ));
+        }
+        let j = Matrix3::from_row_slice(&b.inertia.concat());
+        let eig = j.symmetric_eigenvalues();
+        if (j - j.transpose()).amax() > 1e-12 * j.amax() || eig.min() < -1e-12 * eig.amax() {
+            return Err(err(
+                "body",
+                id,
+                Some("inertia"),
+                format!("the inertia tensor must be symmetric positive semidefinite (eigenvalues {eig:?})"),
+            ));
+        }
+        self.claim_id("body", id)?;
+        let p = b.orientation.map(|x| x / norm);
+        let pdot = rate_from_body_angular_velocity(&p, &b.angular_velocity);
+        let d = self.dofs.add(id, &BODY3D_COMPONENTS);
+        self.u0.extend_from_slice(&b.position);
+        self.u0.extend_from_slice(&p);
+        self.v0.extend_from_slice(&b.velocity);
+        self.v0.extend_from_slice(&pdot);
+        self.elements.push(id, Rigid3d::new(b.mass, b.inertia), &d);
+        self.joints
+            .push(&format!("{id}.normalization"), EulerNormalization, &d[3..]);
+        let mut dofs = [0; 7];
+        dofs.copy_from_slice(&d);
+        self.entities.insert(id.to_string(), Entity::Body3(dofs));
+        Ok(())
+    }
+
+    /// Adds a 3-D joint between points `a` and `b` (3-D body points, nodes for
+    /// the spherical joint, or the ground).
+    pub fn joint3d(
+        &mut self,
+        id: &str,
+        a: &PointRef,
+        b: &PointRef,
+        joint: Joint3d,
+    ) -> Result<(), BuildError> {
+        if self.dim != 3 {
+            return Err(err(
+                "joint",
+                id,
+                None,
+                "this joint type needs dimension = 3".into(),
+            ));
+        }
+        let (pair, dofs) = self.pair("joint", id, a, b, ["a", "b"])?;
+        if joint == Joint3d::Spherical {
+            self.claim_id("joint", id)?;
+            self.joints
+                .push(id, Coincident::new("spherical", 3, pair), &dofs);
+            return Ok(());
+        }
+        // Initial Euler parameters of each side (None: the ground frame).
+        let na = pair.a.ndof();
+        let side_p = |pt: Point, at: usize, field: &'static str| match pt {
+            Point::Body3 { .. } => Ok(Some([3, 4, 5, 6].map(|k| self.u0[dofs[at + k]]))),
+            Point::Ground { .. } => Ok(None),
+            _ => Err(err(
+                "joint",
+                id,
+                Some(field),
+                "this joint type connects 3-D rigid bodies or the ground".into(),
+            )),
+        };
+        let pa = side_p(pair.a, 0, "a")?;
+        let pb = side_p(pair.b, na, "b")?;
+        let axis_in = |side: Side, v: &Vector3<f64>| {
+            let g = [v[0], v[1], v[2]];
+            let local = match if side == Side::A { pa } else { pb } {
+                Some(p) => rotate_back(&p, &g),
+                None => g,
+            };
+            Vector::Axis(side, local)
+        };
+        let axis = |field: &'static str, v: [f64; 3]| {
+            finite("joint", id, field, &v)?;
+            unit(v).ok_or_else(|| err("joint", id, Some(field), "the axis must be non-zero".into()))
+        };
+        let perp = |x: Vector, y: Vector| DotRow { x, y, c: 0.0 };
+        let coincide: Vec<DotRow> = (0..3)
+            .map(|k| {
+                let mut e = [0.0; 3];
+                e[k] = 1.0;
+                perp(Vector::Separation, Vector::Constant(e))
+            })
+            .collect();
+        // h_A stays parallel to h_B: h_A . f_B = h_A . g_B = 0.
+        let parallel = |h: &Vector3<f64>| {
+            let (f, g) = perpendiculars(h);
+            vec![
+                perp(axis_in(Side::A, h), axis_in(Side::B, &f)),
+                perp(axis_in(Side::A, h), axis_in(Side::B, &g)),
+            ]
+        };
+        // d stays along h: f_A . d = g_A . d = 0.
+        let along = |h: &Vector3<f64>| {
+            let (f, g) = perpendiculars(h);
+            vec![
+                perp(axis_in(Side::A, &f), Vector::Separation),
+                perp(axis_in(Side::A, &g), Vector::Separation),
+            ]
+        };
+        let (kind, rows) = match joint {
+            Joint3d::Spherical => unreachable!("handled above"),
+            Joint3d::Revolute { axis: h } => {
+                let h = axis("axis", h)?;
+                ("revolute", [coincide, parallel(&h)].concat())
+            }
+            Joint3d::Universal { axis_a, axis_b } => {
+                let (ha, hb) = (axis("axis_a", axis_a)?, axis("axis_b", axis_b)?);
+                if ha.dot(&hb).abs() > 1e-9 {
+                    return Err(err(
+                        "joint",
+                        id,
+                        Some("axis_b"),
+                        "the two axes of a universal joint must be perpendicular".into(),
+                    ));
+                }
+                let cross = perp(axis_in(Side::A, &ha), axis_in(Side::B, &hb));
+                ("universal", [coincide, vec![cross]].concat())
+            }
+            Joint3d::Cylindrical { axis: h } => {
+                let h = axis("axis", h)?;
+                ("cylindrical", [parallel(&h), along(&h)].concat())
+            }
+            Joint3d::Prismatic { axis: h } => {
+                let h = axis("axis", h)?;
+                let (f, g) = perpendiculars(&h);
+                let twist = perp(axis_in(Side::A, &f), axis_in(Side::B, &g));
+                ("prismatic", [parallel(&h), along(&h), vec![twist]].concat())
+            }
+            Joint3d::Fixed => {
+                let e = |k: usize| {
+                    let mut v = Vector3::zeros();
+                    v[k] = 1.0;
+                    v
+                };
+                let lock = (0..3)
+                    .map(|k| perp(axis_in(Side::A, &e(k)), axis_in(Side::B, &e((k + 1) % 3))))
+                    .collect();
+                ("fixed", [coincide, lock].concat())
+            }
+        };
+        self.claim_id("joint", id)?;
+        self.joints
+            .push(id, DotJoint::new(kind, pair, &rows), &dofs);
+        Ok(())
+    }
+}
