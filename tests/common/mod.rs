@@ -5,7 +5,7 @@
 pub mod fd;
 
 use flexmb::integrate::IntegratorSpec;
-use flexmb::model::load_model_file;
+use flexmb::model::{load_model_file, ModelFile};
 use flexmb::output::MemoryRecorder;
 use flexmb::run::{RunSummary, Simulation};
 
@@ -39,7 +39,14 @@ pub fn spec(scheme: &str, option: u8, dt: f64, t_end: f64) -> IntegratorSpec {
 /// Runs shipped model `name` with `over` applied to its `[integrator]` table,
 /// recording every step in memory.
 pub fn run(name: &str, over: &IntegratorSpec) -> (RunSummary, MemoryRecorder) {
-    let file = load_model_file(model_path(name)).expect("shipped model loads");
+    run_file(
+        load_model_file(model_path(name)).expect("shipped model loads"),
+        over,
+    )
+}
+
+/// Runs a loaded model file with `over` applied, recording every step in memory.
+pub fn run_file(file: ModelFile, over: &IntegratorSpec) -> (RunSummary, MemoryRecorder) {
     let config = file.integrator(over).expect("valid integrator settings");
     let sim = Simulation::new(file.model);
     let mut rec = MemoryRecorder::default();
