@@ -137,12 +137,11 @@ fn levi_civita(d: usize) -> &'static [(usize, usize, usize, f64)] {
 }
 
 /// Per-Gauss-point kinematics: g = r'.r', x = r' x r'' (M components) and
-/// their gradients with respect to e.
+/// their gradients with respect to e, `d = [dg, dx_0, .., dx_{M-1}]`.
 struct Point {
     g: f64,
     x: [f64; 3],
-    dg: [f64; NMAX],
-    dx: [[f64; NMAX]; 3],
+    d: [[f64; NMAX]; 4],
 }
 
 /// Bending state at a Gauss point: `rho` (energy density EI/2 |rho|^2), the
@@ -233,10 +232,7 @@ impl<const D: usize> Beam<D> {
     /// g = r'.r' and x = r' x r'' from r' and r''.
     #[inline]
     fn invariants(r1: &[f64; 3], r2: &[f64; 3]) -> (f64, [f64; 3]) {
-        let mut g = 0.0;
-        for a in 0..D {
-            g += r1[a] * r1[a];
-        }
+        let g: f64 = r1[..D].iter().map(|v| v * v).sum();
         let mut x = [0.0; 3];
         for &(a, i, j, s) in levi_civita(D) {
             x[a] += s * r1[i] * r2[j];
@@ -263,23 +259,21 @@ impl<const D: usize> Beam<D> {
             er1[a][i] += s * r1[j];
             er2[a][i] += s * r2[j];
         }
-        let mut dg = [0.0; NMAX];
-        let mut dx = [[0.0; NMAX]; 3];
+        let mut d = [[0.0; NMAX]; 4];
         for k in 0..4 {
             for i in 0..D {
-                dg[D * k + i] = 2.0 * h1[k] * r1[i];
+                d[0][D * k + i] = 2.0 * h1[k] * r1[i];
                 for a in 0..Self::M {
-                    dx[a][D * k + i] = h1[k] * er2[a][i] - h2[k] * er1[a][i];
+                    d[a + 1][D * k + i] = h1[k] * er2[a][i] - h2[k] * er1[a][i];
                 }
             }
         }
-        Point { g, x, dg, dx }
+        Point { g, x, d }
     }
 
-    /// The bending state at Gauss point q from g and x.
+    /// The bending state at Gauss point q from g^{-3/2} and x.
     #[inline]
-    fn bend(&self, q: usize, g: f64, x: &[f64; 3]) -> Bend {
-        let g32 = 1.0 / (g * g.sqrt());
+    fn bend(&self, q: usize, g32: f64, x: &[f64; 3]) -> Bend {
         let kap0 = self.kap0[q];
         let mut rho = [0.0; 3];
         if D == 2 {
@@ -323,7 +317,8 @@ impl<const D: usize> Beam<D> {
         let mut v = 0.0;
         for q in 0..NG {
             let (g, x) = self.strains(q, e);
-            v += self.density(q, g, &self.bend(q, g, &x));
+            let gi = 1.0 / g;
+            v += self.density(q, g, &self.bend(q, gi * gi.sqrt(), &x));
         }
         v
     }
@@ -340,70 +335,75 @@ impl<const D: usize> Beam<D> {
         // d2g = 2 h1 h1^T (x) I_D, d2x_a = (h1 h2^T - h2 h1^T) (x) E_a; the
         // bending part is EI [(1 - gamma) sum_a dk_a dk_a^T
         // + gamma (y.dk)(y.dk)^T + sum_a rho_a d2k_a] (the Hessian of
-        // EI/2 (|k| - kappa0)^2; gamma = 0 in the plane).
+        // EI/2 (|k| - kappa0)^2; gamma = 0 in the plane and for a straight
+        // reference).
         let mut kk = [0.0; NMAX * NMAX];
         let mut sg = [[0.0; 4]; 4];
         let mut sc = [[[0.0; 4]; 4]; 3];
         for q in 0..NG {
             let p = self.point(q, e);
-            let bd = self.bend(q, p.g, &p.x);
             let w = self.w[q];
             let gi = 1.0 / p.g;
             let g32 = gi * gi.sqrt(); // g^{-3/2}
             let g52 = g32 * gi;
+            let bd = self.bend(q, g32, &p.x);
             let eps = 0.5 * (p.g - 1.0) - self.eps0[q];
             v += self.density(q, p.g, &bd);
-            let (al, mut be) = (g32, [0.0; 3]);
-            let mut rx = 0.0; // rho . x
-            for a in 0..m {
-                be[a] = -1.5 * p.x[a] * g52;
-                rx += bd.rho[a] * p.x[a];
-            }
-            for i in 0..n {
-                let mut fb = 0.0;
-                for a in 0..m {
-                    fb += bd.rho[a] * (al * p.dx[a][i] + be[a] * p.dg[i]);
-                }
-                f[i] += w * (0.5 * self.ea * eps * p.dg[i] + self.ei * fb);
+            let (al, be) = (g32, p.x.map(|x| -1.5 * x * g52));
+            let rx: f64 = (0..m).map(|a| bd.rho[a] * p.x[a]).sum(); // rho . x
+            for (i, fi) in f[..n].iter_mut().enumerate() {
+                let fb: f64 = (0..m)
+                    .map(|a| bd.rho[a] * (al * p.d[a + 1][i] + be[a] * p.d[0][i]))
+                    .sum();
+                *fi += w * (0.5 * self.ea * eps * p.d[0][i] + self.ei * fb);
             }
             if want_k {
                 let b = w * self.ei;
-                let c1 = 1.0 - bd.gamma;
-                let yb: f64 = (0..m).map(|a| bd.y[a] * be[a]).sum();
-                // Q in the basis [dg, dx_0, .., dx_{m-1}].
+                // Q in the basis [dg, dx_0, .., dx_{m-1}]; dk_a = al e_{a+1} + be_a e_0.
                 let mut qm = [[0.0; 4]; 4];
-                qm[0][0] = w * (0.25 * self.ea + 3.75 * self.ei * rx * g52 * gi)
-                    + b * (c1 * (0..m).map(|a| be[a] * be[a]).sum::<f64>() + bd.gamma * yb * yb);
+                qm[0][0] = w * (0.25 * self.ea + 3.75 * self.ei * rx * g52 * gi);
                 for a in 0..m {
-                    let qa = -1.5 * b * bd.rho[a] * g52
-                        + b * al * (c1 * be[a] + bd.gamma * yb * bd.y[a]);
+                    qm[0][0] += b * be[a] * be[a];
+                    let qa = -1.5 * b * bd.rho[a] * g52 + b * al * be[a];
                     qm[0][a + 1] = qa;
                     qm[a + 1][0] = qa;
-                    for c in 0..m {
-                        qm[a + 1][c + 1] = b * al * al * bd.gamma * bd.y[a] * bd.y[c];
-                    }
-                    qm[a + 1][a + 1] += b * al * al * c1;
+                    qm[a + 1][a + 1] = b * al * al;
                 }
-                let dlt = w * (0.5 * self.ea * eps - 1.5 * self.ei * rx * g52);
-                let basis = |r: usize, i: usize| if r == 0 { p.dg[i] } else { p.dx[r - 1][i] };
-                for i in 0..n {
-                    let mut ui = [0.0; 4];
-                    for (r, u) in ui.iter_mut().enumerate().take(m + 1) {
-                        for (c, qrc) in qm[r].iter().enumerate().take(m + 1) {
-                            *u += qrc * basis(c, i);
+                if bd.gamma != 0.0 {
+                    // Curved 3-D reference: - gamma sum_a dk_a dk_a^T + gamma (y.dk)(y.dk)^T.
+                    let mut yk = [0.0; 4]; // y.dk in the basis
+                    let mut dk = [[0.0; 4]; 3];
+                    for a in 0..m {
+                        yk[0] += bd.y[a] * be[a];
+                        yk[a + 1] = bd.y[a] * al;
+                        dk[a][0] = be[a];
+                        dk[a][a + 1] = al;
+                    }
+                    for r in 0..=m {
+                        for c in 0..=m {
+                            let sum_dk: f64 = dk[..m].iter().map(|d| d[r] * d[c]).sum();
+                            qm[r][c] += b * bd.gamma * (yk[r] * yk[c] - sum_dk);
                         }
                     }
+                }
+                let dlt = w * (0.5 * self.ea * eps - 1.5 * self.ei * rx * g52);
+                for i in 0..n {
+                    let mut ui = [0.0; 4];
+                    for (u, qr) in ui.iter_mut().zip(&qm).take(m + 1) {
+                        *u = (0..=m).map(|c| qr[c] * p.d[c][i]).sum();
+                    }
                     for j in i..n {
-                        kk[i * n + j] += (0..=m).map(|r| ui[r] * basis(r, j)).sum::<f64>();
+                        kk[i * n + j] += (0..=m).map(|r| ui[r] * p.d[r][j]).sum::<f64>();
                     }
                 }
+                let zeta = bd.rho.map(|r| b * r * al);
                 let (h1, h2) = (&self.h1[q], &self.h2[q]);
                 for kx in 0..4 {
                     for l in 0..4 {
                         sg[kx][l] += 2.0 * dlt * h1[kx] * h1[l];
                         let anti = h1[kx] * h2[l] - h2[kx] * h1[l];
                         for a in 0..m {
-                            sc[a][kx][l] += b * bd.rho[a] * al * anti;
+                            sc[a][kx][l] += zeta[a] * anti;
                         }
                     }
                 }
