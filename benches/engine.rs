@@ -4,7 +4,8 @@
 //!   saddle-point system `[M B^T; B 0]` for a hanging truss chain of 1e3, 1e4
 //!   and 1e5 nodes (sparse LU, symbolic factorization done once outside).
 //!
-//! - per-element cost of the planar Euler–Bernoulli beam (`element/beam2d`).
+//! - per-element cost of the planar and spatial Euler–Bernoulli beam
+//!   (`element/beam2d`, `element/beam3d`).
 //!
 //! Run: `cargo bench --bench engine` (one group: `cargo bench --bench engine -- chain`).
 
@@ -106,23 +107,38 @@ fn truss_chain(c: &mut Criterion) {
     g.finish();
 }
 
-/// Per-element cost of the planar Euler–Bernoulli beam: force + tangent, and
-/// the midpoint discrete-gradient EOM force with its derivative.
-fn beam_element(c: &mut Criterion) {
-    use flexmb::element::{Beam2d, Element, EomLevel, LevelWeights};
-    let el = Beam2d::new(0.1, 2.1e7, 175.0, 0.785, None);
-    let u0 = [0.0, 0.0, 1.0, 0.0, 0.1, 0.001, 0.99, 0.02];
-    let u1 = [0.0, 0.0, 1.0, 0.001, 0.1, 0.002, 0.98, 0.03];
-    let mut f = [0.0; 8];
-    let mut k = [0.0; 64];
-    let mut g = c.benchmark_group("element/beam2d");
+/// Per-element cost of the Euler–Bernoulli beam in `D` dimensions: force +
+/// tangent, and the midpoint discrete-gradient EOM force with its derivative.
+/// The configurations bend the element in y (and, in 3-D, also in z).
+fn beam_element_in<const D: usize>(c: &mut Criterion, name: &str) {
+    use flexmb::element::{Beam, Element, EomLevel, LevelWeights};
+    let el = Beam::<D>::new(0.1, 2.1e7, 175.0, 0.785, None);
+    // Per node vector (x, y, z): r1, r1', r2, r2'.
+    let v0 = [
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.01],
+        [0.1, 0.001, 0.0005],
+        [0.99, 0.02, 0.015],
+    ];
+    let v1 = [
+        [0.0, 0.0, 0.0],
+        [1.0, 0.001, 0.012],
+        [0.1, 0.002, 0.001],
+        [0.98, 0.03, 0.02],
+    ];
+    let flat = |v: &[[f64; 3]; 4]| -> Vec<f64> { v.iter().flat_map(|p| p[..D].to_vec()).collect() };
+    let (u0, u1) = (flat(&v0), flat(&v1));
+    let n = el.ndof();
+    let mut f = vec![0.0; n];
+    let mut k = vec![0.0; n * n];
+    let mut g = c.benchmark_group(name);
     g.bench_function("force+tangent", |b| {
         b.iter(|| {
             el.force(std::hint::black_box(&u1), &mut f, Some(&mut k));
             k[9]
         })
     });
-    let zero = [0.0; 8];
+    let zero = vec![0.0; n];
     let lvl = EomLevel {
         u_n: &u0,
         v_n: &zero,
@@ -142,6 +158,12 @@ fn beam_element(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// Per-element cost of the planar and the spatial beam.
+fn beam_element(c: &mut Criterion) {
+    beam_element_in::<2>(c, "element/beam2d");
+    beam_element_in::<3>(c, "element/beam3d");
 }
 
 criterion_group!(benches, full_runs, single_steps, truss_chain, beam_element);

@@ -11,13 +11,13 @@
 //! eqs. 2.7–2.9) and the thin-beam elements (Greenspan's discrete derivative,
 //! eqs. 4.44–4.45) override [`Element::eom_force`].
 
-mod beam2d;
+mod beam;
 mod rigid3d;
 mod spring;
 mod thin_beam;
 mod truss;
 
-pub use beam2d::Beam2d;
+pub use beam::{Beam, Beam2d, Beam3d};
 pub use rigid3d::Rigid3d;
 pub use spring::{RotationalSpringDamper, SpringDamper};
 pub use thin_beam::{AxialSpring, Bending};

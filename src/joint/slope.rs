@@ -1,22 +1,28 @@
-//! Slope joint: the slope vector s = dr/dx of a planar beam node stays
-//! parallel to a direction d (one row, `Phi = s x d = s_x d_y - s_y d_x`).
+//! Slope joint: the slope vector s = dr/dx of a beam node stays parallel to a
+//! direction d.
 //!
-//! d is either a fixed ground direction (a clamp, together with a ground pin of
-//! the node's position) or a direction fixed in a planar rigid body,
-//! `d = R(theta) d0` (a slope attachment; with a revolute joint at the same
-//! point it welds the beam end to the body). The length of s is left to the
-//! beam's axial strain.
+//! * Fixed ground direction (a clamp, together with a ground pin of the node's
+//!   position): `Phi_i = n_i . s` for the D - 1 unit normals n_i of d (in the
+//!   plane n = (d_y, -d_x), i.e. `Phi = s x d = s_x d_y - s_y d_x`; in space
+//!   two orthonormal vectors perpendicular to d). Linear in s.
+//! * A direction fixed in a planar rigid body, `d = R(theta) d0` (a slope
+//!   attachment; with a revolute joint at the same point it welds the beam end
+//!   to the body): `Phi = s x d`, one row.
 //!
-//! Local DOFs: `[sx, sy]` (ground) or `[sx, sy, theta]` (body).
+//! The length of s is left to the beam's axial strain.
+//!
+//! Local DOFs: `[s]` (ground, D components) or `[sx, sy, theta]` (body).
 
 use super::Joint;
 
 /// Where the reference direction lives.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SlopeTarget {
-    /// A fixed unit direction in space.
+    /// A fixed direction in the plane.
     Ground([f64; 2]),
-    /// A unit direction d0 in the frame of a planar rigid body (its angle is the last local DOF).
+    /// A fixed direction in space (3-D beam nodes).
+    Ground3d([f64; 3]),
+    /// A direction d0 in the frame of a planar rigid body (its angle is the last local DOF).
     Body([f64; 2]),
 }
 
@@ -24,32 +30,56 @@ pub enum SlopeTarget {
 #[derive(Debug, Clone)]
 pub struct Slope {
     target: SlopeTarget,
+    /// Unit normals of a ground direction (rows of Phi = N s).
+    normals: [[f64; 3]; 2],
+}
+
+fn unit<const K: usize>(d: [f64; K]) -> [f64; K] {
+    let n = d.iter().map(|x| x * x).sum::<f64>().sqrt();
+    d.map(|x| x / n)
 }
 
 impl Slope {
     /// A slope joint; the direction is normalized.
     pub fn new(target: SlopeTarget) -> Self {
-        let unit = |d: [f64; 2]| {
-            let n = d[0].hypot(d[1]);
-            [d[0] / n, d[1] / n]
-        };
+        let mut normals = [[0.0; 3]; 2];
         let target = match target {
-            SlopeTarget::Ground(d) => SlopeTarget::Ground(unit(d)),
+            SlopeTarget::Ground(d) => {
+                let d = unit(d);
+                normals[0] = [d[1], -d[0], 0.0];
+                SlopeTarget::Ground(d)
+            }
+            SlopeTarget::Ground3d(d) => {
+                let d = unit(d);
+                // n1 = d x e_k / |d x e_k| with e_k the axis least aligned with d
+                // (|d x e_k| >= sqrt(2/3)), n2 = d x n1.
+                let k = (0..3)
+                    .min_by(|&a, &b| d[a].abs().total_cmp(&d[b].abs()))
+                    .unwrap_or(0);
+                let mut e = [0.0; 3];
+                e[k] = 1.0;
+                let n1 = unit(cross(&d, &e));
+                normals = [n1, cross(&d, &n1)];
+                SlopeTarget::Ground3d(d)
+            }
             SlopeTarget::Body(d) => SlopeTarget::Body(unit(d)),
         };
-        Slope { target }
+        Slope { target, normals }
     }
 
-    /// Current direction d.
-    fn direction(&self, u: &[f64]) -> [f64; 2] {
-        match self.target {
-            SlopeTarget::Ground(d) => d,
-            SlopeTarget::Body(d0) => {
-                let (s, c) = u[2].sin_cos();
-                [c * d0[0] - s * d0[1], s * d0[0] + c * d0[1]]
-            }
-        }
+    /// Current direction d of a body target.
+    fn body_direction(d0: [f64; 2], theta: f64) -> [f64; 2] {
+        let (s, c) = theta.sin_cos();
+        [c * d0[0] - s * d0[1], s * d0[0] + c * d0[1]]
     }
+}
+
+fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
 }
 
 impl Joint for Slope {
@@ -58,34 +88,56 @@ impl Joint for Slope {
     }
 
     fn rows(&self) -> usize {
-        1
+        match self.target {
+            SlopeTarget::Ground3d(_) => 2,
+            SlopeTarget::Ground(_) | SlopeTarget::Body(_) => 1,
+        }
     }
 
     fn ndof(&self) -> usize {
         match self.target {
             SlopeTarget::Ground(_) => 2,
-            SlopeTarget::Body(_) => 3,
+            SlopeTarget::Ground3d(_) | SlopeTarget::Body(_) => 3,
         }
     }
 
     fn phi(&self, u: &[f64], _t: f64, phi: &mut [f64]) {
-        let d = self.direction(u);
-        phi[0] = u[0] * d[1] - u[1] * d[0];
+        match self.target {
+            SlopeTarget::Body(d0) => {
+                let d = Self::body_direction(d0, u[2]);
+                phi[0] = u[0] * d[1] - u[1] * d[0];
+            }
+            _ => {
+                let n = self.ndof();
+                for (p, nr) in phi.iter_mut().zip(&self.normals[..self.rows()]) {
+                    *p = (0..n).map(|i| nr[i] * u[i]).sum();
+                }
+            }
+        }
     }
 
     fn jacobian(&self, u: &[f64], _t: f64, b: &mut [f64]) {
-        let d = self.direction(u);
-        b[0] = d[1];
-        b[1] = -d[0];
-        if let SlopeTarget::Body(_) = self.target {
-            // d' = (-d_y, d_x): dPhi/dtheta = s . d
-            b[2] = u[0] * d[0] + u[1] * d[1];
+        match self.target {
+            SlopeTarget::Body(d0) => {
+                let d = Self::body_direction(d0, u[2]);
+                b[0] = d[1];
+                b[1] = -d[0];
+                // d' = (-d_y, d_x): dPhi/dtheta = s . d
+                b[2] = u[0] * d[0] + u[1] * d[1];
+            }
+            _ => {
+                let n = self.ndof();
+                for (row, nr) in b.chunks_mut(n).zip(&self.normals[..self.rows()]) {
+                    row.copy_from_slice(&nr[..n]);
+                }
+            }
         }
     }
 
     fn add_curvature(&self, u: &[f64], _t: f64, w: &[f64], scale: f64, h: &mut [f64]) {
-        if let SlopeTarget::Body(_) = self.target {
-            let d = self.direction(u);
+        // Ground targets are linear in s: no curvature.
+        if let SlopeTarget::Body(d0) = self.target {
+            let d = Self::body_direction(d0, u[2]);
             let c = scale * w[0];
             // d2Phi/ds dtheta = d; d2Phi/dtheta2 = -(s x d).
             h[2] += c * d[0];

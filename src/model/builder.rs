@@ -8,10 +8,10 @@ pub use rigid3d::{Body3dSpec, Joint3d};
 use std::any::TypeId;
 use std::collections::HashMap;
 
-use super::dof::{point_components, DofMap, BEAM2D_COMPONENTS, BODY2D_COMPONENTS};
+use super::dof::{beam_components, point_components, DofMap, BODY2D_COMPONENTS};
 use super::{LoadEntry, Model};
 use crate::element::{
-    Beam2d, Element, ElementBlock, ElementSet, RotationalSpringDamper, SpringDamper, Truss,
+    Beam, Element, ElementBlock, ElementSet, RotationalSpringDamper, SpringDamper, Truss,
 };
 use crate::joint::{
     Coincident, Distance, DistanceForm, Joint, JointBlock, JointSet, Motion, Point, PointPair,
@@ -114,8 +114,8 @@ enum Entity {
     Body2([usize; 3]),
     /// A 3-D rigid body: centre of mass and Euler parameters.
     Body3([usize; 7]),
-    /// A planar beam node: position (x, y) and slope (dx, dy).
-    BeamNode([usize; 4]),
+    /// A beam node: position (dim DOFs), then slope vector (dim DOFs).
+    BeamNode(Vec<usize>),
 }
 
 impl Entity {
@@ -356,7 +356,7 @@ impl ModelBuilder {
     ) -> Result<Vec<usize>, BuildError> {
         match self.entities.get(node) {
             Some(Entity::Node(d)) => Ok(d.clone()),
-            Some(Entity::BeamNode(d)) => Ok(d[..2].to_vec()),
+            Some(Entity::BeamNode(d)) => Ok(d[..self.dim].to_vec()),
             Some(Entity::Body2(_) | Entity::Body3(_)) => Err(err(
                 what,
                 id,
@@ -385,10 +385,12 @@ impl ModelBuilder {
                 Some(Entity::Node(d)) => {
                     Ok((Point::Node { dim: self.dim }, Some(n.clone()), d.clone()))
                 }
-                // A point on a beam node is its position (the first two DOFs).
-                Some(Entity::BeamNode(d)) => {
-                    Ok((Point::Node { dim: 2 }, Some(n.clone()), d[..2].to_vec()))
-                }
+                // A point on a beam node is its position (the first dim DOFs).
+                Some(Entity::BeamNode(d)) => Ok((
+                    Point::Node { dim: self.dim },
+                    Some(n.clone()),
+                    d[..self.dim].to_vec(),
+                )),
                 Some(Entity::Body2(d)) => Ok((
                     Point::Body2 { offset: [0.0; 2] },
                     Some(n.clone()),
@@ -956,11 +958,12 @@ impl ModelBuilder {
     }
 }
 
-/// Planar Euler–Bernoulli beams: beam nodes, beam elements, slope joints.
+/// Euler–Bernoulli beams (planar and spatial): beam nodes, beam elements,
+/// slope joints.
 impl ModelBuilder {
-    /// Adds a planar beam node with position r, slope vector r' = dr/dx
-    /// (DOFs `id.x, id.y, id.dx, id.dy`), their initial rates and an optional
-    /// lumped mass on the position.
+    /// Adds a beam node with position r, slope vector r' = dr/dx (DOFs
+    /// `id.x, id.y[, id.z], id.dx, id.dy[, id.dz]`), their initial rates and an
+    /// optional lumped mass on the position.
     pub fn beam_node(
         &mut self,
         id: &str,
@@ -970,17 +973,10 @@ impl ModelBuilder {
         slope_velocity: Option<&[f64]>,
         mass: f64,
     ) -> Result<(), BuildError> {
-        if self.dim != 2 {
-            return Err(err(
-                "node",
-                id,
-                Some("slope"),
-                "beam nodes (with a slope) need a model with dimension = 2".into(),
-            ));
-        }
-        let p = self.vector("node", id, "position", position, 2)?;
-        let s = self.vector("node", id, "slope", slope, 2)?;
-        if s[0] == 0.0 && s[1] == 0.0 {
+        let dim = self.dim;
+        let p = self.vector("node", id, "position", position, dim)?;
+        let s = self.vector("node", id, "slope", slope, dim)?;
+        if s.iter().all(|x| *x == 0.0) {
             return Err(err(
                 "node",
                 id,
@@ -989,60 +985,68 @@ impl ModelBuilder {
             ));
         }
         let v = match velocity {
-            Some(v) => self.vector("node", id, "velocity", v, 2)?,
+            Some(v) => self.vector("node", id, "velocity", v, dim)?,
             None => [0.0; 3],
         };
         let sv = match slope_velocity {
-            Some(v) => self.vector("node", id, "slope_velocity", v, 2)?,
+            Some(v) => self.vector("node", id, "slope_velocity", v, dim)?,
             None => [0.0; 3],
         };
         nonnegative("node", id, "mass", mass)?;
         self.claim_id("node", id)?;
-        let d = self.dofs.add(id, &BEAM2D_COMPONENTS);
-        self.u0.extend_from_slice(&[p[0], p[1], s[0], s[1]]);
-        self.v0.extend_from_slice(&[v[0], v[1], sv[0], sv[1]]);
+        let d = self.dofs.add(id, &beam_components(dim));
+        self.u0.extend_from_slice(&p[..dim]);
+        self.u0.extend_from_slice(&s[..dim]);
+        self.v0.extend_from_slice(&v[..dim]);
+        self.v0.extend_from_slice(&sv[..dim]);
         if mass > 0.0 {
-            self.inertia.push((d[0], d[0], mass));
-            self.inertia.push((d[1], d[1], mass));
+            for &k in &d[..dim] {
+                self.inertia.push((k, k, mass));
+            }
         }
-        self.entities
-            .insert(id.to_string(), Entity::BeamNode([d[0], d[1], d[2], d[3]]));
+        self.entities.insert(id.to_string(), Entity::BeamNode(d));
         Ok(())
     }
 
+    /// Global DOFs (position, then slope) of the beam node `node`.
     fn beam_node_dofs(
         &self,
         what: &'static str,
         id: &str,
+        field: &'static str,
         node: &str,
-    ) -> Result<[usize; 4], BuildError> {
+    ) -> Result<&[usize], BuildError> {
         match self.entities.get(node) {
-            Some(Entity::BeamNode(d)) => Ok(*d),
+            Some(Entity::BeamNode(d)) => Ok(d),
             Some(Entity::Node(_)) => Err(err(
                 what,
                 id,
-                Some("nodes"),
-                format!("node '{node}' has no slope: beam nodes need `slope = [sx, sy]`"),
+                Some(field),
+                format!(
+                    "node '{node}' has no slope: beam nodes need `slope` ({} components)",
+                    self.dim
+                ),
             )),
             Some(Entity::Body2(_) | Entity::Body3(_)) => Err(err(
                 what,
                 id,
-                Some("nodes"),
+                Some(field),
                 format!("'{node}' is a rigid body, a beam node is required"),
             )),
             None => Err(err(
                 what,
                 id,
-                Some("nodes"),
+                Some(field),
                 format!("node '{node}' is not defined"),
             )),
         }
     }
 
-    /// Adds a planar Euler–Bernoulli beam element between beam nodes `a` and
-    /// `b` with axial stiffness `ea`, bending stiffness `ei` and mass per unit
-    /// length `rho_a`. The reference length defaults to the initial distance
-    /// of the nodes; the element is stress free in the initial configuration.
+    /// Adds an Euler–Bernoulli beam element (planar, or spatial without
+    /// torsion) between beam nodes `a` and `b` with axial stiffness `ea`,
+    /// bending stiffness `ei` and mass per unit length `rho_a`. The reference
+    /// length defaults to the initial distance of the nodes; the element is
+    /// stress free in the initial configuration.
     #[allow(clippy::too_many_arguments)]
     pub fn beam(
         &mut self,
@@ -1054,8 +1058,8 @@ impl ModelBuilder {
         rho_a: f64,
         length: Option<f64>,
     ) -> Result<(), BuildError> {
-        let da = self.beam_node_dofs("element", id, a)?;
-        let db = self.beam_node_dofs("element", id, b)?;
+        let mut dofs = self.beam_node_dofs("element", id, "nodes", a)?.to_vec();
+        dofs.extend_from_slice(self.beam_node_dofs("element", id, "nodes", b)?);
         if a == b {
             return Err(err(
                 "element",
@@ -1071,20 +1075,31 @@ impl ModelBuilder {
             positive_named("element", id, field, what, x)?;
         }
         nonnegative_named("element", id, "rho_a", "mass per unit length", rho_a)?;
-        let dofs: Vec<usize> = da.iter().chain(&db).copied().collect();
+        let dim = self.dim;
         let e0: Vec<f64> = dofs.iter().map(|&d| self.u0[d]).collect();
-        let l = length.unwrap_or_else(|| (e0[4] - e0[0]).hypot(e0[5] - e0[1]));
+        let l = length.unwrap_or_else(|| {
+            (0..dim)
+                .map(|k| (e0[2 * dim + k] - e0[k]).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        });
         positive_named("element", id, "length", "the element length", l)?;
         self.claim_id("element", id)?;
-        self.elements
-            .push(id, Beam2d::new(l, ea, ei, rho_a, Some(&e0)), &dofs);
+        if dim == 2 {
+            let el = Beam::<2>::new(l, ea, ei, rho_a, Some(&e0));
+            self.elements.push(id, el, &dofs);
+        } else {
+            let el = Beam::<3>::new(l, ea, ei, rho_a, Some(&e0));
+            self.elements.push(id, el, &dofs);
+        }
         Ok(())
     }
 
     /// Keeps the slope of beam node `node` parallel to a fixed ground
     /// direction (`body = None`; `direction` defaults to the initial slope) or
-    /// to a direction fixed in the planar rigid body `body` (`direction` given
-    /// in body coordinates; default: the initial slope, carried with the body).
+    /// to a direction fixed in the planar rigid body `body` (2-D only;
+    /// `direction` given in body coordinates; default: the initial slope,
+    /// carried with the body).
     pub fn slope(
         &mut self,
         id: &str,
@@ -1092,8 +1107,9 @@ impl ModelBuilder {
         body: Option<&str>,
         direction: Option<&[f64]>,
     ) -> Result<(), BuildError> {
-        let dn = match self.entities.get(node) {
-            Some(Entity::BeamNode(d)) => *d,
+        let dim = self.dim;
+        let ds = match self.entities.get(node) {
+            Some(Entity::BeamNode(d)) => d[dim..].to_vec(),
             Some(_) => {
                 return Err(err(
                     "joint",
@@ -1111,11 +1127,11 @@ impl ModelBuilder {
                 ))
             }
         };
-        let s0 = [self.u0[dn[2]], self.u0[dn[3]]];
+        let s0 = self.initial_point(&ds);
         let dir = match direction {
             Some(d) => {
-                let v = self.vector("joint", id, "direction", d, 2)?;
-                if v[0] == 0.0 && v[1] == 0.0 {
+                let v = self.vector("joint", id, "direction", d, dim)?;
+                if v.iter().all(|x| *x == 0.0) {
                     return Err(err(
                         "joint",
                         id,
@@ -1123,12 +1139,13 @@ impl ModelBuilder {
                         "the direction must not be zero".into(),
                     ));
                 }
-                Some([v[0], v[1]])
+                v
             }
-            None => None,
+            None => s0,
         };
         let (target, dofs) = match body {
-            None => (SlopeTarget::Ground(dir.unwrap_or(s0)), vec![dn[2], dn[3]]),
+            None if dim == 3 => (SlopeTarget::Ground3d(dir), ds),
+            None => (SlopeTarget::Ground([dir[0], dir[1]]), ds),
             Some(bid) => {
                 let th = match self.entities.get(bid) {
                     Some(Entity::Body2(d)) => d[2],
@@ -1141,12 +1158,15 @@ impl ModelBuilder {
                         ))
                     }
                 };
-                let d0 = dir.unwrap_or_else(|| {
-                    // The initial slope in body coordinates: R(-theta0) s0.
-                    let (s, c) = self.u0[th].sin_cos();
-                    [c * s0[0] + s * s0[1], -s * s0[0] + c * s0[1]]
-                });
-                (SlopeTarget::Body(d0), vec![dn[2], dn[3], th])
+                let d0 = match direction {
+                    Some(_) => [dir[0], dir[1]],
+                    None => {
+                        // The initial slope in body coordinates: R(-theta0) s0.
+                        let (s, c) = self.u0[th].sin_cos();
+                        [c * s0[0] + s * s0[1], -s * s0[0] + c * s0[1]]
+                    }
+                };
+                (SlopeTarget::Body(d0), vec![ds[0], ds[1], th])
             }
         };
         self.claim_id("joint", id)?;

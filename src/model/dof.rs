@@ -75,10 +75,15 @@ pub const BODY2D_COMPONENTS: [(&str, DofKind); 3] = [
     ("theta", DofKind::Rotation),
 ];
 
-/// Component labels and kinds of a planar beam node (x, y, dx, dy).
-pub const BEAM2D_COMPONENTS: [(&str, DofKind); 4] = [
-    ("x", DofKind::Translation(0)),
-    ("y", DofKind::Translation(1)),
-    ("dx", DofKind::Slope(0)),
-    ("dy", DofKind::Slope(1)),
-];
+/// Component labels and kinds of a beam node in `dim` dimensions: position
+/// (x, y[, z]), then slope vector (dx, dy[, dz]).
+pub fn beam_components(dim: usize) -> Vec<(&'static str, DofKind)> {
+    let mut c = point_components(dim);
+    c.extend(
+        ["dx", "dy", "dz"][..dim]
+            .iter()
+            .enumerate()
+            .map(|(a, l)| (*l, DofKind::Slope(a as u8))),
+    );
+    c
+}

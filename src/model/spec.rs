@@ -61,8 +61,8 @@ pub struct NodeSpec {
     /// Lumped mass (default 0).
     #[serde(default)]
     pub mass: f64,
-    /// Slope vector dr/dx of a planar beam node (makes the node a beam node
-    /// with DOFs x, y, dx, dy).
+    /// Slope vector dr/dx of a beam node (`dimension` components; makes the
+    /// node a beam node with DOFs x, y[, z], dx, dy[, dz]).
     pub slope: Option<Vec<f64>>,
     /// Initial rate of the slope vector (default zero; beam nodes only).
     pub slope_velocity: Option<Vec<f64>>,
@@ -135,7 +135,8 @@ pub enum ElementSpec {
         /// Cb.
         stiffness: f64,
     },
-    /// Planar geometrically exact Euler–Bernoulli beam between two beam nodes.
+    /// Geometrically exact Euler–Bernoulli beam (planar, or spatial without
+    /// torsion) between two beam nodes.
     Beam {
         /// Unique id.
         id: String,
