@@ -9,6 +9,7 @@ use crate::output::{
     NewtonStats, OutputConfig, OutputError, OutputInterval, Recorder, RunInfo, RunStatus,
     StepRecord,
 };
+use crate::probe::ProbeSummary;
 
 /// What a run did.
 #[derive(Debug, Clone)]
@@ -33,6 +34,8 @@ pub struct RunSummary {
     pub wall_seconds: f64,
     /// Why the run stopped early, if it did.
     pub failure: Option<StepError>,
+    /// Summary of each probe over the recorded steps (model order).
+    pub probes: Vec<(String, ProbeSummary)>,
 }
 
 impl RunSummary {
@@ -121,6 +124,7 @@ impl Simulation {
             max_position_violation: 0.0,
             wall_seconds: 0.0,
             failure: None,
+            probes: self.probe_summaries(),
         };
         if let Err(e) = integrator.start(&sys, &mut state) {
             summary.failure = Some(e.clone());
@@ -161,7 +165,7 @@ impl Simulation {
             summary.max_rel_energy_change = summary.max_rel_energy_change.max(drift.abs());
             summary.final_rel_energy_change = drift;
             summary.max_position_violation = summary.max_position_violation.max(c.position);
-            recorder.record(&StepRecord {
+            let mut step = StepRecord {
                 step: state.step,
                 time: state.t,
                 u: &state.u,
@@ -171,7 +175,20 @@ impl Simulation {
                 energy: e,
                 constraints: c,
                 newton: stats,
-            })
+                probes: &[],
+            };
+            for ((p, x), (_, s)) in self
+                .model
+                .probes
+                .iter()
+                .zip(rec.probes.iter_mut())
+                .zip(summary.probes.iter_mut())
+            {
+                *x = p.value(&step);
+                s.add(state.t, *x);
+            }
+            step.probes = &rec.probes;
+            recorder.record(&step)
         };
         record(
             &state,
@@ -289,7 +306,16 @@ impl Simulation {
             max_position_violation: f64::NAN,
             wall_seconds: started.elapsed().as_secs_f64(),
             failure: Some(e),
+            probes: self.probe_summaries(),
         })
+    }
+
+    fn probe_summaries(&self) -> Vec<(String, ProbeSummary)> {
+        self.model
+            .probes
+            .iter()
+            .map(|p| (p.name.clone(), ProbeSummary::default()))
+            .collect()
     }
 }
 
@@ -297,6 +323,7 @@ impl Simulation {
 struct Recording {
     a: Vec<f64>,
     lambda: Vec<f64>,
+    probes: Vec<f64>,
 }
 
 impl Recording {
@@ -304,6 +331,7 @@ impl Recording {
         Recording {
             a: vec![0.0; model.n_dofs()],
             lambda: vec![0.0; model.n_constraints()],
+            probes: vec![0.0; model.probes.len()],
         }
     }
 }

@@ -109,6 +109,7 @@ impl Step {
             energy: self.energy,
             constraints: self.constraints,
             newton: self.newton,
+            probes: &[],
         }
     }
 }

@@ -227,6 +227,16 @@ fn run(args: &RunArgs) -> ExitCode {
     };
     bar.finish_and_clear();
     println!("{}", summary.line());
+    for (name, p) in &summary.probes {
+        println!(
+            "probe {name}: min {:.6e} | max {:.6e} | max |.| {:.6e} at t = {} | final {:.6e}",
+            p.min,
+            p.max,
+            p.max_abs,
+            flexmb::integrate::fmt_time(p.t_max_abs),
+            p.last
+        );
+    }
     if let Some(out) = &args.output {
         println!("output: {}", out.display());
     }

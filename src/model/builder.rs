@@ -1,8 +1,10 @@
 //! Building a [`Model`] in code: entities (nodes, planar rigid bodies), elements,
 //! joints and loads referenced by id, validated as they are added.
 
+mod probe;
 mod rigid3d;
 
+pub use probe::ProbeTarget;
 pub use rigid3d::{Body3dSpec, Joint3d};
 
 use std::any::TypeId;
@@ -195,6 +197,8 @@ pub struct ModelBuilder {
     joints: Blocks<dyn JointSet>,
     loads: Vec<LoadEntry>,
     gravity: [f64; 3],
+    /// Probes, with a multiplier reference (joint id, row) resolved at `build`.
+    probes: Vec<(crate::probe::Probe, Option<(String, usize)>)>,
 }
 
 fn finite(what: &'static str, id: &str, field: &'static str, xs: &[f64]) -> Result<(), BuildError> {
@@ -233,6 +237,7 @@ impl ModelBuilder {
             joints: Blocks::default(),
             loads: Vec::new(),
             gravity: [0.0; 3],
+            probes: Vec::new(),
         })
     }
 
@@ -887,8 +892,10 @@ impl ModelBuilder {
     /// Finishes the model (elements and joints are already grouped into
     /// homogeneous blocks in order of first appearance) and checks that the
     /// initial positions satisfy the constraints.
-    pub fn build(self) -> Result<Model, BuildError> {
+    pub fn build(mut self) -> Result<Model, BuildError> {
+        let probes = self.resolve_probes()?;
         let model = Model {
+            probes,
             dim: self.dim,
             dofs: self.dofs,
             inertia: self.inertia,

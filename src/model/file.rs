@@ -3,16 +3,17 @@
 
 use std::path::Path;
 
-use super::builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef};
-use super::generate::slider_crank_flexible;
+use super::builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget};
+use super::generate::slider_crank_flexible_builder;
 use super::spec::{
     BodySpec, ElementSpec, GeneratorSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, Numbers,
-    OutputSpec, PointSpec, TimeSpec, SCHEMA_VERSION,
+    OutputSpec, PointSpec, ProbeSpec, TimeSpec, SCHEMA_VERSION,
 };
 use super::Model;
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
 use crate::load::TimeFunction;
 use crate::output::{OutputConfig, OutputInterval};
+use crate::probe::{ConstraintLevel, EnergyTerm};
 
 /// A model file error: `file:line: message`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -188,10 +189,25 @@ pub fn load_model_str(text: &str, file: &str) -> Result<ModelFile, ModelError> {
             ));
         }
     }
-    let model = match &spec.generator {
+    let mut b = match &spec.generator {
         Some(g) => build_generated(&spec, g, &loc)?,
         None => build_entities(&spec, &loc)?,
     };
+    let dim = b.dim();
+    for p in &spec.probe {
+        let (name, target) = probe_target(p.get_ref(), dim);
+        target
+            .and_then(|t| b.probe(name, &t))
+            .map_err(|e| loc.build_error(p.span(), e))?;
+    }
+    let model = b.build().map_err(|e| {
+        let line = text.find(&format!("\"{}\"", e.id)).map(|o| loc.line_of(o));
+        let field = e
+            .field
+            .map(|f| format!(" (field `{f}`)"))
+            .unwrap_or_default();
+        loc.error(line, format!("{} '{}'{field}: {}", e.what, e.id, e.message))
+    })?;
 
     let output = match &spec.output {
         Some(o) => output_config(o.get_ref())
@@ -216,9 +232,70 @@ pub fn load_model_str(text: &str, file: &str) -> Result<ModelFile, ModelError> {
     })
 }
 
-/// Builds the model from the entity tables of `spec`.
-fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<Model, ModelError> {
-    let text = loc.text;
+/// The name and target of a `[[probe]]`.
+fn probe_target(p: &ProbeSpec, dim: usize) -> (&str, Result<ProbeTarget, BuildError>) {
+    let bad = |name: &str, field: &'static str, message: String| BuildError {
+        what: "probe",
+        id: name.to_string(),
+        field: Some(field),
+        message,
+    };
+    match p {
+        ProbeSpec::Coordinate { name, dof } => (name, Ok(ProbeTarget::Coordinate(dof.clone()))),
+        ProbeSpec::Displacement { name, dof } => (name, Ok(ProbeTarget::Displacement(dof.clone()))),
+        ProbeSpec::Velocity { name, dof } => (name, Ok(ProbeTarget::Velocity(dof.clone()))),
+        ProbeSpec::Distance { name, a, b } => (
+            name,
+            Ok(ProbeTarget::Distance(point_ref(a, dim), point_ref(b, dim))),
+        ),
+        ProbeSpec::Deflection { name, point, chord } => (
+            name,
+            Ok(ProbeTarget::Deflection(
+                point_ref(point, dim),
+                [point_ref(&chord[0], dim), point_ref(&chord[1], dim)],
+            )),
+        ),
+        ProbeSpec::Multiplier { name, joint, row } => (
+            name,
+            Ok(ProbeTarget::Multiplier {
+                joint: joint.clone(),
+                row: *row,
+            }),
+        ),
+        ProbeSpec::Energy { name, term } => (
+            name,
+            match term.as_str() {
+                "kinetic" => Ok(EnergyTerm::Kinetic),
+                "potential" => Ok(EnergyTerm::Potential),
+                "total" => Ok(EnergyTerm::Total),
+                "external_work" => Ok(EnergyTerm::ExternalWork),
+                t => Err(bad(
+                    name,
+                    "term",
+                    format!("unknown energy term '{t}' (kinetic, potential, total, external_work)"),
+                )),
+            }
+            .map(ProbeTarget::Energy),
+        ),
+        ProbeSpec::Constraint { name, level } => (
+            name,
+            match level.as_str() {
+                "position" => Ok(ConstraintLevel::Position),
+                "velocity" => Ok(ConstraintLevel::Velocity),
+                "acceleration" => Ok(ConstraintLevel::Acceleration),
+                l => Err(bad(
+                    name,
+                    "level",
+                    format!("unknown level '{l}' (position, velocity, acceleration)"),
+                )),
+            }
+            .map(ProbeTarget::Constraint),
+        ),
+    }
+}
+
+/// Builds the model from the entity tables of `spec` (probes and `build` follow).
+fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, ModelError> {
     let dim_span = spec.dimension.span();
     let mut b = ModelBuilder::new(*spec.dimension.get_ref())
         .map_err(|e| loc.build_error(dim_span.clone(), e))?;
@@ -546,14 +623,7 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<Model, ModelErr
         };
         r.map_err(|e| loc.build_error(l.span(), e))?;
     }
-    b.build().map_err(|e| {
-        let line = text.find(&format!("\"{}\"", e.id)).map(|o| loc.line_of(o));
-        let field = e
-            .field
-            .map(|f| format!(" (field `{f}`)"))
-            .unwrap_or_default();
-        loc.error(line, format!("{} '{}'{field}: {}", e.what, e.id, e.message))
-    })
+    Ok(b)
 }
 
 /// Builds the model with the generator named in `[generator]`; entity tables
@@ -562,7 +632,7 @@ fn build_generated(
     spec: &ModelSpec,
     g: &toml::Spanned<GeneratorSpec>,
     loc: &Locator<'_>,
-) -> Result<Model, ModelError> {
+) -> Result<ModelBuilder, ModelError> {
     let line = Some(loc.line_of(g.span().start));
     if !(spec.node.is_empty()
         && spec.body.is_empty()
@@ -585,7 +655,7 @@ fn build_generated(
                         .into(),
                 ));
             }
-            slider_crank_flexible(p)
+            slider_crank_flexible_builder(p)
         }
     };
     built.map_err(|e| loc.build_error(g.span(), e))

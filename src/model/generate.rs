@@ -1,6 +1,6 @@
 //! Generated models for benchmarks and scaling tests.
 
-use super::builder::{BuildError, ModelBuilder, PointRef};
+use super::builder::{BuildError, ModelBuilder, PointRef, ProbeTarget};
 use super::Model;
 
 /// A planar chain of `nodes` point masses (0.01 each, 0.1 apart along x)
@@ -100,6 +100,13 @@ impl SliderCrankParams {
 /// slider on y = 0; no gravity. Crank and rod start along +x at crank speed
 /// `omega0`, the rod rotating rigidly about the slider (consistent velocities).
 pub fn slider_crank_flexible(p: &SliderCrankParams) -> Result<Model, BuildError> {
+    slider_crank_flexible_builder(p)?.build()
+}
+
+/// [`slider_crank_flexible`] before `build`, with the probe
+/// `midpoint_deflection`: the transverse deflection of rod node N/2 (the rod
+/// midpoint for even N) from the chord between the rod's end nodes.
+pub fn slider_crank_flexible_builder(p: &SliderCrankParams) -> Result<ModelBuilder, BuildError> {
     let err = |field: &'static str, message: String| BuildError {
         what: "generator",
         id: "slider_crank_flexible".into(),
@@ -182,5 +189,10 @@ pub fn slider_crank_flexible(p: &SliderCrankParams) -> Result<Model, BuildError>
         [0.0, 1.0],
         false,
     )?;
-    b.build()
+    let node = |k: usize| PointRef::Entity(format!("rod{k}"));
+    b.probe(
+        "midpoint_deflection",
+        &ProbeTarget::Deflection(node(n / 2), [node(0), node(n)]),
+    )?;
+    Ok(b)
 }

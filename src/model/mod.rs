@@ -10,7 +10,7 @@ mod file;
 mod generate;
 mod spec;
 
-pub use builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef};
+pub use builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget};
 pub use dof::{DofKind, DofMap};
 pub use file::{apply_sets, load_model_file, load_model_str, ModelError, ModelFile};
 pub use generate::{hanging_truss_chain, slider_crank_flexible, SliderCrankParams};
@@ -50,6 +50,8 @@ pub struct Model {
     pub u0: Vec<f64>,
     /// Initial velocities.
     pub v0: Vec<f64>,
+    /// Probes recorded with every step.
+    pub probes: Vec<crate::probe::Probe>,
 }
 
 impl Model {

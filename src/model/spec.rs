@@ -40,6 +40,9 @@ pub struct ModelSpec {
     /// Loads.
     #[serde(default)]
     pub load: Vec<Spanned<LoadSpec>>,
+    /// Probes (named scalar histories).
+    #[serde(default)]
+    pub probe: Vec<Spanned<ProbeSpec>>,
     /// A generated model (instead of entity tables).
     pub generator: Option<Spanned<GeneratorSpec>>,
     /// Integrator settings.
@@ -516,4 +519,73 @@ impl<'de> Deserialize<'de> for PointSpec {
         }
         d.deserialize_any(V)
     }
+}
+
+/// `[[probe]]`: a named scalar history recorded with every step.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ProbeSpec {
+    /// A coordinate `u[dof]`.
+    Coordinate {
+        /// Probe name.
+        name: String,
+        /// DOF name, e.g. `rod4.y`.
+        dof: String,
+    },
+    /// `u[dof] - u0[dof]`.
+    Displacement {
+        /// Probe name.
+        name: String,
+        /// DOF name.
+        dof: String,
+    },
+    /// A velocity component.
+    Velocity {
+        /// Probe name.
+        name: String,
+        /// DOF name.
+        dof: String,
+    },
+    /// Distance between two points.
+    Distance {
+        /// Probe name.
+        name: String,
+        /// First point.
+        a: PointSpec,
+        /// Second point.
+        b: PointSpec,
+    },
+    /// Transverse deflection of `point` from the chord through `chord`.
+    Deflection {
+        /// Probe name.
+        name: String,
+        /// The deflected point.
+        point: PointSpec,
+        /// The chord's two ends.
+        chord: [PointSpec; 2],
+    },
+    /// A joint multiplier.
+    Multiplier {
+        /// Probe name.
+        name: String,
+        /// Joint id.
+        joint: String,
+        /// Row (default 0).
+        #[serde(default)]
+        row: usize,
+    },
+    /// An energy term: `kinetic`, `potential`, `total` or `external_work`.
+    Energy {
+        /// Probe name.
+        name: String,
+        /// Term.
+        term: String,
+    },
+    /// A constraint residual norm: `position`, `velocity` or `acceleration`.
+    Constraint {
+        /// Probe name.
+        name: String,
+        /// Level.
+        level: String,
+    },
 }

@@ -27,6 +27,8 @@ pub struct MemoryRecorder {
     pub constraints: Vec<ConstraintNorms>,
     /// Newton statistics.
     pub newton: Vec<NewtonStats>,
+    /// Probe values, one vector per recorded step.
+    pub probes: Vec<Vec<f64>>,
     /// Final status, once finished.
     pub status: Option<RunStatus>,
     /// Last time reached.
@@ -49,6 +51,7 @@ impl Recorder for MemoryRecorder {
         self.energy.push(rec.energy);
         self.constraints.push(rec.constraints);
         self.newton.push(rec.newton);
+        self.probes.push(rec.probes.to_vec());
         Ok(())
     }
 

@@ -98,6 +98,8 @@ pub struct StepRecord<'a> {
     pub constraints: ConstraintNorms,
     /// Newton statistics.
     pub newton: NewtonStats,
+    /// Probe values, in the order of the model's probes.
+    pub probes: &'a [f64],
 }
 
 /// How a run ended.
