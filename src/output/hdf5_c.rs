@@ -407,7 +407,10 @@ impl RunSource for Hdf5CReader {
     }
 
     fn root_attrs(&self) -> Result<Vec<(String, AttrValue)>, OutputError> {
-        let names = self.file.attr_names().map_err(|e| h5_error(&self.path, e))?;
+        let names = self
+            .file
+            .attr_names()
+            .map_err(|e| h5_error(&self.path, e))?;
         names
             .into_iter()
             .map(|name| {

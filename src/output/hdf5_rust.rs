@@ -408,13 +408,28 @@ pub(super) fn plan_columns(
     }
     if config.has(Field::Bodies) {
         for b in &mesh.bodies {
-            let p = mesh.points.get(b.point).map_or(&[][..], |p| &p.dofs[..mesh.dim]);
+            let p = mesh
+                .points
+                .get(b.point)
+                .map_or(&[][..], |p| &p.dofs[..mesh.dim]);
             let g = format!("bodies/{}", path_component(&b.name));
             let picks: Vec<Pick> = p.iter().flatten().copied().map(Pick::Column).collect();
             let n = picks.len();
-            columns.push(column(format!("{g}/position"), Source::GatherU, picks, Some(n), 1));
+            columns.push(column(
+                format!("{g}/position"),
+                Source::GatherU,
+                picks,
+                Some(n),
+                1,
+            ));
             let angle = vec![Pick::Column(b.angle_dof)];
-            columns.push(column(format!("{g}/angle"), Source::GatherU, angle, None, 1));
+            columns.push(column(
+                format!("{g}/angle"),
+                Source::GatherU,
+                angle,
+                None,
+                1,
+            ));
         }
     }
     if config.has(Field::Joints) {
@@ -430,10 +445,16 @@ pub(super) fn plan_columns(
             Source::GatherLambda => n_mult,
             _ => continue,
         };
-        if c.picks.iter().any(|p| matches!(p, Pick::Column(i) if *i >= len)) {
+        if c.picks
+            .iter()
+            .any(|p| matches!(p, Pick::Column(i) if *i >= len))
+        {
             return Err(h5_error(
                 path,
-                format!("/{}: the mesh names a column beyond the {len} of its source", c.path),
+                format!(
+                    "/{}: the mesh names a column beyond the {len} of its source",
+                    c.path
+                ),
             ));
         }
     }
@@ -835,7 +856,10 @@ impl<B: Backend> Recorder for Streamer<B> {
             }
         }
         // Gathered datasets pick from /u and /lambda of the sizes `begin` saw.
-        for (name, row, n) in [("u", rec.u, self.n_dof), ("lambda", rec.lambda, self.n_mult)] {
+        for (name, row, n) in [
+            ("u", rec.u, self.n_dof),
+            ("lambda", rec.lambda, self.n_mult),
+        ] {
             if row.len() != n {
                 return Err(h5_error(
                     &self.path,
@@ -1065,7 +1089,9 @@ impl Backend for RustBackend {
         let path = self.path.clone();
         let err = |what: &str, e: rust_hdf5::Hdf5Error| h5_error(&path, format!("{what}: {e}"));
         for g in plan_groups(columns, fixed) {
-            self.writer()?.create_group("/", &g).map_err(|e| err(&g, e))?;
+            self.writer()?
+                .create_group("/", &g)
+                .map_err(|e| err(&g, e))?;
         }
         for c in columns {
             let pipeline = (compression > 0).then(|| {
@@ -1205,7 +1231,8 @@ pub struct Hdf5Run {
     pub constraints: Vec<ConstraintNorms>,
     /// `/newton/*`.
     pub newton: Vec<NewtonStats>,
-    /// Fields present in the file.
+    /// Fields present in the file (`points`, `bodies`, `joints`: when the
+    /// file has `/points`, a `/bodies` or a `/joints` group).
     pub fields: Vec<Field>,
     /// `/dofs/names`.
     pub dof_names: Vec<String>,
@@ -1256,7 +1283,7 @@ impl Hdf5Run {
 pub trait RunSource {
     /// File path, for errors.
     fn path(&self) -> &Path;
-    /// Whether the dataset exists.
+    /// Whether the dataset (or a group holding a dataset) exists.
     fn has(&self, ds: &str) -> bool;
     /// Dataset dimensions.
     fn shape(&self, ds: &str) -> Result<Vec<usize>, OutputError>;
@@ -1344,6 +1371,15 @@ pub(super) fn assemble_run(src: &impl RunSource) -> Result<Hdf5Run, OutputError>
             iterations = Some(Raw::read(src, s.path, |d| src.u64s(d))?);
         } else {
             f64s.push((s.source, Raw::read(src, s.path, |d| src.f64s(d))?));
+        }
+    }
+    for (group, f) in [
+        (POINTS, Field::Points),
+        ("bodies", Field::Bodies),
+        ("joints", Field::Joints),
+    ] {
+        if src.has(group) {
+            fields.push(f);
         }
     }
     // A kill during a flush can leave some datasets longer than others.
@@ -1492,7 +1528,11 @@ impl RunSource for Hdf5Reader {
     }
 
     fn has(&self, ds: &str) -> bool {
-        self.names.iter().any(|n| n == ds)
+        // A group exists when a dataset lies below it.
+        self.names.iter().any(|n| {
+            n.strip_prefix(ds)
+                .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+        })
     }
 
     fn shape(&self, ds: &str) -> Result<Vec<usize>, OutputError> {
@@ -1523,7 +1563,10 @@ impl RunSource for Hdf5Reader {
         // rust-hdf5 reads root attributes only as strings: numbers come from
         // the raw attribute messages.
         let numeric = read_root_attribute_messages(&self.path)?;
-        let names = self.file.attr_names().map_err(|e| h5_error(&self.path, e))?;
+        let names = self
+            .file
+            .attr_names()
+            .map_err(|e| h5_error(&self.path, e))?;
         names
             .into_iter()
             .map(|name| {

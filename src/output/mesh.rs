@@ -129,12 +129,14 @@ impl Mesh {
         }
 
         // Elements, then joints, as (kind, name, DOFs).
-        let elements = model.elements.iter().flat_map(|b| {
-            (0..b.len()).map(move |i| (b.kind(), b.name(i), b.dofs(i)))
-        });
-        let joint_items = model.joints.iter().flat_map(|b| {
-            (0..b.len()).map(move |i| (b.kind(i), b.name(i), b.dofs(i)))
-        });
+        let elements = model
+            .elements
+            .iter()
+            .flat_map(|b| (0..b.len()).map(move |i| (b.kind(), b.name(i), b.dofs(i))));
+        let joint_items = model
+            .joints
+            .iter()
+            .flat_map(|b| (0..b.len()).map(move |i| (b.kind(i), b.name(i), b.dofs(i))));
         let mut cells: Vec<CellBlock> = Vec::new();
         // (kind, points per cell) of each cell block.
         let mut keys: Vec<(&str, usize)> = Vec::new();
