@@ -14,7 +14,7 @@ For every DIR/*.h5:
   * with an XDMF side file DIR/<name>.xmf: it must parse as XML, every HDF
     DataItem must name a dataset of the file with the dimensions it claims,
     every hyperslab must lie inside its dataset with a count equal to its
-    dimensions, and the temporal collection must have one grid per /time
+    dimensions (step grid i: row i), and the temporal collection must have one grid per /time
     row at exactly those times;
   * `h5dump -H FILE` must succeed (skipped with a note when h5dump is missing).
 
@@ -175,7 +175,12 @@ def check_xdmf(h5, f, xmf, errors):
     if len(temporal) != 1:
         errors.append(f"{xmf.name}: {len(temporal)} temporal collections")
         return
-    times = [float(g.find("Time").get("Value")) for g in temporal[0].findall("Grid")]
+    steps = temporal[0].findall("Grid")
+    times = [float(g.find("Time").get("Value")) for g in steps]
+    for i, g in enumerate(steps):
+        for slab in g.iter("DataItem"):
+            if slab.get("ItemType") == "HyperSlab" and int(list(slab)[0].text.split()[0]) != i:
+                errors.append(f"{xmf.name}: step grid {i} shows another row of /points")
     want = [float(t) for t in f["time"][()]] if "time" in f else []
     if [f64_bits(t) for t in times] != [f64_bits(t) for t in want]:
         errors.append(f"{xmf.name}: {len(times)} step grids, times differ from /time")

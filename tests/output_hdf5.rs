@@ -1241,8 +1241,9 @@ fn assert_mesh_datasets(src: &impl RunSource, mem: &MemoryRecorder, config: &Out
 /// The XDMF file beside `h5` parses as XML, has one spatial collection per
 /// recorded step at the recorded times, and every HDF5 data item names a
 /// dataset of that file with the dimensions it claims (hyperslabs: inside
-/// the dataset, their count equal to their dimensions; topologies: their
-/// cell counts equal to their data items').
+/// the dataset, their count equal to their dimensions, step grid i's
+/// starting at row i; topologies: their cell counts equal to their data
+/// items').
 fn assert_xdmf_consistent(h5: &Path, src: &impl RunSource, steps: usize) {
     let text = std::fs::read_to_string(h5.with_extension("xmf")).expect("xmf beside the h5 file");
     let doc = roxmltree::Document::parse(&text).expect("XDMF parses as XML");
@@ -1307,14 +1308,27 @@ fn assert_xdmf_consistent(h5: &Path, src: &impl RunSource, steps: usize) {
         .descendants()
         .find(|n| n.attribute("CollectionType") == Some("Temporal"))
         .expect("temporal collection");
-    let times: Vec<f64> = temporal
+    let mut times = Vec::new();
+    for (i, g) in temporal
         .children()
         .filter(|n| n.has_tag_name("Grid"))
-        .map(|g| {
-            let t = g.children().find(|n| n.has_tag_name("Time")).expect("Time");
-            t.attribute("Value").unwrap().parse().unwrap()
-        })
-        .collect();
+        .enumerate()
+    {
+        let t = g.children().find(|n| n.has_tag_name("Time")).expect("Time");
+        times.push(t.attribute("Value").unwrap().parse::<f64>().unwrap());
+        // Every geometry of step grid i is row i of /points.
+        let slabs = g
+            .descendants()
+            .filter(|n| n.attribute("ItemType") == Some("HyperSlab"));
+        let mut n = 0;
+        for slab in slabs {
+            let sel = slab.children().find(|n| n.is_element()).unwrap();
+            let start: Vec<&str> = sel.text().unwrap().split_whitespace().take(3).collect();
+            assert_eq!(start, [i.to_string().as_str(), "0", "0"]);
+            n += 1;
+        }
+        assert!(n > 0, "step grid {i} has a geometry");
+    }
     assert_eq!(times.len(), steps);
     assert_eq!(bits(&times), bits(&src.f64s("time").unwrap_or_default()));
 }
@@ -1456,7 +1470,8 @@ fn double_pendulum_mesh_bodies_joints_and_xdmf() {
 }
 
 /// A failed run still gets its XDMF file, for the steps it recorded; with
-/// `points` off there is none (XDMF cannot gather coordinates from `/u`).
+/// `points` off there is none (XDMF cannot gather coordinates from `/u`),
+/// not even a stale one of an earlier run.
 #[test]
 fn xdmf_of_failed_run_and_points_off() {
     let _open = files_open();
@@ -1476,6 +1491,8 @@ fn xdmf_of_failed_run_and_points_off() {
                 c.fields.retain(|f| *f != Field::Points);
             }
             let path = scratch_dir().join(format!("{}_mesh_failed_{points}.h5", backend.name()));
+            // A side file of an earlier run into the same name must go.
+            std::fs::write(path.with_extension("xmf"), "stale").unwrap();
             let mut rec = backend.create(&path, c.clone());
             let mut mem = MemoryRecorder::default();
             rec.begin(&info).unwrap();

@@ -814,6 +814,7 @@ impl<B: Backend> Recorder for Streamer<B> {
             return Err(h5_error(&self.path, "begin called twice"));
         }
         self.columns = plan_columns(&self.path, &self.config, info)?;
+        super::xdmf::remove_stale(&self.path)?;
         let fixed = plan_fixed(info);
         (self.n_dof, self.n_mult) = (info.dof_names.len(), info.multiplier_names.len());
         self.backend

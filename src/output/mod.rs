@@ -20,6 +20,7 @@ pub use hdf5_c::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
 pub use hdf5_rust::{path_component, read_hdf5, Hdf5Reader, Hdf5Recorder, Hdf5Run, RunSource};
 pub use memory::MemoryRecorder;
 pub use mesh::{CellBlock, Mesh, MeshBody, MeshJoint, MeshPoint};
+pub use xdmf::xdmf_path;
 
 /// A scalar attribute value of the run metadata.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,7 +9,7 @@
 //! stride 1, count `[1, n_points, 3]`); the heavy data stays in the HDF5 file.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::hdf5_rust::{path_component, MESH_BODIES, POINTS};
 use super::{Mesh, OutputError};
@@ -104,9 +104,33 @@ pub(super) fn document(h5_name: &str, mesh: &Mesh, times: &[f64]) -> String {
     x
 }
 
-/// Writes `h5_path` with the extension `xmf` for the run in `h5_path`.
-pub(super) fn write_beside(h5_path: &Path, mesh: &Mesh, times: &[f64]) -> Result<(), OutputError> {
+/// The XDMF side file of the run file `h5_path`: the same path with the
+/// extension `xmf`; `None` when that is `h5_path` itself.
+pub fn xdmf_path(h5_path: &Path) -> Option<PathBuf> {
     let xmf = h5_path.with_extension("xmf");
+    (xmf != h5_path).then_some(xmf)
+}
+
+/// Removes a side file left by an earlier run into the same file name, so
+/// that no XDMF file describes a file it was not written for.
+pub(super) fn remove_stale(h5_path: &Path) -> Result<(), OutputError> {
+    let Some(xmf) = xdmf_path(h5_path) else {
+        return Ok(());
+    };
+    match std::fs::remove_file(&xmf) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(OutputError::Io {
+            path: xmf.display().to_string(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Writes the XDMF side file ([`xdmf_path`]) of the run in `h5_path`.
+pub(super) fn write_beside(h5_path: &Path, mesh: &Mesh, times: &[f64]) -> Result<(), OutputError> {
+    let Some(xmf) = xdmf_path(h5_path) else {
+        return Ok(());
+    };
     let name = h5_path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
