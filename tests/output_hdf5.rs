@@ -1530,3 +1530,41 @@ fn names_become_single_path_components() {
     assert_eq!(path_component(".."), "%2E%2E");
     assert_eq!(path_component("a.b"), "a.b");
 }
+
+/// A mesh wider than one chunk: `/points` is split into column tiles of
+/// whole points (400 points, chunk rows 256: at most 170 points per 1 MiB
+/// chunk, so 3 tiles of 134 points), written
+/// and read back bit-exactly, with a partial last band.
+#[test]
+fn wide_mesh_tiles_points() {
+    let _open = files_open();
+    let model = flexmb::model::hanging_truss_chain(400).unwrap();
+    let info = RunInfo {
+        dof_names: model.dofs.names().to_vec(),
+        multiplier_names: model.multiplier_names(),
+        mesh: Mesh::from_model(&model),
+        ..run_info(0, 0)
+    };
+    assert_eq!(info.mesh.points.len(), 400);
+    let (n_dof, n_mult) = (info.dof_names.len(), info.multiplier_names.len());
+    let c = config(256, 0.0, 0);
+    for backend in Backend::all() {
+        let path = scratch_dir().join(format!("{}_mesh_wide.h5", backend.name()));
+        let mut rec = backend.create(&path, c.clone());
+        let mut mem = MemoryRecorder::default();
+        rec.begin(&info).unwrap();
+        mem.begin(&info).unwrap();
+        for s in 0..300 {
+            let step = Step::new(s, n_dof, n_mult);
+            rec.record(&step.record()).unwrap();
+            mem.record(&step.record()).unwrap();
+        }
+        rec.finish(&RunStatus::Completed, 0.3).unwrap();
+        mem.finish(&RunStatus::Completed, 0.3).unwrap();
+        let src = Hdf5Reader::open(&path).unwrap();
+        assert_mesh_datasets(&src, &mem, &c);
+        assert_xdmf_consistent(&path, &src, 300);
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(path.with_extension("xmf"));
+    }
+}
