@@ -7,6 +7,12 @@
 //! elements, `Polyvertex` for the rigid bodies). Every grid's geometry is the
 //! step's slice of `/points` (`HyperSlab` data item: start `[i, 0, 0]`,
 //! stride 1, count `[1, n_points, 3]`); the heavy data stays in the HDF5 file.
+//!
+//! Each hyperslab starts with the comment `<!-- /points row i -->`: VTK's
+//! XDMF reader (ParaView's "XDMF Reader", `vtkXdmfHeavyData::ReadDataSet`)
+//! keys its per-block dataset cache on the text of the geometry data item's
+//! first child node; without a child with text it logs "Cannot find DataItem
+//! element in geometry xml, no caching possible" for every grid it reads.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -85,7 +91,7 @@ pub(super) fn document(h5_name: &str, mesh: &Mesh, times: &[f64]) -> String {
                  \x20           <DataItem Dimensions=\"{n} {k}\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">{file}:/{ds}</DataItem>\n\
                  \x20         </Topology>\n\
                  \x20         <Geometry GeometryType=\"XYZ\">\n\
-                 \x20           <DataItem ItemType=\"HyperSlab\" Dimensions=\"1 {np} 3\" Type=\"HyperSlab\">\n\
+                 \x20           <DataItem ItemType=\"HyperSlab\" Dimensions=\"1 {np} 3\" Type=\"HyperSlab\"><!-- /points row {i} -->\n\
                  \x20             <DataItem Dimensions=\"3 3\" NumberType=\"Int\" Format=\"XML\">{i} 0 0 1 1 1 1 {np} 3</DataItem>\n\
                  \x20             <DataItem Dimensions=\"{steps} {np} 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">{file}:/{POINTS}</DataItem>\n\
                  \x20           </DataItem>\n\
