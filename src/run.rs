@@ -6,7 +6,7 @@ use crate::assembly::Assembler;
 use crate::integrate::{Integrator, IntegratorConfig, State, StepError, System};
 use crate::model::Model;
 use crate::output::{
-    NewtonStats, OutputConfig, OutputError, OutputInterval, Recorder, RunInfo, RunStatus,
+    Mesh, NewtonStats, OutputConfig, OutputError, OutputInterval, Recorder, RunInfo, RunStatus,
     StepRecord,
 };
 use crate::probe::ProbeSummary;
@@ -112,6 +112,7 @@ impl Simulation {
             model_text: model_text.to_string(),
             dof_names: self.model.dofs.names().to_vec(),
             multiplier_names: self.model.multiplier_names(),
+            mesh: Mesh::from_model(&self.model),
         })?;
         let mut summary = RunSummary {
             integrator: integrator.name(),

@@ -1,6 +1,8 @@
 //! HDF5 output backends: bit-exact round trips against `MemoryRecorder`,
 //! field selection, compression, unconstrained models, failed runs, zero
-//! steps, wide models and a writer killed with SIGKILL.
+//! steps, wide models, a writer killed with SIGKILL, and the mesh datasets
+//! (`/mesh`, `/points`, `/bodies`, `/joints`) with their XDMF side file for
+//! a truss model and the double pendulum.
 //!
 //! With `FLEXMB_H5CHECK_DIR` set, every file is also copied there with a
 //! `<name>.expected.json` sidecar for `scripts/h5check.py`.
@@ -11,8 +13,9 @@ use std::sync::{RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant};
 
 use flexmb::output::{
-    read_hdf5, AttrValue, ConstraintNorms, Energy, Field, Hdf5Recorder, Hdf5Run, MemoryRecorder,
-    NewtonStats, OutputConfig, Recorder, RunInfo, RunStatus, StepRecord,
+    path_component, read_hdf5, AttrValue, ConstraintNorms, Energy, Field, Hdf5Reader, Hdf5Recorder,
+    Hdf5Run, MemoryRecorder, Mesh, NewtonStats, OutputConfig, Recorder, RunInfo, RunSource,
+    RunStatus, StepRecord,
 };
 
 // ---------------------------------------------------------------------------
@@ -138,6 +141,7 @@ fn run_info(n_dof: usize, n_mult: usize) -> RunInfo {
         multiplier_names: (0..n_mult)
             .map(|i| format!("pin{}[{}]", i / 2, i % 2))
             .collect(),
+        mesh: Mesh::default(),
     }
 }
 
@@ -326,7 +330,17 @@ fn assert_matches_memory(run: &Hdf5Run, mem: &MemoryRecorder, config: &OutputCon
     }
     let mut fields = run.fields.clone();
     fields.sort_by_key(|f| Field::ALL.iter().position(|g| g == f));
-    let expected: Vec<Field> = Field::ALL.into_iter().filter(|f| sel(*f)).collect();
+    let mesh = &mem.info.mesh;
+    let expected: Vec<Field> = Field::ALL
+        .into_iter()
+        .filter(|f| sel(*f))
+        .filter(|f| match f {
+            Field::Points => !mesh.is_empty(),
+            Field::Bodies => !mesh.bodies.is_empty(),
+            Field::Joints => !mesh.joints.is_empty(),
+            _ => true,
+        })
+        .collect();
     assert_eq!(fields, expected);
 
     assert_eq!(run.dof_names, mem.info.dof_names);
@@ -475,7 +489,7 @@ fn f64_dataset(shape: Vec<usize>, values: impl IntoIterator<Item = f64>) -> Json
     ])
 }
 
-fn int_dataset(kind: &str, shape: Vec<usize>, values: Vec<u64>) -> Json {
+fn int_dataset<T: Copy + Into<i128>>(kind: &str, shape: Vec<usize>, values: Vec<T>) -> Json {
     obj(vec![
         ("dtype", Json::Str(kind.into())),
         ("shape", ints(shape.into_iter().map(|x| x as u64))),
@@ -602,6 +616,18 @@ fn expected_json(mem: &MemoryRecorder, config: &OutputConfig, status: &str) -> J
     } else {
         absent.push(Json::Str("newton/iterations".into()));
     }
+    let expected = expected_mesh(mem, config);
+    ds.extend(expected.iter().map(|(path, shape, v)| {
+        let json = match v {
+            Values::F64(v) => f64_dataset(shape.clone(), v.iter().copied()),
+            Values::I64(v) => int_dataset("int", shape.clone(), v.clone()),
+            Values::Str(v) => str_dataset(v),
+        };
+        (path.clone(), json)
+    }));
+    if !config.has(Field::Points) {
+        absent.push(Json::Str("points".into()));
+    }
 
     let reason = match &mem.status {
         Some(RunStatus::Failed { reason }) => reason.clone(),
@@ -649,6 +675,11 @@ fn export(path: &Path, expected: Option<Json>) {
     std::fs::create_dir_all(&dir).expect("create FLEXMB_H5CHECK_DIR");
     let name = path.file_name().expect("file name");
     std::fs::copy(path, dir.join(name)).expect("copy h5 file");
+    let xmf = path.with_extension("xmf");
+    if xmf.exists() {
+        let name = xmf.file_name().expect("file name");
+        std::fs::copy(&xmf, dir.join(name)).expect("copy xmf file");
+    }
     if let Some(json) = expected {
         let mut s = String::new();
         json.write(&mut s);
@@ -1077,5 +1108,465 @@ fn throughput() {
             backend.name(),
             size as f64 / 1e6
         );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Mesh, points, bodies, joints and the XDMF side file
+// ---------------------------------------------------------------------------
+
+/// Values of an expected dataset.
+enum Values {
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    Str(Vec<String>),
+}
+
+/// The `/mesh`, `/points`, `/bodies` and `/joints` datasets a run recorded
+/// into `mem` with `config` must have, from the layout in
+/// docs/output-format.md: `(path, shape, values)`.
+fn expected_mesh(mem: &MemoryRecorder, config: &OutputConfig) -> Vec<(String, Vec<usize>, Values)> {
+    let mesh = &mem.info.mesh;
+    let steps = mem.time.len();
+    let mut out = Vec::new();
+    if mesh.is_empty() {
+        return out;
+    }
+    let np = mesh.points.len();
+    let idx = |i: usize| i as i64;
+    out.push((
+        "mesh/nodes".into(),
+        vec![np, 3],
+        Values::F64(mesh.points.iter().flat_map(|p| p.reference).collect()),
+    ));
+    out.push((
+        "mesh/point_names".into(),
+        vec![np],
+        Values::Str(mesh.points.iter().map(|p| p.name.clone()).collect()),
+    ));
+    out.push((
+        "mesh/point_dofs".into(),
+        vec![np, 3],
+        Values::I64(
+            mesh.points
+                .iter()
+                .flat_map(|p| p.dofs.map(|d| d.map_or(-1, idx)))
+                .collect(),
+        ),
+    ));
+    for c in &mesh.cells {
+        let g = format!("mesh/{}", path_component(&c.kind));
+        out.push((
+            format!("{g}/connectivity"),
+            vec![c.len(), c.points_per_cell],
+            Values::I64(c.connectivity.iter().map(|&i| idx(i)).collect()),
+        ));
+        out.push((
+            format!("{g}/names"),
+            vec![c.len()],
+            Values::Str(c.names.clone()),
+        ));
+    }
+    if !mesh.bodies.is_empty() {
+        let nb = mesh.bodies.len();
+        out.push((
+            "mesh/bodies/connectivity".into(),
+            vec![nb, 1],
+            Values::I64(mesh.bodies.iter().map(|b| idx(b.point)).collect()),
+        ));
+        out.push((
+            "mesh/bodies/names".into(),
+            vec![nb],
+            Values::Str(mesh.bodies.iter().map(|b| b.name.clone()).collect()),
+        ));
+    }
+    if config.has(Field::Points) {
+        let mut v = Vec::new();
+        for u in &mem.u {
+            for p in &mesh.points {
+                for a in 0..3 {
+                    v.push(p.dofs[a].map_or(p.reference[a], |d| u[d]));
+                }
+            }
+        }
+        out.push(("points".into(), vec![steps, np, 3], Values::F64(v)));
+    }
+    if config.has(Field::Bodies) {
+        for b in &mesh.bodies {
+            let g = format!("bodies/{}", path_component(&b.name));
+            let dofs: Vec<usize> = mesh.points[b.point].dofs[..mesh.dim]
+                .iter()
+                .map(|d| d.expect("body coordinate"))
+                .collect();
+            let pos = mem.u.iter().flat_map(|u| dofs.iter().map(|&d| u[d]));
+            out.push((
+                format!("{g}/position"),
+                vec![steps, mesh.dim],
+                Values::F64(pos.collect()),
+            ));
+            let angle = mem.u.iter().map(|u| u[b.angle_dof]).collect();
+            out.push((format!("{g}/angle"), vec![steps], Values::F64(angle)));
+        }
+    }
+    if config.has(Field::Joints) {
+        for j in &mesh.joints {
+            let l = mem
+                .lambda
+                .iter()
+                .flat_map(|l| l[j.first..j.first + j.rows].iter().copied());
+            out.push((
+                format!("joints/{}/lambda", path_component(&j.name)),
+                vec![steps, j.rows],
+                Values::F64(l.collect()),
+            ));
+        }
+    }
+    out
+}
+
+/// Every expected dataset is in the file with its shape and bits.
+fn assert_mesh_datasets(src: &impl RunSource, mem: &MemoryRecorder, config: &OutputConfig) {
+    let expected = expected_mesh(mem, config);
+    assert!(!expected.is_empty());
+    for (path, shape, values) in expected {
+        assert!(src.has(&path), "/{path} missing");
+        assert_eq!(src.shape(&path).unwrap(), shape, "/{path} shape");
+        match values {
+            Values::F64(v) => assert_eq!(bits(&src.f64s(&path).unwrap()), bits(&v), "/{path}"),
+            Values::I64(v) => assert_eq!(src.i64s(&path).unwrap(), v, "/{path}"),
+            Values::Str(v) => assert_eq!(src.strings(&path).unwrap(), v, "/{path}"),
+        }
+    }
+}
+
+/// The XDMF file beside `h5` parses as XML, has one spatial collection per
+/// recorded step at the recorded times, and every HDF5 data item names a
+/// dataset of that file with the dimensions it claims (hyperslabs: inside
+/// the dataset, their count equal to their dimensions, step grid i's
+/// starting at row i; topologies: their cell counts equal to their data
+/// items').
+fn assert_xdmf_consistent(h5: &Path, src: &impl RunSource, steps: usize) {
+    let text = std::fs::read_to_string(h5.with_extension("xmf")).expect("xmf beside the h5 file");
+    let doc = roxmltree::Document::parse(&text).expect("XDMF parses as XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "Xdmf");
+    let dims = |n: roxmltree::Node| -> Vec<usize> {
+        n.attribute("Dimensions")
+            .expect("Dimensions")
+            .split_whitespace()
+            .map(|d| d.parse().expect("dimension"))
+            .collect()
+    };
+    let h5_name = h5.file_name().unwrap().to_string_lossy().into_owned();
+    let mut hdf_items = 0;
+    for item in root.descendants().filter(|n| n.has_tag_name("DataItem")) {
+        if item.attribute("Format") == Some("HDF") {
+            let (file, ds) = item
+                .text()
+                .unwrap()
+                .trim()
+                .split_once(":/")
+                .expect("file:/path");
+            assert_eq!(file, h5_name);
+            assert!(src.has(ds), "XDMF names /{ds}, not in the file");
+            assert_eq!(src.shape(ds).unwrap(), dims(item), "/{ds} dimensions");
+            hdf_items += 1;
+        }
+        if item.attribute("ItemType") == Some("HyperSlab") {
+            let kids: Vec<_> = item.children().filter(|n| n.is_element()).collect();
+            assert_eq!(kids.len(), 2);
+            let sel: Vec<usize> = kids[0]
+                .text()
+                .unwrap()
+                .split_whitespace()
+                .map(|x| x.parse().unwrap())
+                .collect();
+            let shape = dims(kids[1]);
+            let r = shape.len();
+            assert_eq!(dims(kids[0]), vec![3, r]);
+            let (start, stride, count) = (&sel[..r], &sel[r..2 * r], &sel[2 * r..]);
+            assert_eq!(
+                count,
+                dims(item).as_slice(),
+                "hyperslab count = its dimensions"
+            );
+            for a in 0..r {
+                assert!(
+                    start[a] + stride[a] * (count[a] - 1) < shape[a],
+                    "hyperslab inside"
+                );
+            }
+        }
+    }
+    assert!(hdf_items > 0);
+    for topo in root.descendants().filter(|n| n.has_tag_name("Topology")) {
+        let item = topo.children().find(|n| n.is_element()).unwrap();
+        let n: usize = topo.attribute("NumberOfElements").unwrap().parse().unwrap();
+        let k: usize = topo.attribute("NodesPerElement").unwrap().parse().unwrap();
+        assert_eq!(dims(item), vec![n, k]);
+    }
+    let temporal = root
+        .descendants()
+        .find(|n| n.attribute("CollectionType") == Some("Temporal"))
+        .expect("temporal collection");
+    let mut times = Vec::new();
+    for (i, g) in temporal
+        .children()
+        .filter(|n| n.has_tag_name("Grid"))
+        .enumerate()
+    {
+        let t = g.children().find(|n| n.has_tag_name("Time")).expect("Time");
+        times.push(t.attribute("Value").unwrap().parse::<f64>().unwrap());
+        // Every geometry of step grid i is row i of /points.
+        let slabs = g
+            .descendants()
+            .filter(|n| n.attribute("ItemType") == Some("HyperSlab"));
+        let mut n = 0;
+        for slab in slabs {
+            let sel = slab.children().find(|n| n.is_element()).unwrap();
+            let start: Vec<&str> = sel.text().unwrap().split_whitespace().take(3).collect();
+            assert_eq!(start, [i.to_string().as_str(), "0", "0"]);
+            n += 1;
+        }
+        assert!(n > 0, "step grid {i} has a geometry");
+    }
+    assert_eq!(times.len(), steps);
+    assert_eq!(bits(&times), bits(&src.f64s("time").unwrap_or_default()));
+}
+
+fn truss_model() -> flexmb::model::Model {
+    use flexmb::model::{ModelBuilder, PointRef};
+    let mut b = ModelBuilder::new(3).unwrap();
+    b.node("a", &[0.0, 0.0, 0.0], None, 1.0).unwrap();
+    b.node("b", &[1.0, 0.0, 0.0], None, 1.0).unwrap();
+    b.node("c/d", &[2.0, 0.0, 0.5], Some(&[0.0, 0.3, 0.0]), 1.0)
+        .unwrap();
+    b.truss("ab", "a", "b", 1e4, None, 0.0).unwrap();
+    b.truss("bc", "b", "c/d", 1e4, None, 0.0).unwrap();
+    b.ground_pin("fix", &PointRef::Entity("a".into()), &[0.0, 0.0, 0.0])
+        .unwrap();
+    b.gravity(&[0.0, 0.0, -9.81]).unwrap();
+    b.build().unwrap()
+}
+
+fn double_pendulum() -> (flexmb::model::Model, String) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/models/double_pendulum.toml");
+    let file = flexmb::model::load_model_file(path).unwrap();
+    (file.model, std::fs::read_to_string(path).unwrap())
+}
+
+/// Runs `model` 20 steps into `backend` and into memory.
+fn run_model(
+    backend: Backend,
+    name: &str,
+    model: flexmb::model::Model,
+    text: &str,
+    config: &OutputConfig,
+) -> (PathBuf, MemoryRecorder) {
+    let spec = flexmb::integrate::IntegratorSpec {
+        scheme: Some("generalized-alpha(0.8)".into()),
+        dt: Some(1e-3),
+        t_end: Some(0.02),
+        ..Default::default()
+    };
+    let ic = spec.resolve().unwrap();
+    let sim = flexmb::run::Simulation::new(model);
+    let path = scratch_dir().join(format!("{}_{name}.h5", backend.name()));
+    let mut rec = backend.create(&path, config.clone());
+    let s = sim
+        .run(&ic, text, config, rec.as_mut(), &mut |_| {})
+        .unwrap();
+    assert!(s.failure.is_none());
+    drop(rec);
+    let mut mem = MemoryRecorder::default();
+    sim.run(&ic, text, config, &mut mem, &mut |_| {}).unwrap();
+    (path, mem)
+}
+
+/// Checks a model run's file in every backend: the run itself, the mesh
+/// datasets, the XDMF file; returns the mesh for model-specific checks.
+fn check_model_run(name: &str, model: fn() -> (flexmb::model::Model, String)) -> Mesh {
+    let _open = files_open();
+    let config = config(8, 0.0, 0);
+    let mut mesh = None;
+    for backend in Backend::all() {
+        let (m, text) = model();
+        let (path, mem) = run_model(backend, name, m, &text, &config);
+        assert_eq!(mem.time.len(), 21);
+        let run = backend.read(&path);
+        assert_matches_memory(&run, &mem, &config);
+        let src = Hdf5Reader::open(&path).unwrap();
+        assert_mesh_datasets(&src, &mem, &config);
+        assert_xdmf_consistent(&path, &src, mem.time.len());
+        #[cfg(feature = "hdf5-c")]
+        if let Backend::C = backend {
+            let c = flexmb::output::Hdf5CReader::open(&path).unwrap();
+            assert_mesh_datasets(&c, &mem, &config);
+            assert_xdmf_consistent(&path, &c, mem.time.len());
+        }
+        export(&path, Some(expected_json(&mem, &config, "completed")));
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(path.with_extension("xmf"));
+        mesh = Some(mem.info.mesh.clone());
+    }
+    mesh.unwrap()
+}
+
+#[test]
+fn truss_model_mesh_points_and_xdmf() {
+    let mesh = check_model_run("mesh_truss", || (truss_model(), String::new()));
+    // The model as written above: 3-D nodes, two trusses, the pin to the
+    // ground draws nothing (one point), no bodies.
+    assert_eq!(mesh.dim, 3);
+    let names: Vec<&str> = mesh.points.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c/d"]);
+    let refs: Vec<[f64; 3]> = mesh.points.iter().map(|p| p.reference).collect();
+    assert_eq!(refs, [[0.0; 3], [1.0, 0.0, 0.0], [2.0, 0.0, 0.5]]);
+    let dofs: Vec<[Option<usize>; 3]> = mesh.points.iter().map(|p| p.dofs).collect();
+    assert_eq!(
+        dofs,
+        [
+            [Some(0), Some(1), Some(2)],
+            [Some(3), Some(4), Some(5)],
+            [Some(6), Some(7), Some(8)]
+        ]
+    );
+    assert_eq!(mesh.cells.len(), 1);
+    assert_eq!(mesh.cells[0].kind, "truss");
+    assert_eq!(mesh.cells[0].names, ["ab", "bc"]);
+    assert_eq!(mesh.cells[0].connectivity, [0, 1, 1, 2]);
+    assert!(mesh.bodies.is_empty());
+    assert_eq!(mesh.joints.len(), 1);
+    assert_eq!((mesh.joints[0].first, mesh.joints[0].rows), (0, 3));
+}
+
+#[test]
+fn double_pendulum_mesh_bodies_joints_and_xdmf() {
+    let mesh = check_model_run("mesh_double_pendulum", double_pendulum);
+    // models/double_pendulum.toml: two planar bodies (x, y, theta each),
+    // a ground pin on pendulum1 (not drawn) and a hinge between the bodies.
+    assert_eq!(mesh.dim, 2);
+    let names: Vec<&str> = mesh.points.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["pendulum1", "pendulum2"]);
+    let refs: Vec<[f64; 3]> = mesh.points.iter().map(|p| p.reference).collect();
+    assert_eq!(refs, [[1.0, 0.0, 0.0], [1.0, -1.0, 0.0]]);
+    let dofs: Vec<[Option<usize>; 3]> = mesh.points.iter().map(|p| p.dofs).collect();
+    assert_eq!(dofs, [[Some(0), Some(1), None], [Some(3), Some(4), None]]);
+    let bodies: Vec<(&str, usize, usize)> = mesh
+        .bodies
+        .iter()
+        .map(|b| (b.name.as_str(), b.point, b.angle_dof))
+        .collect();
+    assert_eq!(bodies, [("pendulum1", 0, 2), ("pendulum2", 1, 5)]);
+    assert_eq!(mesh.cells.len(), 1);
+    assert_eq!(mesh.cells[0].kind, "revolute");
+    assert_eq!(mesh.cells[0].names, ["hinge"]);
+    assert_eq!(mesh.cells[0].connectivity, [0, 1]);
+    let joints: Vec<(&str, usize, usize)> = mesh
+        .joints
+        .iter()
+        .map(|j| (j.name.as_str(), j.first, j.rows))
+        .collect();
+    assert_eq!(joints, [("pin", 0, 2), ("hinge", 2, 2)]);
+}
+
+/// A failed run still gets its XDMF file, for the steps it recorded; with
+/// `points` off there is none (XDMF cannot gather coordinates from `/u`),
+/// not even a stale one of an earlier run.
+#[test]
+fn xdmf_of_failed_run_and_points_off() {
+    let _open = files_open();
+    let model = truss_model();
+    let mesh = Mesh::from_model(&model);
+    let info = RunInfo {
+        dof_names: model.dofs.names().to_vec(),
+        multiplier_names: model.multiplier_names(),
+        mesh,
+        ..run_info(0, 0)
+    };
+    let (n_dof, n_mult) = (info.dof_names.len(), info.multiplier_names.len());
+    for backend in Backend::all() {
+        for points in [true, false] {
+            let mut c = config(4, 0.0, 0);
+            if !points {
+                c.fields.retain(|f| *f != Field::Points);
+            }
+            let path = scratch_dir().join(format!("{}_mesh_failed_{points}.h5", backend.name()));
+            // A side file of an earlier run into the same name must go.
+            std::fs::write(path.with_extension("xmf"), "stale").unwrap();
+            let mut rec = backend.create(&path, c.clone());
+            let mut mem = MemoryRecorder::default();
+            rec.begin(&info).unwrap();
+            mem.begin(&info).unwrap();
+            for s in 0..7 {
+                let step = Step::new(s, n_dof, n_mult);
+                rec.record(&step.record()).unwrap();
+                mem.record(&step.record()).unwrap();
+            }
+            let failed = RunStatus::Failed {
+                reason: "Newton did not converge".into(),
+            };
+            rec.finish(&failed, 7e-3).unwrap();
+            mem.finish(&failed, 7e-3).unwrap();
+            let src = Hdf5Reader::open(&path).unwrap();
+            assert_mesh_datasets(&src, &mem, &c);
+            assert_eq!(path.with_extension("xmf").exists(), points);
+            if points {
+                assert_xdmf_consistent(&path, &src, 7);
+            } else {
+                assert!(!src.has("points"));
+            }
+            export(&path, Some(expected_json(&mem, &c, "failed")));
+            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(path.with_extension("xmf"));
+        }
+    }
+}
+
+#[test]
+fn names_become_single_path_components() {
+    assert_eq!(path_component("crank"), "crank");
+    assert_eq!(path_component("c/d"), "c%2Fd");
+    assert_eq!(path_component("50%/x"), "50%25%2Fx");
+    assert_eq!(path_component(".."), "%2E%2E");
+    assert_eq!(path_component("a.b"), "a.b");
+}
+
+/// A mesh wider than one chunk: `/points` is split into column tiles of
+/// whole points (400 points, chunk rows 256: at most 170 points per 1 MiB
+/// chunk, so 3 tiles of 134 points), written
+/// and read back bit-exactly, with a partial last band.
+#[test]
+fn wide_mesh_tiles_points() {
+    let _open = files_open();
+    let model = flexmb::model::hanging_truss_chain(400).unwrap();
+    let info = RunInfo {
+        dof_names: model.dofs.names().to_vec(),
+        multiplier_names: model.multiplier_names(),
+        mesh: Mesh::from_model(&model),
+        ..run_info(0, 0)
+    };
+    assert_eq!(info.mesh.points.len(), 400);
+    let (n_dof, n_mult) = (info.dof_names.len(), info.multiplier_names.len());
+    // Flushed at finish only: per-step fsyncs make this slow on a busy disk.
+    let c = config(256, 3600.0, 0);
+    for backend in Backend::all() {
+        let path = scratch_dir().join(format!("{}_mesh_wide.h5", backend.name()));
+        let mut rec = backend.create(&path, c.clone());
+        let mut mem = MemoryRecorder::default();
+        rec.begin(&info).unwrap();
+        mem.begin(&info).unwrap();
+        for s in 0..300 {
+            let step = Step::new(s, n_dof, n_mult);
+            rec.record(&step.record()).unwrap();
+            mem.record(&step.record()).unwrap();
+        }
+        rec.finish(&RunStatus::Completed, 0.3).unwrap();
+        mem.finish(&RunStatus::Completed, 0.3).unwrap();
+        let src = Hdf5Reader::open(&path).unwrap();
+        assert_mesh_datasets(&src, &mem, &c);
+        assert_xdmf_consistent(&path, &src, 300);
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(path.with_extension("xmf"));
     }
 }

@@ -239,6 +239,9 @@ fn run(args: &RunArgs) -> ExitCode {
     }
     if let Some(out) = &args.output {
         println!("output: {}", out.display());
+        if let Some(xmf) = flexmb::output::xdmf_path(out).filter(|x| x.exists()) {
+            println!("ParaView: {}", xmf.display());
+        }
     }
     match &summary.failure {
         None => ExitCode::SUCCESS,

@@ -18,11 +18,14 @@ pub enum DofKind {
 pub struct DofMap {
     names: Vec<String>,
     kinds: Vec<DofKind>,
+    /// One entry per [`DofMap::add`] call: the owner and its first DOF.
+    owners: Vec<(String, usize)>,
 }
 
 impl DofMap {
     /// Appends DOFs for one entity and returns their global indices.
     pub fn add(&mut self, owner: &str, comps: &[(&str, DofKind)]) -> Vec<usize> {
+        self.owners.push((owner.to_string(), self.names.len()));
         comps
             .iter()
             .map(|(label, kind)| {
@@ -51,6 +54,15 @@ impl DofMap {
     /// All labels.
     pub fn names(&self) -> &[String] {
         &self.names
+    }
+
+    /// The entities (nodes, bodies) in the order they were added, each with
+    /// the contiguous range of its DOFs.
+    pub fn entities(&self) -> impl Iterator<Item = (&str, std::ops::Range<usize>)> + '_ {
+        self.owners.iter().enumerate().map(|(k, (name, first))| {
+            let end = self.owners.get(k + 1).map_or(self.names.len(), |o| o.1);
+            (name.as_str(), *first..end)
+        })
     }
 
     /// Kind of DOF `i`.

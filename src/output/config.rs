@@ -20,11 +20,18 @@ pub enum Field {
     Constraints,
     /// `/newton/*`.
     Newton,
+    /// `/points`: the coordinates of every mesh point per step (what the
+    /// XDMF side file animates).
+    Points,
+    /// `/bodies/<name>/position` and `/bodies/<name>/angle`.
+    Bodies,
+    /// `/joints/<name>/lambda`.
+    Joints,
 }
 
 impl Field {
     /// Every field, the default selection.
-    pub const ALL: [Field; 7] = [
+    pub const ALL: [Field; 10] = [
         Field::U,
         Field::V,
         Field::A,
@@ -32,6 +39,9 @@ impl Field {
         Field::Energy,
         Field::Constraints,
         Field::Newton,
+        Field::Points,
+        Field::Bodies,
+        Field::Joints,
     ];
 }
 

@@ -10,11 +10,12 @@ use hdf5::plist::file_access::{
 };
 use hdf5::plist::file_create::FileSpaceStrategy;
 use hdf5::types::{FloatSize, TypeDescriptor, VarLenAscii, VarLenUnicode};
-use hdf5::{Dataset, Extent, File, H5Type, SimpleExtents};
+use hdf5::{Dataset, Extent, File, H5Type, Hyperslab, SimpleExtents, SliceOrIndex};
+use ndarray::{ArrayViewD, IxDyn};
 
 use super::hdf5_rust::{
     assemble_run, h5_error, initial_attributes, plan_groups, validate_config, Backend, Column,
-    ColumnBuf, Dtype, RunSource, Streamer, DOF_NAMES, MULT_NAMES,
+    ColumnBuf, Dtype, FixedData, FixedDataset, RunSource, Streamer,
 };
 use super::{
     AttrValue, Hdf5Run, OutputConfig, OutputError, Recorder, RunInfo, RunStatus, StepRecord,
@@ -84,7 +85,8 @@ fn create_file(path: &Path) -> hdf5::Result<File> {
 /// One open streamed dataset.
 struct CColumn {
     ds: Dataset,
-    width: Option<usize>,
+    /// Shape and chunk geometry.
+    geom: Column,
     /// Rows the dataset has on disk.
     rows: u64,
 }
@@ -96,23 +98,19 @@ struct CBackend {
     columns: Vec<CColumn>,
 }
 
-fn extents(c: &Column, rows: usize) -> SimpleExtents {
-    let mut e = vec![Extent::new(rows, None)];
-    match c.width {
-        // A zero-width dimension cannot hold a chunk dimension >= 1 unless unlimited.
-        Some(0) => e.push(Extent::new(0, None)),
-        Some(n) => e.push(Extent::new(n, Some(n))),
-        None => {}
-    }
+/// Current and maximum extents of `c` after `rows` steps.
+fn extents(c: &Column, rows: u64) -> SimpleExtents {
+    let e = c
+        .dims(rows)
+        .into_iter()
+        .zip(c.max_dims())
+        .map(|(d, m)| Extent::new(d as usize, m.map(|m| m as usize)))
+        .collect();
     SimpleExtents::from_vec(e)
 }
 
-fn dims(width: Option<usize>, rows: u64) -> Vec<usize> {
-    let rows = rows as usize;
-    match width {
-        Some(n) => vec![rows, n],
-        None => vec![rows],
-    }
+fn dims(c: &Column, rows: u64) -> Vec<usize> {
+    c.dims(rows).into_iter().map(|d| d as usize).collect()
 }
 
 impl CBackend {
@@ -139,26 +137,34 @@ impl CBackend {
             b = b.shuffle().deflate(compression);
         }
         b.shape(extents(c, 0))
-            .create(c.spec.path)
-            .map_err(|e| h5_error(&self.path, format!("/{}: {e}", c.spec.path)))
+            .create(c.path.as_str())
+            .map_err(|e| h5_error(&self.path, format!("/{}: {e}", c.path)))
     }
 
-    fn write_names(&self, ds: &str, names: &[String]) -> Result<(), OutputError> {
+    fn write_fixed(&self, f: &FixedDataset) -> Result<(), OutputError> {
+        let ds = f.path.as_str();
         let err = |e: &dyn std::fmt::Display| h5_error(&self.path, format!("/{ds}: {e}"));
-        let values = names
-            .iter()
-            .map(|s| VarLenUnicode::from_str(s).map_err(|e| err(&e)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let d = self
-            .file()?
-            .new_dataset::<VarLenUnicode>()
-            .shape(names.len())
-            .create(ds)
-            .map_err(|e| err(&e))?;
-        if !values.is_empty() {
-            d.write_raw(&values).map_err(|e| err(&e))?;
+        fn create<T: H5Type>(file: &File, ds: &str, shape: &[usize], v: &[T]) -> hdf5::Result<()> {
+            let d = file.new_dataset::<T>().shape(shape).create(ds)?;
+            if v.is_empty() {
+                Ok(())
+            } else {
+                d.write_raw(v)
+            }
         }
-        Ok(())
+        let file = self.file()?;
+        match &f.data {
+            FixedData::F64(v) => create(file, ds, &f.shape, v),
+            FixedData::I64(v) => create(file, ds, &f.shape, v),
+            FixedData::Str(names) => {
+                let values = names
+                    .iter()
+                    .map(|s| VarLenUnicode::from_str(s).map_err(|e| err(&e)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                create(file, ds, &f.shape, &values)
+            }
+        }
+        .map_err(|e| err(&e))
     }
 
     /// Creates or overwrites a root attribute.
@@ -199,7 +205,7 @@ impl CBackend {
     fn resize_all(&mut self, rows: u64) -> Result<(), OutputError> {
         for c in &mut self.columns {
             if c.rows != rows {
-                c.ds.resize(dims(c.width, rows))
+                c.ds.resize(dims(&c.geom, rows))
                     .map_err(|e| h5_error(&self.path, format!("resize: {e}")))?;
                 c.rows = rows;
             }
@@ -208,48 +214,51 @@ impl CBackend {
     }
 }
 
-/// Writes rows `skip..` of `data` (`n` values per row, first row `first`) to `ds`.
+/// Writes rows `skip..` of `data` (whole rows of `c`, first row `first`) to
+/// `ds` as one hyperslab.
 fn write_rows<T: H5Type>(
     ds: &Dataset,
     data: &[T],
-    width: Option<usize>,
+    c: &Column,
     first: usize,
     skip: usize,
 ) -> hdf5::Result<()> {
-    let w = ds.as_writer();
-    match width {
-        None => w.write_slice(&data[skip..], first + skip..first + data.len()),
-        Some(n) => {
-            for (r, row) in data.chunks_exact(n).enumerate().skip(skip) {
-                w.write_slice(row, (first + r, ..))?;
-            }
-            Ok(())
-        }
+    let n = c.row_len();
+    let rows = data.len() / n;
+    if skip >= rows {
+        return Ok(());
     }
+    let shape = dims(c, (rows - skip) as u64);
+    let mut sel = vec![SliceOrIndex::from(first + skip..first + rows)];
+    sel.extend(shape[1..].iter().map(|_| SliceOrIndex::from(..)));
+    let view = ArrayViewD::from_shape(IxDyn(&shape), &data[skip * n..])?;
+    ds.as_writer().write_slice(view, Hyperslab::from(sel))
 }
 
 impl Backend for CBackend {
     fn create_layout(
         &mut self,
         columns: &[Column],
+        fixed: &[FixedDataset],
         info: &RunInfo,
         compression: u8,
     ) -> Result<(), OutputError> {
-        for g in plan_groups(columns) {
+        for g in plan_groups(columns, fixed) {
             self.file()?
-                .create_group(g)
+                .create_group(&g)
                 .map_err(|e| h5_error(&self.path, format!("/{g}: {e}")))?;
         }
         for c in columns {
             let ds = self.create_column(c, compression)?;
             self.columns.push(CColumn {
                 ds,
-                width: c.width,
+                geom: c.clone(),
                 rows: 0,
             });
         }
-        self.write_names(DOF_NAMES, &info.dof_names)?;
-        self.write_names(MULT_NAMES, &info.multiplier_names)?;
+        for f in fixed {
+            self.write_fixed(f)?;
+        }
         for (name, value) in initial_attributes(info) {
             self.set_attr(&name, &value)?;
         }
@@ -266,7 +275,7 @@ impl Backend for CBackend {
         _last: bool,
     ) -> Result<(), OutputError> {
         let c = &mut self.columns[col];
-        let n = c.width.unwrap_or(1);
+        let n = c.geom.row_len();
         if n == 0 {
             return Ok(());
         }
@@ -274,15 +283,15 @@ impl Backend for CBackend {
         // Rows already in the file (a partial band flushed before) are kept.
         let skip = (c.rows.saturating_sub(first_row) as usize).min(data.len() / n);
         if end > c.rows {
-            c.ds.resize(dims(c.width, end))
+            c.ds.resize(dims(&c.geom, end))
                 .map_err(|e| h5_error(&self.path, format!("resize: {e}")))?;
             c.rows = end;
         }
         let first = first_row as usize;
         match data {
-            ColumnBuf::F64(v) => write_rows(&c.ds, v, c.width, first, skip),
-            ColumnBuf::U64(v) => write_rows(&c.ds, v, c.width, first, skip),
-            ColumnBuf::U32(v) => write_rows(&c.ds, v, c.width, first, skip),
+            ColumnBuf::F64(v) => write_rows(&c.ds, v, &c.geom, first, skip),
+            ColumnBuf::U64(v) => write_rows(&c.ds, v, &c.geom, first, skip),
+            ColumnBuf::U32(v) => write_rows(&c.ds, v, &c.geom, first, skip),
         }
         .map_err(|e| h5_error(&self.path, format!("write rows {first}..{end}: {e}")))
     }
@@ -321,29 +330,38 @@ impl Backend for CBackend {
 /// Reads a run written by either backend through the HDF5 C library.
 pub fn read_hdf5_c(path: impl AsRef<Path>) -> Result<Hdf5Run, OutputError> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(|e| h5_error(path, e))?;
-    assemble_run(&CSource { path, file })
+    assemble_run(&Hdf5CReader::open(path)?)
 }
 
 /// [`RunSource`] on libhdf5.
-struct CSource<'a> {
-    path: &'a Path,
+pub struct Hdf5CReader {
+    path: PathBuf,
     file: File,
 }
 
-impl CSource<'_> {
+impl Hdf5CReader {
+    /// Opens a file for reading.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, OutputError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| h5_error(path, e))?;
+        Ok(Hdf5CReader {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
     fn dataset(&self, ds: &str) -> Result<Dataset, OutputError> {
         self.file.dataset(ds).map_err(|e| self.err(ds, e))
     }
 
     fn err(&self, ds: &str, e: impl std::fmt::Display) -> OutputError {
-        h5_error(self.path, format!("/{ds}: {e}"))
+        h5_error(&self.path, format!("/{ds}: {e}"))
     }
 }
 
-impl RunSource for CSource<'_> {
+impl RunSource for Hdf5CReader {
     fn path(&self) -> &Path {
-        self.path
+        &self.path
     }
 
     fn has(&self, ds: &str) -> bool {
@@ -374,6 +392,12 @@ impl RunSource for CSource<'_> {
             .map_err(|e| self.err(ds, e))
     }
 
+    fn i64s(&self, ds: &str) -> Result<Vec<i64>, OutputError> {
+        self.dataset(ds)?
+            .read_raw::<i64>()
+            .map_err(|e| self.err(ds, e))
+    }
+
     fn strings(&self, ds: &str) -> Result<Vec<String>, OutputError> {
         let v = self
             .dataset(ds)?
@@ -383,12 +407,15 @@ impl RunSource for CSource<'_> {
     }
 
     fn root_attrs(&self) -> Result<Vec<(String, AttrValue)>, OutputError> {
-        let names = self.file.attr_names().map_err(|e| h5_error(self.path, e))?;
+        let names = self
+            .file
+            .attr_names()
+            .map_err(|e| h5_error(&self.path, e))?;
         names
             .into_iter()
             .map(|name| {
                 let err = |e: &dyn std::fmt::Display| {
-                    h5_error(self.path, format!("attribute {name}: {e}"))
+                    h5_error(&self.path, format!("attribute {name}: {e}"))
                 };
                 let a = self.file.attr(&name).map_err(|e| err(&e))?;
                 let desc = a

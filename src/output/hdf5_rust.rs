@@ -25,8 +25,8 @@ use rust_hdf5::swmr::SwmrFileWriter;
 use rust_hdf5::{DatatypeMessage, FilterPipeline, H5File, H5Type};
 
 use super::{
-    AttrValue, ConstraintNorms, Energy, Field, NewtonStats, OutputConfig, OutputError, Recorder,
-    RunInfo, RunStatus, StepRecord,
+    AttrValue, ConstraintNorms, Energy, Field, Mesh, NewtonStats, OutputConfig, OutputError,
+    Recorder, RunInfo, RunStatus, StepRecord,
 };
 
 // ---------------------------------------------------------------------------
@@ -43,6 +43,12 @@ pub(super) const STEP_PATH: &str = "step";
 pub(super) const DOF_NAMES: &str = "dofs/names";
 /// Path of the multiplier label dataset.
 pub(super) const MULT_NAMES: &str = "multipliers/names";
+/// Path of the point coordinates over time.
+pub(super) const POINTS: &str = "points";
+/// Path of the reference coordinates of the mesh points.
+pub(super) const MESH_NODES: &str = "mesh/nodes";
+/// Group below `/mesh` of the rigid bodies' point cells.
+pub(super) const MESH_BODIES: &str = "bodies";
 
 /// Root attribute names.
 pub(super) mod attr {
@@ -101,6 +107,19 @@ pub(super) enum Source {
     CAcceleration,
     Iterations,
     Residual,
+    /// Values picked from `/u` ([`Column::picks`]).
+    GatherU,
+    /// Values picked from `/lambda` ([`Column::picks`]).
+    GatherLambda,
+}
+
+/// One value of a gathered row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Pick {
+    /// This column of the source vector.
+    Column(usize),
+    /// A constant (a coordinate that is not a DOF).
+    Fixed(f64),
 }
 
 /// One streamed dataset of the layout.
@@ -177,6 +196,15 @@ impl Source {
         }
     }
 
+    /// The vector a gathered dataset picks from.
+    fn gathered<'a>(self, rec: &StepRecord<'a>) -> Option<&'a [f64]> {
+        match self {
+            Source::GatherU => Some(rec.u),
+            Source::GatherLambda => Some(rec.lambda),
+            _ => None,
+        }
+    }
+
     fn scalar(self, rec: &StepRecord<'_>) -> f64 {
         match self {
             Source::Time => rec.time,
@@ -189,109 +217,318 @@ impl Source {
             Source::CAcceleration => rec.constraints.acceleration,
             Source::Residual => rec.newton.residual,
             Source::Step | Source::Iterations | Source::U | Source::V | Source::A => 0.0,
-            Source::Lambda => 0.0,
+            Source::Lambda | Source::GatherU | Source::GatherLambda => 0.0,
         }
     }
 }
 
 /// A streamed dataset with its shape and chunk geometry fixed for one run.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Column {
-    /// What it is.
-    pub spec: &'static ColumnSpec,
-    /// Columns of a `[steps, n]` dataset; `None` for `[steps]`.
+    /// Path below the root, e.g. `energy/kinetic`.
+    pub path: String,
+    /// Value source.
+    pub source: Source,
+    /// What a gathered source picks, one per value of a row.
+    pub picks: Vec<Pick>,
+    /// Values per row of a `[steps, n]` (or `[steps, n / inner, inner]`)
+    /// dataset; `None` for `[steps]`.
     pub width: Option<usize>,
+    /// Length of the last dimension of a 3-D `[steps, n / inner, inner]`
+    /// dataset (`/points`: 3); 1 for `[steps]` and `[steps, n]`.
+    pub inner: usize,
     /// Chunk rows (the band height).
     pub chunk_rows: usize,
-    /// Chunk columns (1 for `[steps]` datasets and for `n = 0`).
+    /// Values of a row per chunk (1 for `[steps]` datasets and for `n = 0`;
+    /// a multiple of `inner`).
     pub chunk_cols: usize,
 }
 
 impl Column {
     /// Element type.
     pub(super) fn dtype(&self) -> Dtype {
-        self.spec.source.dtype()
+        self.source.dtype()
+    }
+
+    /// Trailing dimensions of `n` values per row.
+    fn trailing(&self, n: usize) -> Vec<u64> {
+        if self.inner > 1 {
+            vec![(n / self.inner) as u64, self.inner as u64]
+        } else {
+            vec![n as u64]
+        }
     }
 
     /// Dataset dimensions after `rows` steps.
     pub(super) fn dims(&self, rows: u64) -> Vec<u64> {
-        match self.width {
-            Some(n) => vec![rows, n as u64],
-            None => vec![rows],
+        let mut d = vec![rows];
+        if let Some(n) = self.width {
+            d.extend(self.trailing(n));
         }
+        d
+    }
+
+    /// Maximum dimensions (`None` = unlimited). A zero-width `[steps, 0]`
+    /// dataset has two unlimited dimensions (chunk dimensions must be >= 1);
+    /// it never holds a chunk.
+    pub(super) fn max_dims(&self) -> Vec<Option<u64>> {
+        let mut d = vec![None];
+        match self.width {
+            Some(0) => d.push(None),
+            Some(n) => d.extend(self.trailing(n).into_iter().map(Some)),
+            None => {}
+        }
+        d
     }
 
     /// Chunk dimensions.
     pub(super) fn chunk(&self) -> Vec<u64> {
-        match self.width {
-            Some(_) => vec![self.chunk_rows as u64, self.chunk_cols as u64],
-            None => vec![self.chunk_rows as u64],
+        let mut d = vec![self.chunk_rows as u64];
+        if self.width.is_some() {
+            d.extend(self.trailing(self.chunk_cols));
         }
+        d
+    }
+
+    /// Chunk grid coordinates of the chunk holding row band `band`, values
+    /// from `tile * chunk_cols` on.
+    pub(super) fn chunk_coords(&self, band: u64, tile: usize) -> Vec<u64> {
+        let mut c = vec![band];
+        if self.width.is_some() {
+            c.push(tile as u64);
+            if self.inner > 1 {
+                c.push(0);
+            }
+        }
+        c
     }
 
     /// Values per row (0 for a `[steps, 0]` dataset).
     pub(super) fn row_len(&self) -> usize {
         self.width.unwrap_or(1)
     }
-
-    /// The group the dataset lives in, if not the root.
-    pub(super) fn group(&self) -> Option<&'static str> {
-        self.spec.path.split_once('/').map(|(g, _)| g)
-    }
 }
 
-/// Chunk shape `(rows, cols)` of a dataset of `width` columns (`None` = `[steps]`).
+/// A dataset written once at `begin` (names, the mesh).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct FixedDataset {
+    /// Path below the root.
+    pub path: String,
+    /// Dimensions (strings: one dimension).
+    pub shape: Vec<usize>,
+    /// Values, row-major.
+    pub data: FixedData,
+}
+
+/// Values of a [`FixedDataset`].
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum FixedData {
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    /// Variable-length UTF-8 strings.
+    Str(Vec<String>),
+}
+
+/// A name as one HDF5 path component: `%` and `/` are percent-encoded, and
+/// so is a name that is all dots (`.` and `..` are not link names).
+pub fn path_component(name: &str) -> String {
+    if !name.is_empty() && name.chars().all(|c| c == '.') {
+        return name.replace('.', "%2E");
+    }
+    name.replace('%', "%25").replace('/', "%2F")
+}
+
+/// Chunk shape `(rows, cols)` of a dataset of `width` values per row
+/// (`None` = `[steps]`) whose last dimension has length `inner`.
 ///
 /// `[steps]`: `chunk_rows`. `[steps, n]`: rows are capped so that one band
 /// (`rows x n`) stays within [`BAND_MAX_BYTES`], columns so that a chunk stays
-/// within [`CHUNK_MAX_BYTES`], split into equal tiles. `n = 0` gets `(rows, 1)`.
-pub(super) fn chunk_shape(chunk_rows: usize, width: Option<usize>) -> (usize, usize) {
+/// within [`CHUNK_MAX_BYTES`], split into equal tiles of whole `inner`
+/// groups. `n = 0` gets `(rows, 1)`.
+pub(super) fn chunk_shape(chunk_rows: usize, width: Option<usize>, inner: usize) -> (usize, usize) {
     let rows = chunk_rows.max(1);
     match width {
         None | Some(0) => (rows, 1),
         Some(n) => {
             let rows = rows.min((BAND_MAX_BYTES / (8 * n)).max(1));
-            let col_cap = (CHUNK_MAX_BYTES / (8 * rows)).max(1);
-            let tiles = n.div_ceil(col_cap);
-            (rows, n.div_ceil(tiles))
+            let groups = n / inner;
+            let group_cap = (CHUNK_MAX_BYTES / (8 * rows * inner)).max(1);
+            let tiles = groups.div_ceil(group_cap);
+            (rows, groups.div_ceil(tiles) * inner)
         }
     }
 }
 
-/// The streamed datasets of a run: the always-written ones plus the selected fields.
-pub(super) fn plan_columns(config: &OutputConfig, info: &RunInfo) -> Vec<Column> {
-    COLUMNS
+/// The streamed datasets of a run: the always-written ones plus the selected
+/// fields (`/points`, `/bodies/*`, `/joints/*` from `info.mesh`).
+pub(super) fn plan_columns(
+    path: &Path,
+    config: &OutputConfig,
+    info: &RunInfo,
+) -> Result<Vec<Column>, OutputError> {
+    let (n_dof, n_mult) = (info.dof_names.len(), info.multiplier_names.len());
+    let column = |path: String, source: Source, picks: Vec<Pick>, width, inner| {
+        let (chunk_rows, chunk_cols) = chunk_shape(config.chunk_rows, width, inner);
+        Column {
+            path,
+            source,
+            picks,
+            width,
+            inner,
+            chunk_rows,
+            chunk_cols,
+        }
+    };
+    let mut columns: Vec<Column> = COLUMNS
         .iter()
         .filter(|s| s.field.is_none_or(|f| config.has(f)))
         .map(|s| {
             let width = match s.source {
-                Source::U | Source::V | Source::A => Some(info.dof_names.len()),
-                Source::Lambda => Some(info.multiplier_names.len()),
+                Source::U | Source::V | Source::A => Some(n_dof),
+                Source::Lambda => Some(n_mult),
                 _ => None,
             };
-            let (chunk_rows, chunk_cols) = chunk_shape(config.chunk_rows, width);
-            Column {
-                spec: s,
-                width,
-                chunk_rows,
-                chunk_cols,
-            }
+            column(s.path.to_string(), s.source, Vec::new(), width, 1)
         })
-        .collect()
+        .collect();
+    let mesh = &info.mesh;
+    if config.has(Field::Points) && !mesh.is_empty() {
+        let picks = mesh
+            .points
+            .iter()
+            .flat_map(|p| {
+                (0..3).map(|a| match p.dofs[a] {
+                    Some(d) => Pick::Column(d),
+                    None => Pick::Fixed(p.reference[a]),
+                })
+            })
+            .collect::<Vec<_>>();
+        let n = picks.len();
+        columns.push(column(POINTS.into(), Source::GatherU, picks, Some(n), 3));
+    }
+    if config.has(Field::Bodies) {
+        for b in &mesh.bodies {
+            let p = mesh
+                .points
+                .get(b.point)
+                .map_or(&[][..], |p| &p.dofs[..mesh.dim]);
+            let g = format!("bodies/{}", path_component(&b.name));
+            let picks: Vec<Pick> = p.iter().flatten().copied().map(Pick::Column).collect();
+            let n = picks.len();
+            columns.push(column(
+                format!("{g}/position"),
+                Source::GatherU,
+                picks,
+                Some(n),
+                1,
+            ));
+            let angle = vec![Pick::Column(b.angle_dof)];
+            columns.push(column(
+                format!("{g}/angle"),
+                Source::GatherU,
+                angle,
+                None,
+                1,
+            ));
+        }
+    }
+    if config.has(Field::Joints) {
+        for j in &mesh.joints {
+            let picks = (j.first..j.first + j.rows).map(Pick::Column).collect();
+            let g = format!("joints/{}/lambda", path_component(&j.name));
+            columns.push(column(g, Source::GatherLambda, picks, Some(j.rows), 1));
+        }
+    }
+    for c in &columns {
+        let len = match c.source {
+            Source::GatherU => n_dof,
+            Source::GatherLambda => n_mult,
+            _ => continue,
+        };
+        if c.picks
+            .iter()
+            .any(|p| matches!(p, Pick::Column(i) if *i >= len))
+        {
+            return Err(h5_error(
+                path,
+                format!(
+                    "/{}: the mesh names a column beyond the {len} of its source",
+                    c.path
+                ),
+            ));
+        }
+    }
+    Ok(columns)
 }
 
-/// Groups to create before the datasets: those of the planned columns plus the name groups.
-pub(super) fn plan_groups(columns: &[Column]) -> Vec<&'static str> {
-    let mut groups: Vec<&'static str> = Vec::new();
-    let names = [DOF_NAMES, MULT_NAMES];
-    let all = columns.iter().filter_map(Column::group).chain(
-        names
-            .iter()
-            .filter_map(|p| p.split_once('/').map(|(g, _)| g)),
-    );
-    for g in all {
-        if !groups.contains(&g) {
-            groups.push(g);
+/// The datasets written once at `begin`: the DOF and multiplier names and,
+/// for a non-empty mesh, `/mesh`.
+pub(super) fn plan_fixed(info: &RunInfo) -> Vec<FixedDataset> {
+    let strings = |path: &str, v: Vec<String>| FixedDataset {
+        path: path.to_string(),
+        shape: vec![v.len()],
+        data: FixedData::Str(v),
+    };
+    let index = |i: usize| i64::try_from(i).unwrap_or(i64::MAX);
+    let mut out = vec![
+        strings(DOF_NAMES, info.dof_names.clone()),
+        strings(MULT_NAMES, info.multiplier_names.clone()),
+    ];
+    let mesh = &info.mesh;
+    if mesh.is_empty() {
+        return out;
+    }
+    let np = mesh.points.len();
+    out.push(FixedDataset {
+        path: MESH_NODES.into(),
+        shape: vec![np, 3],
+        data: FixedData::F64(mesh.points.iter().flat_map(|p| p.reference).collect()),
+    });
+    out.push(strings(
+        "mesh/point_names",
+        mesh.points.iter().map(|p| p.name.clone()).collect(),
+    ));
+    out.push(FixedDataset {
+        path: "mesh/point_dofs".into(),
+        shape: vec![np, 3],
+        data: FixedData::I64(
+            mesh.points
+                .iter()
+                .flat_map(|p| p.dofs.map(|d| d.map_or(-1, index)))
+                .collect(),
+        ),
+    });
+    let mut cells = |group: &str, k: usize, names: Vec<String>, conn: &[usize]| {
+        let group = path_component(group);
+        out.push(FixedDataset {
+            path: format!("mesh/{group}/connectivity"),
+            shape: vec![names.len(), k],
+            data: FixedData::I64(conn.iter().map(|&i| index(i)).collect()),
+        });
+        out.push(strings(&format!("mesh/{group}/names"), names));
+    };
+    for c in &mesh.cells {
+        cells(&c.kind, c.points_per_cell, c.names.clone(), &c.connectivity);
+    }
+    if !mesh.bodies.is_empty() {
+        let conn: Vec<usize> = mesh.bodies.iter().map(|b| b.point).collect();
+        let names = mesh.bodies.iter().map(|b| b.name.clone()).collect();
+        cells(MESH_BODIES, 1, names, &conn);
+    }
+    out
+}
+
+/// Groups to create before the datasets, parents first: every group on the
+/// path of a planned dataset.
+pub(super) fn plan_groups(columns: &[Column], fixed: &[FixedDataset]) -> Vec<String> {
+    let mut groups: Vec<String> = Vec::new();
+    let paths = columns.iter().map(|c| c.path.as_str());
+    for p in paths.chain(fixed.iter().map(|f| f.path.as_str())) {
+        for (i, _) in p.match_indices('/') {
+            let g = &p[..i];
+            if !groups.iter().any(|x| x == g) {
+                groups.push(g.to_string());
+            }
         }
     }
     groups
@@ -383,11 +620,15 @@ impl ColumnBuf {
         }
     }
 
-    fn push(&mut self, source: Source, rec: &StepRecord<'_>) {
+    fn push(&mut self, c: &Column, rec: &StepRecord<'_>) {
         match self {
-            ColumnBuf::F64(v) => match source.row(rec) {
-                Some(row) => v.extend_from_slice(row),
-                None => v.push(source.scalar(rec)),
+            ColumnBuf::F64(v) => match (c.source.row(rec), c.source.gathered(rec)) {
+                (Some(row), _) => v.extend_from_slice(row),
+                (None, Some(from)) => v.extend(c.picks.iter().map(|p| match *p {
+                    Pick::Column(i) => from[i],
+                    Pick::Fixed(x) => x,
+                })),
+                (None, None) => v.push(c.source.scalar(rec)),
             },
             ColumnBuf::U64(v) => v.push(rec.step),
             ColumnBuf::U32(v) => v.push(rec.newton.iterations),
@@ -412,11 +653,12 @@ impl ColumnBuf {
 /// What a file format library must do for [`Streamer`].
 pub(super) trait Backend {
     /// Creates groups, the streamed datasets (0 rows, chunked, extendible,
-    /// `compression` = deflate level), the name datasets and the initial root
+    /// `compression` = deflate level), the fixed datasets and the initial root
     /// attributes, then makes the empty file durable.
     fn create_layout(
         &mut self,
         columns: &[Column],
+        fixed: &[FixedDataset],
         info: &RunInfo,
         compression: u8,
     ) -> Result<(), OutputError>;
@@ -451,6 +693,13 @@ pub(super) struct Streamer<B: Backend> {
     /// First row of each column's current band.
     band_start: Vec<u64>,
     rows: u64,
+    /// Lengths of `/u` and `/lambda` rows given at `begin`.
+    n_dof: usize,
+    n_mult: usize,
+    /// Recorded times, for the XDMF side file (empty when none is written).
+    times: Vec<f64>,
+    /// The run's mesh, for the XDMF side file.
+    mesh: Mesh,
     /// Rows were recorded since the last flush.
     dirty: bool,
     last_flush: Instant,
@@ -475,6 +724,10 @@ impl<B: Backend> Streamer<B> {
             bufs: Vec::new(),
             band_start: Vec::new(),
             rows: 0,
+            n_dof: 0,
+            n_mult: 0,
+            times: Vec::new(),
+            mesh: Mesh::default(),
             dirty: false,
             last_flush: Instant::now(),
             begun: false,
@@ -514,7 +767,7 @@ impl<B: Backend> Streamer<B> {
     fn push_row(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError> {
         for (i, c) in self.columns.iter().enumerate() {
             let buf = &mut self.bufs[i];
-            buf.push(c.spec.source, rec);
+            buf.push(c, rec);
             if c.row_len() > 0 && buf.len() == c.chunk_rows * c.row_len() {
                 self.backend.write_band(i, self.band_start[i], buf, true)?;
                 self.band_start[i] += c.chunk_rows as u64;
@@ -522,8 +775,16 @@ impl<B: Backend> Streamer<B> {
             }
         }
         self.rows += 1;
+        if self.writes_xdmf() {
+            self.times.push(rec.time);
+        }
         self.dirty = true;
         Ok(())
+    }
+
+    /// Whether the run gets an XDMF side file: it needs `/points`.
+    fn writes_xdmf(&self) -> bool {
+        self.columns.iter().any(|c| c.path == POINTS)
     }
 
     /// Best effort flush for `Drop`: data recorded so far stays readable.
@@ -552,9 +813,15 @@ impl<B: Backend> Recorder for Streamer<B> {
         if self.begun {
             return Err(h5_error(&self.path, "begin called twice"));
         }
-        self.columns = plan_columns(&self.config, info);
+        self.columns = plan_columns(&self.path, &self.config, info)?;
+        super::xdmf::remove_stale(&self.path)?;
+        let fixed = plan_fixed(info);
+        (self.n_dof, self.n_mult) = (info.dof_names.len(), info.multiplier_names.len());
         self.backend
-            .create_layout(&self.columns, info, self.config.compression)?;
+            .create_layout(&self.columns, &fixed, info, self.config.compression)?;
+        if self.writes_xdmf() {
+            self.mesh = info.mesh.clone();
+        }
         self.bufs = self
             .columns
             .iter()
@@ -575,18 +842,34 @@ impl<B: Backend> Recorder for Streamer<B> {
             return Err(h5_error(&self.path, "record after a failed write"));
         }
         for c in &self.columns {
-            if let (Some(n), Some(row)) = (c.width, c.spec.source.row(rec)) {
+            if let (Some(n), Some(row)) = (c.width, c.source.row(rec)) {
                 if row.len() != n {
                     return Err(h5_error(
                         &self.path,
                         format!(
                             "step {}: /{} row has {} values, expected {n}",
                             rec.step,
-                            c.spec.path,
+                            c.path,
                             row.len()
                         ),
                     ));
                 }
+            }
+        }
+        // Gathered datasets pick from /u and /lambda of the sizes `begin` saw.
+        for (name, row, n) in [
+            ("u", rec.u, self.n_dof),
+            ("lambda", rec.lambda, self.n_mult),
+        ] {
+            if row.len() != n {
+                return Err(h5_error(
+                    &self.path,
+                    format!(
+                        "step {}: /{name} row has {} values, expected {n}",
+                        rec.step,
+                        row.len()
+                    ),
+                ));
             }
         }
         let written = self.push_row(rec).and_then(|()| {
@@ -610,7 +893,12 @@ impl<B: Backend> Recorder for Streamer<B> {
             self.write_partial_bands(true)?;
         }
         self.backend
-            .finish(self.rows, &final_attributes(status, t_end_reached))
+            .finish(self.rows, &final_attributes(status, t_end_reached))?;
+        if self.writes_xdmf() {
+            let rows = self.times.len().min(self.rows as usize);
+            super::xdmf::write_beside(&self.path, &self.mesh, &self.times[..rows])?;
+        }
+        Ok(())
     }
 }
 
@@ -677,11 +965,10 @@ impl Drop for Hdf5Recorder {
     }
 }
 
-/// Geometry of one streamed dataset as the rust-hdf5 backend needs it.
+/// One streamed dataset as the rust-hdf5 backend needs it.
 struct RustColumn {
-    width: Option<usize>,
-    chunk_rows: usize,
-    chunk_cols: usize,
+    /// Shape and chunk geometry.
+    geom: Column,
     elem: usize,
     /// The current band is on disk unfiltered (a flush wrote it partial).
     band_raw: bool,
@@ -727,22 +1014,29 @@ impl RustBackend {
         .map_err(|e| h5_error(&path, format!("attribute {name}: {e}")))
     }
 
-    fn write_names(&mut self, full: &str, names: &[String]) -> Result<(), OutputError> {
+    fn write_fixed(&mut self, f: &FixedDataset) -> Result<(), OutputError> {
         let path = self.path.clone();
+        let full = f.path.as_str();
         let err = |e: rust_hdf5::Hdf5Error| h5_error(&path, format!("/{full}: {e}"));
         let w = self.writer()?;
-        if names.is_empty() {
-            // A zero-length contiguous dataset, as h5py writes one.
-            let vlen = DatatypeMessage::VarLenString {
-                padding: 0,
-                charset: 1,
-            };
-            w.create_dataset_typed(full, vlen, &[0]).map_err(err)?;
-        } else {
-            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            w.write_string_dataset(full, &refs).map_err(err)?;
+        let dims: Vec<u64> = f.shape.iter().map(|&d| d as u64).collect();
+        match &f.data {
+            FixedData::F64(v) => w.write_dataset(full, &dims, v).map(drop),
+            FixedData::I64(v) => w.write_dataset(full, &dims, v).map(drop),
+            FixedData::Str(names) if names.is_empty() => {
+                // A zero-length contiguous dataset, as h5py writes one.
+                let vlen = DatatypeMessage::VarLenString {
+                    padding: 0,
+                    charset: 1,
+                };
+                w.create_dataset_typed(full, vlen, &[0]).map(drop)
+            }
+            FixedData::Str(names) => {
+                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                w.write_string_dataset(full, &refs).map(drop)
+            }
         }
-        Ok(())
+        .map_err(err)
     }
 
     /// Makes the superblock say "closed cleanly" so that non-SWMR readers
@@ -778,11 +1072,7 @@ impl RustBackend {
             return Err(h5_error(&path, "file already closed"));
         };
         for (c, &ds) in self.columns.iter().zip(&self.datasets) {
-            let dims = match c.width {
-                Some(n) => vec![rows, n as u64],
-                None => vec![rows],
-            };
-            w.set_extent(ds, &dims)
+            w.set_extent(ds, &c.geom.dims(rows))
                 .map_err(|e| h5_error(&path, format!("set extent: {e}")))?;
         }
         Ok(())
@@ -793,13 +1083,16 @@ impl Backend for RustBackend {
     fn create_layout(
         &mut self,
         columns: &[Column],
+        fixed: &[FixedDataset],
         info: &RunInfo,
         compression: u8,
     ) -> Result<(), OutputError> {
         let path = self.path.clone();
         let err = |what: &str, e: rust_hdf5::Hdf5Error| h5_error(&path, format!("{what}: {e}"));
-        for g in plan_groups(columns) {
-            self.writer()?.create_group("/", g).map_err(|e| err(g, e))?;
+        for g in plan_groups(columns, fixed) {
+            self.writer()?
+                .create_group("/", &g)
+                .map_err(|e| err(&g, e))?;
         }
         for c in columns {
             let pipeline = (compression > 0).then(|| {
@@ -809,36 +1102,28 @@ impl Backend for RustBackend {
                 // Every filter of the pipeline skipped: the chunk is stored raw.
                 self.raw_mask = Some((1u32 << p.filters.len()) - 1);
             }
-            // A zero-width `[steps, 0]` dataset has two unlimited dimensions
-            // (chunk dimensions must be >= 1); it never holds a chunk.
-            let max: Vec<Option<u64>> = match c.width {
-                Some(0) => vec![None, None],
-                Some(n) => vec![None, Some(n as u64)],
-                None => vec![None],
-            };
             // A name with a group component is created inside that group.
             let ds = self
                 .writer()?
                 .create_grid_dataset_with_max(
-                    c.spec.path,
+                    &c.path,
                     hdf5_type(c.dtype()),
                     &c.dims(0),
-                    &max,
+                    &c.max_dims(),
                     &c.chunk(),
                     pipeline,
                 )
-                .map_err(|e| err(c.spec.path, e))?;
+                .map_err(|e| err(&c.path, e))?;
             self.datasets.push(ds);
             self.columns.push(RustColumn {
-                width: c.width,
-                chunk_rows: c.chunk_rows,
-                chunk_cols: c.chunk_cols,
+                geom: c.clone(),
                 elem: c.dtype().size(),
                 band_raw: false,
             });
         }
-        self.write_names(DOF_NAMES, &info.dof_names)?;
-        self.write_names(MULT_NAMES, &info.multiplier_names)?;
+        for f in fixed {
+            self.write_fixed(f)?;
+        }
         for (name, value) in initial_attributes(info) {
             self.set_root_attr(&name, &value)?;
         }
@@ -856,13 +1141,13 @@ impl Backend for RustBackend {
         last: bool,
     ) -> Result<(), OutputError> {
         let c = &mut self.columns[col];
-        let n = c.width.unwrap_or(1);
+        let n = c.geom.row_len();
         if n == 0 {
             return Ok(());
         }
         let ds = self.datasets[col];
         let nrows = data.len() / n;
-        let band = first_row / c.chunk_rows as u64;
+        let band = first_row / c.geom.chunk_rows as u64;
         // A compressed dataset's band that a flush wrote partial is stored
         // unfiltered, and stays so when it completes: its chunks keep their
         // size and address, so the index a reader got at that flush stays
@@ -873,7 +1158,7 @@ impl Backend for RustBackend {
         let Some(w) = self.writer.as_mut() else {
             return Err(h5_error(&self.path, "file already closed"));
         };
-        let (rows, cols, elem) = (c.chunk_rows, c.chunk_cols, c.elem);
+        let (rows, cols, elem) = (c.geom.chunk_rows, c.geom.chunk_cols, c.elem);
         for (tile, c0) in (0..n).step_by(cols).enumerate() {
             let c1 = (c0 + cols).min(n);
             self.scratch.clear();
@@ -882,10 +1167,7 @@ impl Backend for RustBackend {
                 let out = &mut self.scratch[r * cols * elem..];
                 data.write_le(r * n + c0..r * n + c1, out);
             }
-            let coords: Vec<u64> = match c.width {
-                Some(_) => vec![band, tile as u64],
-                None => vec![band],
-            };
+            let coords = c.geom.chunk_coords(band, tile);
             match raw_mask {
                 Some(mask) => w.write_chunk_raw_at(ds, &coords, &self.scratch, mask),
                 None => w.write_chunk_at(ds, &coords, &self.scratch),
@@ -950,7 +1232,8 @@ pub struct Hdf5Run {
     pub constraints: Vec<ConstraintNorms>,
     /// `/newton/*`.
     pub newton: Vec<NewtonStats>,
-    /// Fields present in the file.
+    /// Fields present in the file (`points`, `bodies`, `joints`: when the
+    /// file has `/points`, a `/bodies` or a `/joints` group).
     pub fields: Vec<Field>,
     /// `/dofs/names`.
     pub dof_names: Vec<String>,
@@ -995,11 +1278,13 @@ impl Hdf5Run {
     }
 }
 
-/// Read access to a run file, implemented by each backend's library.
-pub(super) trait RunSource {
+/// Read access to a run file, implemented on each backend's library
+/// ([`Hdf5Reader`], and `Hdf5CReader` with feature `hdf5-c`): whole datasets
+/// by path, e.g. `/mesh/nodes` or `/points`, which [`read_hdf5`] does not cover.
+pub trait RunSource {
     /// File path, for errors.
     fn path(&self) -> &Path;
-    /// Whether the dataset exists.
+    /// Whether the dataset (or a group holding a dataset) exists.
     fn has(&self, ds: &str) -> bool;
     /// Dataset dimensions.
     fn shape(&self, ds: &str) -> Result<Vec<usize>, OutputError>;
@@ -1007,6 +1292,8 @@ pub(super) trait RunSource {
     fn f64s(&self, ds: &str) -> Result<Vec<f64>, OutputError>;
     /// All values of a non-empty unsigned integer dataset.
     fn u64s(&self, ds: &str) -> Result<Vec<u64>, OutputError>;
+    /// All values of a non-empty signed integer dataset.
+    fn i64s(&self, ds: &str) -> Result<Vec<i64>, OutputError>;
     /// All values of a non-empty string dataset.
     fn strings(&self, ds: &str) -> Result<Vec<String>, OutputError>;
     /// Every root attribute.
@@ -1063,13 +1350,7 @@ impl<T: Clone> Raw<T> {
 /// different lengths (a kill during a flush) are cut to the shortest.
 pub fn read_hdf5(path: impl AsRef<Path>) -> Result<Hdf5Run, OutputError> {
     let path = path.as_ref();
-    let file = H5File::open(path).map_err(|e| h5_error(path, e))?;
-    let names = file
-        .dataset_names()
-        .into_iter()
-        .map(|n| n.trim_start_matches('/').to_string())
-        .collect();
-    assemble_run(&RustSource { path, file, names })
+    assemble_run(&Hdf5Reader::open(path)?)
 }
 
 /// Builds an [`Hdf5Run`] from any backend's reader.
@@ -1091,6 +1372,15 @@ pub(super) fn assemble_run(src: &impl RunSource) -> Result<Hdf5Run, OutputError>
             iterations = Some(Raw::read(src, s.path, |d| src.u64s(d))?);
         } else {
             f64s.push((s.source, Raw::read(src, s.path, |d| src.f64s(d))?));
+        }
+    }
+    for (group, f) in [
+        (POINTS, Field::Points),
+        ("bodies", Field::Bodies),
+        ("joints", Field::Joints),
+    ] {
+        if src.has(group) {
+            fields.push(f);
         }
     }
     // A kill during a flush can leave some datasets longer than others.
@@ -1197,33 +1487,53 @@ pub(super) fn assemble_run(src: &impl RunSource) -> Result<Hdf5Run, OutputError>
     Ok(run)
 }
 
-/// [`RunSource`] on `rust-hdf5`.
-struct RustSource<'a> {
-    path: &'a Path,
+/// [`RunSource`] on `rust-hdf5`: reads files of either backend.
+pub struct Hdf5Reader {
+    path: PathBuf,
     file: H5File,
     names: Vec<String>,
 }
 
-impl RustSource<'_> {
+impl Hdf5Reader {
+    /// Opens a file for reading.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, OutputError> {
+        let path = path.as_ref();
+        let file = H5File::open(path).map_err(|e| h5_error(path, e))?;
+        let names = file
+            .dataset_names()
+            .into_iter()
+            .map(|n| n.trim_start_matches('/').to_string())
+            .collect();
+        Ok(Hdf5Reader {
+            path: path.to_path_buf(),
+            file,
+            names,
+        })
+    }
+
     fn dataset(&self, ds: &str) -> Result<rust_hdf5::H5Dataset, OutputError> {
         self.file
             .dataset(ds)
-            .map_err(|e| h5_error(self.path, format!("/{ds}: {e}")))
+            .map_err(|e| h5_error(&self.path, format!("/{ds}: {e}")))
     }
 
     fn err(&self, ds: &str) -> impl Fn(rust_hdf5::Hdf5Error) -> OutputError + '_ {
         let ds = ds.to_string();
-        move |e| h5_error(self.path, format!("/{ds}: {e}"))
+        move |e| h5_error(&self.path, format!("/{ds}: {e}"))
     }
 }
 
-impl RunSource for RustSource<'_> {
+impl RunSource for Hdf5Reader {
     fn path(&self) -> &Path {
-        self.path
+        &self.path
     }
 
     fn has(&self, ds: &str) -> bool {
-        self.names.iter().any(|n| n == ds)
+        // A group exists when a dataset lies below it.
+        self.names.iter().any(|n| {
+            n.strip_prefix(ds)
+                .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+        })
     }
 
     fn shape(&self, ds: &str) -> Result<Vec<usize>, OutputError> {
@@ -1240,6 +1550,12 @@ impl RunSource for RustSource<'_> {
             .map_err(self.err(ds))
     }
 
+    fn i64s(&self, ds: &str) -> Result<Vec<i64>, OutputError> {
+        self.dataset(ds)?
+            .read_numeric_as::<i64>()
+            .map_err(self.err(ds))
+    }
+
     fn strings(&self, ds: &str) -> Result<Vec<String>, OutputError> {
         self.dataset(ds)?.read_strings().map_err(self.err(ds))
     }
@@ -1247,13 +1563,16 @@ impl RunSource for RustSource<'_> {
     fn root_attrs(&self) -> Result<Vec<(String, AttrValue)>, OutputError> {
         // rust-hdf5 reads root attributes only as strings: numbers come from
         // the raw attribute messages.
-        let numeric = read_root_attribute_messages(self.path)?;
-        let names = self.file.attr_names().map_err(|e| h5_error(self.path, e))?;
+        let numeric = read_root_attribute_messages(&self.path)?;
+        let names = self
+            .file
+            .attr_names()
+            .map_err(|e| h5_error(&self.path, e))?;
         names
             .into_iter()
             .map(|name| {
                 let err = |e: &dyn std::fmt::Display| {
-                    h5_error(self.path, format!("attribute {name}: {e}"))
+                    h5_error(&self.path, format!("attribute {name}: {e}"))
                 };
                 let value = match numeric.iter().find(|m| m.name == name) {
                     Some(msg) => numeric_attr(msg)

@@ -11,12 +11,16 @@ mod config;
 mod hdf5_c;
 mod hdf5_rust;
 mod memory;
+mod mesh;
+mod xdmf;
 
 pub use config::{Field, OutputConfig, OutputInterval};
 #[cfg(feature = "hdf5-c")]
-pub use hdf5_c::{read_hdf5_c, Hdf5CRecorder};
-pub use hdf5_rust::{read_hdf5, Hdf5Recorder, Hdf5Run};
+pub use hdf5_c::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
+pub use hdf5_rust::{path_component, read_hdf5, Hdf5Reader, Hdf5Recorder, Hdf5Run, RunSource};
 pub use memory::MemoryRecorder;
+pub use mesh::{CellBlock, Mesh, MeshBody, MeshJoint, MeshPoint};
+pub use xdmf::xdmf_path;
 
 /// A scalar attribute value of the run metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +46,9 @@ pub struct RunInfo {
     pub dof_names: Vec<String>,
     /// One label per column of `/lambda`, e.g. `pin1[0]`.
     pub multiplier_names: Vec<String>,
+    /// Points, elements, bodies and joints of the model (`/mesh`, `/points`,
+    /// `/bodies`, `/joints` and the XDMF side file); empty for none.
+    pub mesh: Mesh,
 }
 
 /// Kinetic, potential and total energy and the work of external loads.
