@@ -113,6 +113,7 @@ impl Simulation {
             dof_names: self.model.dofs.names().to_vec(),
             multiplier_names: self.model.multiplier_names(),
             mesh: Mesh::from_model(&self.model),
+            probe_names: self.model.probes.iter().map(|p| p.name.clone()).collect(),
         })?;
         let mut summary = RunSummary {
             integrator: integrator.name(),

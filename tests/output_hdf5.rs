@@ -142,6 +142,7 @@ fn run_info(n_dof: usize, n_mult: usize) -> RunInfo {
             .map(|i| format!("pin{}[{}]", i / 2, i % 2))
             .collect(),
         mesh: Mesh::default(),
+        probe_names: Vec::new(),
     }
 }
 
@@ -1204,8 +1205,12 @@ fn expected_mesh(mem: &MemoryRecorder, config: &OutputConfig) -> Vec<(String, Ve
                 vec![steps, mesh.dim],
                 Values::F64(pos.collect()),
             ));
-            let angle = mem.u.iter().map(|u| u[b.angle_dof]).collect();
-            out.push((format!("{g}/angle"), vec![steps], Values::F64(angle)));
+            let rot = mem.u.iter().flat_map(|u| b.rotation.iter().map(|&d| u[d]));
+            let (name, shape) = match b.rotation.len() {
+                1 => ("angle", vec![steps]),
+                k => ("orientation", vec![steps, k]),
+            };
+            out.push((format!("{g}/{name}"), shape, Values::F64(rot.collect())));
         }
     }
     if config.has(Field::Joints) {
@@ -1452,12 +1457,15 @@ fn double_pendulum_mesh_bodies_joints_and_xdmf() {
     assert_eq!(refs, [[1.0, 0.0, 0.0], [1.0, -1.0, 0.0]]);
     let dofs: Vec<[Option<usize>; 3]> = mesh.points.iter().map(|p| p.dofs).collect();
     assert_eq!(dofs, [[Some(0), Some(1), None], [Some(3), Some(4), None]]);
-    let bodies: Vec<(&str, usize, usize)> = mesh
+    let bodies: Vec<(&str, usize, &[usize])> = mesh
         .bodies
         .iter()
-        .map(|b| (b.name.as_str(), b.point, b.angle_dof))
+        .map(|b| (b.name.as_str(), b.point, &b.rotation[..]))
         .collect();
-    assert_eq!(bodies, [("pendulum1", 0, 2), ("pendulum2", 1, 5)]);
+    assert_eq!(
+        bodies,
+        [("pendulum1", 0, &[2][..]), ("pendulum2", 1, &[5][..])]
+    );
     assert_eq!(mesh.cells.len(), 1);
     assert_eq!(mesh.cells[0].kind, "revolute");
     assert_eq!(mesh.cells[0].names, ["hinge"]);

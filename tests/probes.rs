@@ -6,7 +6,9 @@ mod common;
 
 use common::model_path;
 use flexmb::model::{apply_sets, load_model_str};
-use flexmb::output::MemoryRecorder;
+use flexmb::output::{
+    AttrValue, Hdf5Reader, Hdf5Recorder, MemoryRecorder, OutputConfig, Recorder, RunSource,
+};
 use flexmb::run::{RunSummary, Simulation};
 
 const PROBES: &str = r#"
@@ -170,4 +172,76 @@ fn bad_probes_are_reported() {
         assert!(e.contains(needle), "{extra}: {e}");
         assert!(e.contains("dp.toml:"), "names the file and line: {e}");
     }
+}
+
+/// Runs the probed double pendulum into an HDF5 file and checks `/probes/*`
+/// and the `probe.<name>.<stat>` root attributes against the in-memory run.
+fn check_hdf5_probes(src: &impl RunSource, s: &RunSummary, rec: &MemoryRecorder) {
+    let attrs = src.root_attrs().unwrap();
+    for (i, (name, sum)) in s.probes.iter().enumerate() {
+        let h = src.f64s(&format!("probes/{name}")).unwrap();
+        let want: Vec<f64> = rec.probes.iter().map(|p| p[i]).collect();
+        assert_eq!(h.len(), want.len(), "{name}");
+        assert!(
+            h.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{name}"
+        );
+        for (stat, x) in sum.fields() {
+            let key = format!("probe.{name}.{stat}");
+            let got = attrs
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone());
+            assert_eq!(got, Some(AttrValue::F64(x)), "{key}");
+        }
+    }
+}
+
+fn hdf5_run(rec_for: impl FnOnce(&std::path::Path) -> Box<dyn Recorder>, tag: &str) {
+    let text = std::fs::read_to_string(model_path("double_pendulum")).unwrap() + PROBES;
+    let text = apply_sets(&text, &["integrator.t_end=1.0".to_string()]).unwrap();
+    let file = load_model_str(&text, "dp.toml").unwrap();
+    let config = file.integrator(&Default::default()).unwrap();
+    let sim = Simulation::new(file.model);
+    let dir = std::env::temp_dir().join(format!("flexmb-probes-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("dp.h5");
+    let mut mem = MemoryRecorder::default();
+    let s = sim
+        .run(&config, &text, &file.output, &mut mem, &mut |_| {})
+        .unwrap();
+    let mut h5 = rec_for(&path);
+    let s2 = sim
+        .run(&config, &text, &file.output, h5.as_mut(), &mut |_| {})
+        .unwrap();
+    drop(h5);
+    assert_eq!(s.probes, s2.probes);
+    match tag {
+        "c" => check_c(&path, &s, &mem),
+        _ => check_hdf5_probes(&Hdf5Reader::open(&path).unwrap(), &s, &mem),
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[cfg(feature = "hdf5-c")]
+fn check_c(path: &std::path::Path, s: &RunSummary, mem: &MemoryRecorder) {
+    check_hdf5_probes(&flexmb::output::Hdf5CReader::open(path).unwrap(), s, mem);
+}
+
+#[cfg(not(feature = "hdf5-c"))]
+fn check_c(_: &std::path::Path, _: &RunSummary, _: &MemoryRecorder) {
+    unreachable!("the C backend is behind the hdf5-c feature")
+}
+
+#[test]
+fn probes_in_hdf5() {
+    hdf5_run(
+        |p| Box::new(Hdf5Recorder::create(p, OutputConfig::default()).unwrap()),
+        "rust",
+    );
+    #[cfg(feature = "hdf5-c")]
+    hdf5_run(
+        |p| Box::new(flexmb::output::Hdf5CRecorder::create(p, OutputConfig::default()).unwrap()),
+        "c",
+    );
 }

@@ -23,7 +23,7 @@ pub enum Field {
     /// `/points`: the coordinates of every mesh point per step (what the
     /// XDMF side file animates).
     Points,
-    /// `/bodies/<name>/position` and `/bodies/<name>/angle`.
+    /// `/bodies/<name>/position` and `/bodies/<name>/angle` (planar) or `orientation` (3-D).
     Bodies,
     /// `/joints/<name>/lambda`.
     Joints,

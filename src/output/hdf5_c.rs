@@ -303,11 +303,7 @@ impl Backend for CBackend {
             .map_err(|e| h5_error(&self.path, format!("flush: {e}")))
     }
 
-    fn finish(
-        &mut self,
-        rows: u64,
-        attrs: &[(&'static str, AttrValue)],
-    ) -> Result<(), OutputError> {
+    fn finish(&mut self, rows: u64, attrs: &[(String, AttrValue)]) -> Result<(), OutputError> {
         self.resize_all(rows)?;
         for (name, value) in attrs {
             self.set_attr(name, value)?;

@@ -28,6 +28,7 @@ use super::{
     AttrValue, ConstraintNorms, Energy, Field, Mesh, NewtonStats, OutputConfig, OutputError,
     Recorder, RunInfo, RunStatus, StepRecord,
 };
+use crate::probe::ProbeSummary;
 
 // ---------------------------------------------------------------------------
 // Layout shared by both backends
@@ -111,6 +112,8 @@ pub(super) enum Source {
     GatherU,
     /// Values picked from `/lambda` ([`Column::picks`]).
     GatherLambda,
+    /// Values picked from the probe values ([`Column::picks`]).
+    GatherProbes,
 }
 
 /// One value of a gathered row.
@@ -201,6 +204,7 @@ impl Source {
         match self {
             Source::GatherU => Some(rec.u),
             Source::GatherLambda => Some(rec.lambda),
+            Source::GatherProbes => Some(rec.probes),
             _ => None,
         }
     }
@@ -217,7 +221,7 @@ impl Source {
             Source::CAcceleration => rec.constraints.acceleration,
             Source::Residual => rec.newton.residual,
             Source::Step | Source::Iterations | Source::U | Source::V | Source::A => 0.0,
-            Source::Lambda | Source::GatherU | Source::GatherLambda => 0.0,
+            Source::Lambda | Source::GatherU | Source::GatherLambda | Source::GatherProbes => 0.0,
         }
     }
 }
@@ -422,12 +426,16 @@ pub(super) fn plan_columns(
                 Some(n),
                 1,
             ));
-            let angle = vec![Pick::Column(b.angle_dof)];
+            let rot: Vec<Pick> = b.rotation.iter().copied().map(Pick::Column).collect();
+            let (name, width) = match rot.len() {
+                1 => ("angle", None),
+                k => ("orientation", Some(k)),
+            };
             columns.push(column(
-                format!("{g}/angle"),
+                format!("{g}/{name}"),
                 Source::GatherU,
-                angle,
-                None,
+                rot,
+                width,
                 1,
             ));
         }
@@ -438,6 +446,16 @@ pub(super) fn plan_columns(
             let g = format!("joints/{}/lambda", path_component(&j.name));
             columns.push(column(g, Source::GatherLambda, picks, Some(j.rows), 1));
         }
+    }
+    for (i, name) in info.probe_names.iter().enumerate() {
+        let g = format!("probes/{}", path_component(name));
+        columns.push(column(
+            g,
+            Source::GatherProbes,
+            vec![Pick::Column(i)],
+            None,
+            1,
+        ));
     }
     for c in &columns {
         let len = match c.source {
@@ -562,20 +580,32 @@ pub(super) fn initial_attributes(info: &RunInfo) -> Vec<(String, AttrValue)> {
     attrs
 }
 
-/// The root attributes rewritten at `finish`.
+/// The root attributes written at `finish`: status, failure reason, time
+/// reached and `probe.<name>.<min|max|max_abs|t_max_abs|final>` of each probe
+/// over the recorded steps.
 pub(super) fn final_attributes(
     status: &RunStatus,
     t_end_reached: f64,
-) -> [(&'static str, AttrValue); 3] {
+    probes: &[(String, ProbeSummary)],
+) -> Vec<(String, AttrValue)> {
     let (status, reason) = match status {
         RunStatus::Completed => ("completed", String::new()),
         RunStatus::Failed { reason } => ("failed", reason.clone()),
     };
-    [
-        (attr::STATUS, AttrValue::Str(status.into())),
-        (attr::FAILURE_REASON, AttrValue::Str(reason)),
-        (attr::T_END_REACHED, AttrValue::F64(t_end_reached)),
-    ]
+    let mut attrs = vec![
+        (attr::STATUS.to_string(), AttrValue::Str(status.into())),
+        (attr::FAILURE_REASON.to_string(), AttrValue::Str(reason)),
+        (
+            attr::T_END_REACHED.to_string(),
+            AttrValue::F64(t_end_reached),
+        ),
+    ];
+    for (name, s) in probes {
+        for (stat, x) in s.fields() {
+            attrs.push((format!("probe.{name}.{stat}"), AttrValue::F64(x)));
+        }
+    }
+    attrs
 }
 
 /// An [`OutputError::Hdf5`] for `path`.
@@ -675,8 +705,7 @@ pub(super) trait Backend {
     /// Sets every streamed dataset to `rows` rows and makes the file durable.
     fn flush(&mut self, rows: u64) -> Result<(), OutputError>;
     /// Sets the extents, writes the final attributes and closes the file.
-    fn finish(&mut self, rows: u64, attrs: &[(&'static str, AttrValue)])
-        -> Result<(), OutputError>;
+    fn finish(&mut self, rows: u64, attrs: &[(String, AttrValue)]) -> Result<(), OutputError>;
 }
 
 /// The backend-independent [`Recorder`] logic: per-column buffers of the
@@ -700,6 +729,8 @@ pub(super) struct Streamer<B: Backend> {
     times: Vec<f64>,
     /// The run's mesh, for the XDMF side file.
     mesh: Mesh,
+    /// Summaries of the probes over the recorded rows (root attributes at `finish`).
+    probes: Vec<(String, ProbeSummary)>,
     /// Rows were recorded since the last flush.
     dirty: bool,
     last_flush: Instant,
@@ -727,6 +758,7 @@ impl<B: Backend> Streamer<B> {
             n_dof: 0,
             n_mult: 0,
             times: Vec::new(),
+            probes: Vec::new(),
             mesh: Mesh::default(),
             dirty: false,
             last_flush: Instant::now(),
@@ -778,6 +810,9 @@ impl<B: Backend> Streamer<B> {
         if self.writes_xdmf() {
             self.times.push(rec.time);
         }
+        for ((_, s), &x) in self.probes.iter_mut().zip(rec.probes) {
+            s.add(rec.time, x);
+        }
         self.dirty = true;
         Ok(())
     }
@@ -822,6 +857,11 @@ impl<B: Backend> Recorder for Streamer<B> {
         if self.writes_xdmf() {
             self.mesh = info.mesh.clone();
         }
+        self.probes = info
+            .probe_names
+            .iter()
+            .map(|n| (n.clone(), ProbeSummary::default()))
+            .collect();
         self.bufs = self
             .columns
             .iter()
@@ -892,8 +932,8 @@ impl<B: Backend> Recorder for Streamer<B> {
         if !self.poisoned {
             self.write_partial_bands(true)?;
         }
-        self.backend
-            .finish(self.rows, &final_attributes(status, t_end_reached))?;
+        let attrs = final_attributes(status, t_end_reached, &self.probes);
+        self.backend.finish(self.rows, &attrs)?;
         if self.writes_xdmf() {
             let rows = self.times.len().min(self.rows as usize);
             super::xdmf::write_beside(&self.path, &self.mesh, &self.times[..rows])?;
@@ -1186,11 +1226,7 @@ impl Backend for RustBackend {
         self.clear_swmr_flags()
     }
 
-    fn finish(
-        &mut self,
-        rows: u64,
-        attrs: &[(&'static str, AttrValue)],
-    ) -> Result<(), OutputError> {
+    fn finish(&mut self, rows: u64, attrs: &[(String, AttrValue)]) -> Result<(), OutputError> {
         self.set_extents(rows)?;
         for (name, value) in attrs {
             self.set_root_attr(name, value)?;

@@ -52,8 +52,9 @@ pub struct MeshBody {
     pub name: String,
     /// Index of its reference point in [`Mesh::points`].
     pub point: usize,
-    /// Column of `/u` holding its rotation angle (planar bodies).
-    pub angle_dof: usize,
+    /// Columns of `/u` holding its rotation: the angle of a planar body, or
+    /// the four Euler parameters of a 3-D body.
+    pub rotation: Vec<usize>,
 }
 
 /// A joint and its rows of `/lambda`.
@@ -103,7 +104,7 @@ impl Mesh {
                 reference: [0.0; 3],
                 dofs: [None; 3],
             };
-            let mut angle = None;
+            let mut rotation = Vec::new();
             for d in range {
                 match model.dofs.kind(d) {
                     DofKind::Translation(a) => {
@@ -111,18 +112,18 @@ impl Mesh {
                         p.reference[a as usize] = model.u0[d];
                         owner[d] = Some(points.len());
                     }
-                    DofKind::Rotation => angle = Some(d),
+                    DofKind::Rotation | DofKind::EulerParameter(_) => rotation.push(d),
                     DofKind::Slope(_) => {}
                 }
             }
             if p.dofs.iter().all(Option::is_none) {
                 continue;
             }
-            if let Some(angle_dof) = angle {
+            if !rotation.is_empty() {
                 bodies.push(MeshBody {
                     name: name.to_string(),
                     point: points.len(),
-                    angle_dof,
+                    rotation,
                 });
             }
             points.push(p);

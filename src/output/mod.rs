@@ -49,6 +49,8 @@ pub struct RunInfo {
     /// Points, elements, bodies and joints of the model (`/mesh`, `/points`,
     /// `/bodies`, `/joints` and the XDMF side file); empty for none.
     pub mesh: Mesh,
+    /// Probe names (`/probes/<name>`), in the order of [`StepRecord::probes`].
+    pub probe_names: Vec<String>,
 }
 
 /// Kinetic, potential and total energy and the work of external loads.
