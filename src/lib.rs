@@ -29,6 +29,7 @@ pub mod linalg;
 pub mod load;
 pub mod model;
 pub mod output;
+pub mod plot;
 pub mod probe;
 pub mod rotation;
 pub mod run;

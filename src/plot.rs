@@ -1,0 +1,230 @@
+//! PNG charts for `flexmb plot` (issue #4): probe time histories from a run's
+//! HDF5 file, and a summary-table column against a parameter, one curve per
+//! value of a grouping parameter. Drawn with plotters; text uses the bundled
+//! DejaVu Sans (`assets/fonts`), so no system fonts are needed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+
+use crate::output::{Hdf5Reader, RunSource};
+
+/// A plotting error, with what was being read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// Reading the input failed or it lacks what was asked for.
+    #[error("{path}: {message}")]
+    Input {
+        /// Input file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Drawing or writing the image failed.
+    #[error("{path}: cannot draw the chart: {message}")]
+    Draw {
+        /// Output file.
+        path: String,
+        /// Library message.
+        message: String,
+    },
+}
+
+/// One curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend entry.
+    pub label: String,
+    /// (x, y) points, drawn in order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A line chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// Title.
+    pub title: String,
+    /// x-axis label (with units).
+    pub x_label: String,
+    /// y-axis label (with units).
+    pub y_label: String,
+    /// Curves.
+    pub series: Vec<Series>,
+}
+
+fn input_err(path: &Path, message: impl std::fmt::Display) -> PlotError {
+    PlotError::Input {
+        path: path.display().to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// Time histories of the named probes (`/time`, `/probes/<name>`) of a run file.
+pub fn probe_chart(h5: &Path, probes: &[String], y_label: &str) -> Result<Chart, PlotError> {
+    let file = Hdf5Reader::open(h5).map_err(|e| input_err(h5, e))?;
+    let time = file.f64s("time").map_err(|e| input_err(h5, e))?;
+    let mut series = Vec::new();
+    for name in probes {
+        let ds = format!("probes/{}", crate::output::path_component(name));
+        if !file.has(&ds) {
+            return Err(input_err(
+                h5,
+                format!("no probe named '{name}' (dataset /{ds})"),
+            ));
+        }
+        let y = file.f64s(&ds).map_err(|e| input_err(h5, e))?;
+        series.push(Series {
+            label: name.clone(),
+            points: time.iter().copied().zip(y).collect(),
+        });
+    }
+    Ok(Chart {
+        title: h5
+            .file_name()
+            .map_or(String::new(), |f| f.to_string_lossy().into_owned()),
+        x_label: "t (s)".into(),
+        y_label: y_label.into(),
+        series,
+    })
+}
+
+/// Column `y` against column `x` of a CSV table (a batch `summary.csv`), one
+/// curve per distinct value of `group` (sorted by x). Rows whose x or y is not
+/// a number (a failed case) are left out.
+pub fn table_chart(
+    csv_path: &Path,
+    x: &str,
+    y: &str,
+    group: Option<&str>,
+    labels: (&str, &str),
+) -> Result<Chart, PlotError> {
+    let mut reader = csv::Reader::from_path(csv_path).map_err(|e| input_err(csv_path, e))?;
+    let headers = reader
+        .headers()
+        .map_err(|e| input_err(csv_path, e))?
+        .clone();
+    let col = |name: &str| {
+        headers.iter().position(|h| h == name).ok_or_else(|| {
+            let known: Vec<&str> = headers.iter().collect();
+            input_err(
+                csv_path,
+                format!("no column '{name}' (columns: {})", known.join(", ")),
+            )
+        })
+    };
+    let (cx, cy) = (col(x)?, col(y)?);
+    let cg = group.map(col).transpose()?;
+    let mut curves: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for row in reader.records() {
+        let row = row.map_err(|e| input_err(csv_path, e))?;
+        let num = |c: usize| row.get(c).and_then(|s| s.trim().parse::<f64>().ok());
+        if let (Some(xv), Some(yv)) = (num(cx), num(cy)) {
+            let key = cg.map_or(String::new(), |c| {
+                format!(
+                    "{} = {}",
+                    group.unwrap_or_default(),
+                    row.get(c).unwrap_or_default()
+                )
+            });
+            curves.entry(key).or_default().push((xv, yv));
+        }
+    }
+    if curves.is_empty() {
+        return Err(input_err(
+            csv_path,
+            format!("no row has numbers in both '{x}' and '{y}'"),
+        ));
+    }
+    let series = curves
+        .into_iter()
+        .map(|(label, mut points)| {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series {
+                label: if label.is_empty() {
+                    y.to_string()
+                } else {
+                    label
+                },
+                points,
+            }
+        })
+        .collect();
+    Ok(Chart {
+        title: format!("{y} vs {x}"),
+        x_label: labels.0.into(),
+        y_label: labels.1.into(),
+        series,
+    })
+}
+
+fn register_bundled_font() {
+    static FONT: std::sync::Once = std::sync::Once::new();
+    FONT.call_once(|| {
+        let bytes: &'static [u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
+        // The bundled font is valid TrueType; registration only fails on a corrupt file.
+        let _ = register_font("sans-serif", FontStyle::Normal, bytes);
+    });
+}
+
+/// Range of `v` padded by 5 % (a unit range around a single value).
+fn padded(v: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
+    let (lo, hi) = v.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+        (l.min(x), h.max(x))
+    });
+    if !lo.is_finite() || !hi.is_finite() {
+        return 0.0..1.0;
+    }
+    let pad = if hi > lo {
+        0.05 * (hi - lo)
+    } else {
+        0.5 * lo.abs().max(1.0)
+    };
+    lo - pad..hi + pad
+}
+
+/// Draws `chart` into a PNG of `size` pixels.
+pub fn draw_png(chart: &Chart, path: &Path, size: (u32, u32)) -> Result<(), PlotError> {
+    register_bundled_font();
+    let draw_err = |e: &dyn std::fmt::Display| PlotError::Draw {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let points = || chart.series.iter().flat_map(|s| s.points.iter());
+    let (xr, yr) = (padded(points().map(|p| p.0)), padded(points().map(|p| p.1)));
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| draw_err(&e))?;
+    let mut ctx = ChartBuilder::on(&root)
+        .caption(&chart.title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(xr, yr)
+        .map_err(|e| draw_err(&e))?;
+    ctx.configure_mesh()
+        .x_desc(&chart.x_label)
+        .y_desc(&chart.y_label)
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(|e| draw_err(&e))?;
+    for (i, s) in chart.series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let style = ShapeStyle::from(color).stroke_width(2);
+        ctx.draw_series(LineSeries::new(s.points.iter().copied(), style))
+            .map_err(|e| draw_err(&e))?
+            .label(&s.label)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
+        if s.points.len() <= 50 {
+            ctx.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(|e| draw_err(&e))?;
+        }
+    }
+    ctx.configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(|e| draw_err(&e))?;
+    root.present().map_err(|e| draw_err(&e))
+}
