@@ -22,6 +22,7 @@
 //! ```
 
 pub mod assembly;
+pub mod batch;
 pub mod element;
 pub mod integrate;
 pub mod joint;
