@@ -31,8 +31,7 @@ fn parse(text: &str) -> Sweep {
 
 fn error(text: &str) -> String {
     Sweep::from_str(text, "test.toml", &sweeps())
-        .err()
-        .expect("the sweep is rejected")
+        .expect_err("the sweep is rejected")
         .to_string()
 }
 
