@@ -5,7 +5,8 @@
 //! residuals); integrators ([`integrate`]) see only those operators and solve
 //! each Newton step's saddle-point system with [`linalg::SaddlePointSolver`];
 //! [`run::Simulation`] drives the time loop and streams to a recorder
-//! ([`output`], HDF5).
+//! ([`output`], HDF5); [`batch`] runs parameter sweeps of a model file in
+//! parallel (`flexmb batch`).
 //!
 //! ```no_run
 //! use flexmb::model::load_model_file;
@@ -22,6 +23,7 @@
 //! ```
 
 pub mod assembly;
+pub mod batch;
 pub mod element;
 pub mod integrate;
 pub mod joint;

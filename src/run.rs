@@ -1,15 +1,32 @@
 //! The time loop: start, step, record, summarize.
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::assembly::Assembler;
 use crate::integrate::{Integrator, IntegratorConfig, State, StepError, System};
 use crate::model::Model;
 use crate::output::{
-    Mesh, NewtonStats, OutputConfig, OutputError, OutputInterval, Recorder, RunInfo, RunStatus,
-    StepRecord,
+    Hdf5Recorder, Mesh, NewtonStats, NullRecorder, OutputConfig, OutputError, OutputInterval,
+    Recorder, RunInfo, RunStatus, StepRecord,
 };
 use crate::probe::ProbeSummary;
+
+/// Why [`Simulation::run_to_file`] could not write its output.
+#[derive(Debug, thiserror::Error)]
+pub enum RunFileError {
+    /// The HDF5 file could not be created.
+    #[error("cannot create {}: {source}", .path.display())]
+    Create {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: OutputError,
+    },
+    /// Writing the output failed during the run.
+    #[error("output: {0}")]
+    Output(#[from] OutputError),
+}
 
 /// What a run did.
 #[derive(Debug, Clone)]
@@ -277,6 +294,29 @@ impl Simulation {
         };
         recorder.finish(&status, state.t)?;
         Ok(summary)
+    }
+
+    /// [`Simulation::run`] recording into a new HDF5 file at `path` (the
+    /// default backend, [`Hdf5Recorder`]), or nowhere when `path` is `None`:
+    /// what `flexmb run [-o FILE]` and every case of `flexmb batch` do.
+    pub fn run_to_file(
+        &self,
+        config: &IntegratorConfig,
+        model_text: &str,
+        output: &OutputConfig,
+        path: Option<&Path>,
+        progress: &mut dyn FnMut(&State),
+    ) -> Result<RunSummary, RunFileError> {
+        let mut recorder: Box<dyn Recorder> = match path {
+            Some(path) => Box::new(Hdf5Recorder::create(path, output.clone()).map_err(
+                |source| RunFileError::Create {
+                    path: path.to_path_buf(),
+                    source,
+                },
+            )?),
+            None => Box::new(NullRecorder),
+        };
+        Ok(self.run(config, model_text, output, recorder.as_mut(), progress)?)
     }
 
     fn fail_at_start(

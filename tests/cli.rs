@@ -319,3 +319,90 @@ fn set_overrides_model_values() {
         assert!(text(&o).contains("error"), "{bad}: {}", text(&o));
     }
 }
+
+/// `flexmb batch` on the smoke sweep: one line per case, the summary and one
+/// HDF5 file per case; a shard writes its own summary; bad input exits 2.
+#[test]
+fn batch_runs_the_smoke_sweep() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli/batch_smoke");
+    let _ = std::fs::remove_dir_all(&out);
+    let sweep = "models/sweeps/slider_crank_smoke.toml";
+    let o = flexmb(&[
+        "batch",
+        sweep,
+        "--out",
+        out.to_str().unwrap(),
+        "--jobs",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        stdout.matches(": completed | steps 200").count(),
+        4,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("4 cases: 4 completed, 0 failed"),
+        "{stdout}"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let rows: Vec<&str> = summary.lines().skip(1).collect();
+    assert_eq!(rows.len(), 4, "{summary}");
+    for row in rows {
+        let id = row.split(',').next().unwrap();
+        let h = read_hdf5(out.join(format!("{id}.h5"))).unwrap();
+        assert_eq!(h.status, "completed");
+        assert!(row.contains(",completed,,200,"), "{row}");
+    }
+
+    let o = flexmb(&[
+        "batch",
+        sweep,
+        "--out",
+        out.to_str().unwrap(),
+        "--shard",
+        "1/3",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let shard = std::fs::read_to_string(out.join("summary-1-of-3.csv")).unwrap();
+    assert_eq!(shard.lines().count(), 2, "case 1 only: {shard}");
+
+    for bad in [vec!["--shard", "3/3"], vec!["--jobs", "x"]] {
+        let mut args = vec!["batch", sweep];
+        args.extend(&bad);
+        let o = flexmb(&args);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o));
+    }
+    let failing = model_file(
+        "failing_sweep.toml",
+        &format!(
+            "base = \"{}/models/slider_crank_flexible.toml\"\n[set]\nintegrator.t_end = 1e-4\n\
+             [parameters]\ngenerator.elements = [2, -1]\n",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    );
+    let fail_out = out.join("failing");
+    let o = flexmb(&[
+        "batch",
+        failing.to_str().unwrap(),
+        "--out",
+        fail_out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(6), "{}", text(&o));
+    assert!(
+        text(&o).contains("2 cases: 1 completed, 1 failed"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains(": FAILED: "), "{}", text(&o));
+    let bad = model_file("bad_sweep.toml", "base = \"nowhere.toml\"\n");
+    let o = flexmb(&["batch", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("bad_sweep.toml:1: cannot read the base model"),
+        "{}",
+        text(&o)
+    );
+}

@@ -1,4 +1,5 @@
-//! The `flexmb` command line: `run` a model file, `check` it.
+//! The `flexmb` command line: `run` a model file, `check` it, solve its `static`
+//! equilibrium, or `batch`-run a parameter sweep.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -7,9 +8,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use flexmb::batch::{run_batch, summary_file_name, BatchOptions, Shard, Sweep};
 use flexmb::integrate::{IntegratorSpec, StepError};
-use flexmb::model::{apply_sets, load_model_file, load_model_str, ModelFile};
-use flexmb::output::{Hdf5Recorder, NullRecorder, Recorder};
+use flexmb::model::{load_model_with_sets, ModelFile};
 use flexmb::run::{step_count, Simulation};
 
 /// Exit code of a model-file or command-line error.
@@ -20,6 +21,8 @@ const EXIT_NEWTON: u8 = 3;
 const EXIT_SINGULAR: u8 = 4;
 /// Exit code when the output file cannot be written.
 const EXIT_OUTPUT: u8 = 5;
+/// Exit code of a batch in which some case failed.
+const EXIT_CASE_FAILED: u8 = 6;
 
 /// Rigid and flexible multibody dynamics by the finite element method.
 #[derive(Parser)]
@@ -38,6 +41,26 @@ enum Command {
     Check(CheckArgs),
     /// Static equilibrium under the model's loads and gravity (load-stepped Newton).
     Static(StaticArgs),
+    /// Run a parameter sweep in parallel: one HDF5 file per case and a summary.csv (docs/batch.md).
+    Batch(BatchArgs),
+}
+
+#[derive(Args)]
+struct BatchArgs {
+    /// Sweep file (TOML, see docs/batch.md).
+    sweep: PathBuf,
+    /// Output folder (default: `batch-<sweep file stem>`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Worker threads, one case per thread (default: all cores).
+    #[arg(long, default_value_t = 0)]
+    jobs: usize,
+    /// Run only shard I of N (0-based): the cases k with k mod N = I.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<Shard>,
+    /// No progress bar and no per-case lines.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -141,22 +164,108 @@ fn main() -> ExitCode {
         Command::Run(args) => run(&args),
         Command::Check(args) => check(&args),
         Command::Static(args) => statics(&args),
+        Command::Batch(args) => batch(&args),
+    }
+}
+
+/// A progress bar on stderr with `template`, hidden when `quiet` or when
+/// stderr is not a terminal.
+fn progress_bar(total: u64, quiet: bool, template: &'static str) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(template)
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+fn batch(args: &BatchArgs) -> ExitCode {
+    let sweep = match Sweep::from_file(&args.sweep) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let shard = args.shard.unwrap_or(Shard::ALL);
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stem = args.sweep.file_stem().unwrap_or_default().to_string_lossy();
+        PathBuf::from(format!("batch-{stem}"))
+    });
+    let selected = sweep
+        .cases
+        .iter()
+        .filter(|c| shard.contains(c.index))
+        .count();
+    if !args.quiet {
+        eprintln!(
+            "{}: {} cases, shard {shard}: {selected} cases, {} threads, output in {}",
+            sweep.file,
+            sweep.cases.len(),
+            if args.jobs == 0 {
+                rayon::current_num_threads()
+            } else {
+                args.jobs
+            },
+            out.display()
+        );
+    }
+    let bar = progress_bar(
+        selected as u64,
+        args.quiet,
+        "{elapsed_precise} [{bar:40}] {pos}/{len} cases  ETA {eta}",
+    );
+    let on_finish = |r: &flexmb::batch::CaseResult| {
+        if !args.quiet {
+            if bar.is_hidden() {
+                println!("{}", r.line());
+            } else {
+                bar.println(r.line());
+            }
+        }
+        bar.inc(1);
+    };
+    let opts = BatchOptions {
+        out: out.clone(),
+        jobs: args.jobs,
+        shard,
+    };
+    let results = match run_batch(&sweep, &opts, &on_finish) {
+        Ok(r) => r,
+        Err(e) => {
+            bar.abandon();
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_OUTPUT);
+        }
+    };
+    bar.finish_and_clear();
+    let failed = results.iter().filter(|r| r.failure.is_some()).count();
+    println!(
+        "{} cases: {} completed, {failed} failed; summary: {}",
+        results.len(),
+        results.len() - failed,
+        out.join(summary_file_name(shard)).display()
+    );
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_CASE_FAILED)
     }
 }
 
 fn load(path: &Path, sets: &[String]) -> Result<ModelFile, ExitCode> {
-    let fail = |message: String| {
-        eprintln!("error: {message}");
-        ExitCode::from(EXIT_USAGE)
-    };
-    if sets.is_empty() {
-        return load_model_file(path).map_err(|e| fail(e.to_string()));
-    }
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| fail(format!("{name}: cannot read the model file: {e}")))?;
-    let text = apply_sets(&text, sets).map_err(|e| fail(format!("{name}: {e}")))?;
-    load_model_str(&text, &format!("{name} (with --set)")).map_err(|e| fail(e.to_string()))
+    std::fs::read_to_string(path)
+        .map_err(|e| format!("{name}: cannot read the model file: {e}"))
+        .and_then(|text| load_model_with_sets(&text, &name, sets).map_err(|e| e.to_string()))
+        .map_err(|message| {
+            eprintln!("error: {message}");
+            ExitCode::from(EXIT_USAGE)
+        })
 }
 
 fn run(args: &RunArgs) -> ExitCode {
@@ -172,30 +281,12 @@ fn run(args: &RunArgs) -> ExitCode {
         }
     };
     let sim = Simulation::new(file.model);
-    let mut recorder: Box<dyn Recorder> = match &args.output {
-        Some(path) => match Hdf5Recorder::create(path, file.output.clone()) {
-            Ok(r) => Box::new(r),
-            Err(e) => {
-                eprintln!("error: cannot create {}: {e}", path.display());
-                return ExitCode::from(EXIT_OUTPUT);
-            }
-        },
-        None => Box::new(NullRecorder),
-    };
     let total = step_count(config.t_end, config.dt);
-    let bar = if args.quiet || !std::io::stderr().is_terminal() {
-        ProgressBar::hidden()
-    } else {
-        let bar = ProgressBar::new(total);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:40}] {pos}/{len} steps  t = {msg}  ETA {eta}",
-            )
-            .expect("static template")
-            .progress_chars("=> "),
-        );
-        bar
-    };
+    let bar = progress_bar(
+        total,
+        args.quiet,
+        "{elapsed_precise} [{bar:40}] {pos}/{len} steps  t = {msg}  ETA {eta}",
+    );
     let mut progress = |s: &flexmb::integrate::State| {
         if s.step.is_multiple_of(64) {
             bar.set_position(s.step);
@@ -211,17 +302,17 @@ fn run(args: &RunArgs) -> ExitCode {
             config.label()
         );
     }
-    let summary = match sim.run(
+    let summary = match sim.run_to_file(
         &config,
         &file.text,
         &file.output,
-        recorder.as_mut(),
+        args.output.as_deref(),
         &mut progress,
     ) {
         Ok(s) => s,
         Err(e) => {
             bar.abandon();
-            eprintln!("error: output: {e}");
+            eprintln!("error: {e}");
             return ExitCode::from(EXIT_OUTPUT);
         }
     };

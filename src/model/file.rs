@@ -857,6 +857,25 @@ impl ModelFile {
     }
 }
 
+/// Builds a model from TOML `text` after applying the `--set` assignments
+/// `sets` ([`apply_sets`]); `file` names it in messages (suffixed
+/// ` (with --set)` when `sets` is not empty).
+pub fn load_model_with_sets(
+    text: &str,
+    file: &str,
+    sets: &[String],
+) -> Result<ModelFile, ModelError> {
+    if sets.is_empty() {
+        return load_model_str(text, file);
+    }
+    let text = apply_sets(text, sets).map_err(|message| ModelError {
+        file: file.to_string(),
+        line: None,
+        message,
+    })?;
+    load_model_str(&text, &format!("{file} (with --set)"))
+}
+
 /// Applies `KEY.PATH=VALUE` assignments (the CLI's `--set`) to a model file's
 /// TOML text and returns the new text: `VALUE` is read as a TOML value
 /// (`16`, `1e-5`, `"midpoint"`, `[0.0, 1.0]`), else as a string; missing

@@ -12,7 +12,9 @@ mod spec;
 
 pub use builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget};
 pub use dof::{DofKind, DofMap};
-pub use file::{apply_sets, load_model_file, load_model_str, ModelError, ModelFile};
+pub use file::{
+    apply_sets, load_model_file, load_model_str, load_model_with_sets, ModelError, ModelFile,
+};
 pub use generate::{hanging_truss_chain, slider_crank_flexible, SliderCrankParams};
 pub use spec::ModelSpec;
 

@@ -1,0 +1,269 @@
+//! Sweep files: a base model and the `--set` values to vary, expanded into
+//! cases with stable ids (format in `docs/batch.md`).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::{Spanned, Table, Value};
+
+use crate::model::ModelError;
+
+/// The file as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SweepSpec {
+    base: Spanned<String>,
+    #[serde(default)]
+    set: Option<Spanned<Table>>,
+    #[serde(default)]
+    parameters: Option<Spanned<Table>>,
+    #[serde(default)]
+    case: Vec<Spanned<Table>>,
+}
+
+/// One case of a sweep: the `--set` values it applies on top of the base model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// Position in the expansion (0-based); decides the shard.
+    pub index: usize,
+    /// Stable id, also the name of its HDF5 file (see [`case_id`]).
+    pub id: String,
+    /// `(key, value)` pairs in the sweep's key order.
+    pub values: Vec<(String, Value)>,
+}
+
+impl Case {
+    /// The value of `key`, if this case sets it.
+    pub fn value(&self, key: &str) -> Option<&Value> {
+        self.values.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+/// An expanded sweep.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    /// The sweep file name (for messages).
+    pub file: String,
+    /// The base model file, resolved against the sweep file's folder.
+    pub base: PathBuf,
+    /// The base model's text.
+    pub base_text: String,
+    /// `[set]`: values applied to every case before its own (not part of the ids).
+    pub fixed: Vec<(String, Value)>,
+    /// Every parameter key, in order of first appearance.
+    pub keys: Vec<String>,
+    /// The cases, in expansion order.
+    pub cases: Vec<Case>,
+}
+
+impl Sweep {
+    /// Reads a sweep file and its base model.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Sweep, ModelError> {
+        let path = path.as_ref();
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ModelError {
+            file: file.clone(),
+            line: None,
+            message: format!("cannot read the sweep file: {e}"),
+        })?;
+        Sweep::from_str(&text, &file, path.parent().unwrap_or(Path::new("")))
+    }
+
+    /// Parses sweep text; `file` names it in messages and `dir` is the folder
+    /// the `base` path is relative to.
+    pub fn from_str(text: &str, file: &str, dir: &Path) -> Result<Sweep, ModelError> {
+        let error = |offset: Option<usize>, message: String| ModelError {
+            file: file.to_string(),
+            line: offset.map(|o| text[..o.min(text.len())].matches('\n').count() + 1),
+            message,
+        };
+        let spec: SweepSpec = toml::from_str(text)
+            .map_err(|e| error(e.span().map(|s| s.start), e.message().trim().to_string()))?;
+        let base = dir.join(spec.base.get_ref());
+        let base_text = std::fs::read_to_string(&base).map_err(|e| {
+            error(
+                Some(spec.base.span().start),
+                format!("cannot read the base model {}: {e}", base.display()),
+            )
+        })?;
+        let fixed = match &spec.set {
+            Some(t) => flatten(t.get_ref()),
+            None => Vec::new(),
+        };
+        let (keys, values) =
+            match (&spec.parameters, spec.case.is_empty()) {
+                (Some(p), true) => {
+                    let lists = flatten(p.get_ref());
+                    let mut ranges = Vec::with_capacity(lists.len());
+                    for (key, list) in &lists {
+                        match list {
+                            Value::Array(a) if !a.is_empty() => ranges.push(a.as_slice()),
+                            _ => {
+                                return Err(error(
+                                    Some(p.span().start),
+                                    format!(
+                                        "[parameters] '{key}': expected a non-empty list of values"
+                                    ),
+                                ))
+                            }
+                        }
+                    }
+                    let keys: Vec<String> = lists.iter().map(|(k, _)| k.clone()).collect();
+                    let values = cartesian(&ranges)
+                        .into_iter()
+                        .map(|row| keys.iter().cloned().zip(row).collect())
+                        .collect();
+                    (keys, values)
+                }
+                (None, false) => {
+                    let values: Vec<Vec<(String, Value)>> =
+                        spec.case.iter().map(|c| flatten(c.get_ref())).collect();
+                    let mut keys: Vec<String> = Vec::new();
+                    for (key, _) in values.iter().flatten() {
+                        if !keys.contains(key) {
+                            keys.push(key.clone());
+                        }
+                    }
+                    (keys, values)
+                }
+                (Some(p), false) => return Err(error(
+                    Some(p.span().start),
+                    "give either [parameters] (a cartesian product) or [[case]] tables, not both"
+                        .into(),
+                )),
+                (None, true) => {
+                    return Err(error(
+                        None,
+                        "no cases: give [parameters] (lists of values) or [[case]] tables".into(),
+                    ))
+                }
+            };
+        let mut cases: Vec<Case> = Vec::with_capacity(values.len());
+        for (index, values) in values.into_iter().enumerate() {
+            let id = case_id(&values);
+            if let Some(other) = cases.iter().find(|c| c.id == id) {
+                let at = spec.case.get(index).map(|c| c.span().start);
+                return Err(error(
+                    at,
+                    format!(
+                        "case {} repeats case {} (id {id}): every case must differ",
+                        index + 1,
+                        other.index + 1
+                    ),
+                ));
+            }
+            cases.push(Case { index, id, values });
+        }
+        Ok(Sweep {
+            file: file.to_string(),
+            base,
+            base_text,
+            fixed,
+            keys,
+            cases,
+        })
+    }
+
+    /// The `KEY=VALUE` assignments of `case` for [`crate::model::apply_sets`]:
+    /// `[set]` first, then the case's own values.
+    pub fn sets(&self, case: &Case) -> Vec<String> {
+        self.fixed
+            .iter()
+            .chain(&case.values)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect()
+    }
+}
+
+/// Flattens nested tables into dotted keys (`generator.elements`), in the order written.
+fn flatten(table: &Table) -> Vec<(String, Value)> {
+    fn walk(table: &Table, prefix: &str, out: &mut Vec<(String, Value)>) {
+        for (k, v) in table {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                Value::Table(t) => walk(t, &key, out),
+                _ => out.push((key, v.clone())),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(table, "", &mut out);
+    out
+}
+
+/// Every combination of one value per list; the first list varies slowest
+/// (nested loops in the order the keys are written).
+fn cartesian(lists: &[&[Value]]) -> Vec<Vec<Value>> {
+    let mut rows: Vec<Vec<Value>> = vec![Vec::new()];
+    for list in lists {
+        rows = rows
+            .iter()
+            .flat_map(|row| {
+                list.iter().map(move |v| {
+                    let mut r = row.clone();
+                    r.push(v.clone());
+                    r
+                })
+            })
+            .collect();
+    }
+    rows
+}
+
+/// The stable id of a case: its `key-value` pairs sorted by key (last key
+/// segment, value with characters outside `[A-Za-z0-9.+-]` replaced by `-`)
+/// joined by `_`, then `_` and 8 hex digits of the 64-bit FNV-1a hash of the
+/// exact canonical text `key=value,key=value` (keys sorted, values as TOML).
+/// Sorting makes the id independent of key order and expansion order; the
+/// hash keeps ids of cases whose readable parts coincide distinct.
+pub fn case_id(values: &[(String, Value)]) -> String {
+    let mut sorted: Vec<&(String, Value)> = values.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let canonical = sorted
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let readable = sorted
+        .iter()
+        .map(|(k, v)| {
+            let name = k.rsplit('.').next().unwrap_or(k);
+            let value = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let clean: String = value
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-') {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .collect();
+            format!("{name}-{}", clean.trim_matches('-'))
+        })
+        .collect::<Vec<_>>()
+        .join("_");
+    let readable: String = readable.chars().take(120).collect();
+    let hash = (fnv1a64(canonical.as_bytes()) >> 32) as u32;
+    if readable.is_empty() {
+        format!("case_{hash:08x}")
+    } else {
+        format!("{readable}_{hash:08x}")
+    }
+}
+
+/// 64-bit FNV-1a (Fowler, Noll, Vo; offset basis 0xcbf29ce484222325, prime
+/// 0x100000001b3): a hash fixed by its definition, so ids do not change
+/// between Rust versions or machines.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
