@@ -1397,7 +1397,7 @@ fn newton_matrix_check(label: &str, model: Model) {
             .map(|i| if i < n { H / pu.c.abs() } else { H })
             .collect();
         for option in OPTIONS {
-            let what = format!("{label}: {name}, option {}", option.number());
+            let what = format!("{label}: {name}, option {}", option.name());
             let forces = constraint_force(
                 option,
                 JacobianKind::Consistent,
