@@ -407,7 +407,11 @@ fn spring_damper_discrete_gradient() {
         let (f, k) = eom(&u_next);
         let dv = e.potential(&u_next) - e.potential(&u_n);
         let vscale = e.potential(&u_next).abs() + e.potential(&u_n).abs();
-        let work: f64 = f.iter().zip(u_next.iter().zip(&u_n)).map(|(f, (a, b))| f * (a - b)).sum();
+        let work: f64 = f
+            .iter()
+            .zip(u_next.iter().zip(&u_n))
+            .map(|(f, (a, b))| f * (a - b))
+            .sum();
         let err = (work - dv).abs() / vscale;
         eprintln!("{tag}: |du.P_d - dV| / |V| = {err:.2e}");
         assert!(err <= 1e-14, "{tag}: discrete gradient violated: {err:.3e}");
@@ -419,7 +423,11 @@ fn spring_damper_discrete_gradient() {
         }
         let mut fm = vec![0.0; n];
         e.force(&um, &mut fm, None);
-        let wm: f64 = fm.iter().zip(u_next.iter().zip(&u_n)).map(|(f, (a, b))| f * (a - b)).sum();
+        let wm: f64 = fm
+            .iter()
+            .zip(u_next.iter().zip(&u_n))
+            .map(|(f, (a, b))| f * (a - b))
+            .sum();
         assert!((wm - dv).abs() > 1e-6 * vscale, "{tag}: degenerate case");
         check(
             &format!("{tag}: d P_d / d u_(n+1)"),
@@ -1351,9 +1359,8 @@ fn discrete_joint_derivative() {
                 blk.jacobian(i, &um, t, &mut bm);
                 let scale = 1.0 + max_abs(&p0).max(max_abs(&p1));
                 for r in 0..rows {
-                    let row = |m: &[f64]| -> f64 {
-                        (0..k).map(|p| m[r * k + p] * du[p]).sum::<f64>()
-                    };
+                    let row =
+                        |m: &[f64]| -> f64 { (0..k).map(|p| m[r * k + p] * du[p]).sum::<f64>() };
                     let err = (row(&b) - (p1[r] - p0[r])).abs() / scale;
                     assert!(err <= 1e-14, "{what} row {r}: B_d du - dPhi = {err:.2e}");
                     worst = worst.max(err);
@@ -1386,7 +1393,10 @@ fn discrete_joint_derivative() {
         eprintln!(
             "{label}: max |B_d du - dPhi| = {worst:.2e} (B(u_m) du - dPhi up to {midpoint_miss:.2e})"
         );
-        assert!(midpoint_miss > 1e-4, "{label}: no nonlinear joint exercised");
+        assert!(
+            midpoint_miss > 1e-4,
+            "{label}: no nonlinear joint exercised"
+        );
     }
 }
 

@@ -131,9 +131,7 @@ impl Element for SpringDamper {
         for x in k[..n * n].iter_mut() {
             *x *= 0.5;
         }
-        let scale = um[..n]
-            .iter()
-            .fold(self.free_length, |m, x| m.max(x.abs()));
+        let scale = um[..n].iter().fold(self.free_length, |m, x| m.max(x.abs()));
         discrete_gradient(&du[..n], scale, f, k, |g1| {
             self.force(u1, g1, None);
             (self.potential(u0), self.potential(u1))
