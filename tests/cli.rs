@@ -150,6 +150,14 @@ fn command_line_errors_exit_with_code_2() {
     for args in [
         vec!["run", "models/no_such_model.toml"],
         vec!["run", "models/double_pendulum.toml", "--option", "7"],
+        vec![
+            "run",
+            "models/double_pendulum.toml",
+            "--option",
+            "dg",
+            "--scheme",
+            "generalized-alpha(0.8)",
+        ],
         vec!["run", "models/double_pendulum.toml", "--scheme", "hht"],
         vec!["run", "models/double_pendulum.toml", "--dt", "-0.1"],
         vec![
@@ -241,6 +249,19 @@ fn bad_models_name_file_line_and_reason() {
             PENDULUM.replace("schema = 1", "schema = 99"),
             "schema",
         ),
+        (
+            "bad_option.toml",
+            PENDULUM.replace("dt = 0.01", "dt = 0.01\noption = \"dgx\""),
+            "`option` must be 1, 2, 3, 4 or \"dg\", got \"dgx\"",
+        ),
+        (
+            "dg_newmark.toml",
+            PENDULUM.replace(
+                "dt = 0.01",
+                "dt = 0.01\noption = \"dg\"\nscheme = \"newmark\"",
+            ),
+            "option \"dg\" (Gonzalez's discrete derivative) needs a midpoint scheme",
+        ),
     ];
     for (name, body, needle) in cases {
         let path = model_file(name, &body);
@@ -254,6 +275,24 @@ fn bad_models_name_file_line_and_reason() {
     // The unmodified model runs: the cases above fail for their own reason.
     let path = model_file("good.toml", PENDULUM);
     assert!(flexmb(&["run", path.to_str().unwrap()]).status.success());
+    // Option dg, from the file and from the command line, with a midpoint scheme.
+    let path = model_file(
+        "dg.toml",
+        &PENDULUM.replace("dt = 0.01", "dt = 0.01\noption = \"dg\""),
+    );
+    let o = flexmb(&["run", path.to_str().unwrap()]);
+    assert!(
+        o.status.success() && text(&o).contains("option dg"),
+        "{}",
+        text(&o)
+    );
+    let path = model_file("good.toml", PENDULUM);
+    let o = flexmb(&["run", path.to_str().unwrap(), "--option", "dg"]);
+    assert!(
+        o.status.success() && text(&o).contains("option dg"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// A redundant joint makes the Newton matrix singular: exit code 4 and a

@@ -18,7 +18,10 @@
 //! * the assembled Newton matrix of `fill_step` against the derivative of its
 //!   residual with respect to the Newton unknowns (delta, lambda), for several
 //!   GSSSS schemes and forms, the two-field scheme and all four constraint
-//!   options with the consistent Jacobian.
+//!   options with the consistent Jacobian, and option dg with the midpoint ones;
+//! * the spring-damper-actuator's discrete gradient (midpoint weights) and the
+//!   joints' discrete derivative of option dg: `du.P_d = dV`, `B_d du = dPhi`
+//!   and their derivatives with respect to u_{n+1}.
 //!
 //! Derivatives are compared with 4th-order central differences; the error is
 //! the max-norm of the difference divided by the max-norm of the reference.
@@ -134,14 +137,11 @@ fn truss_tangent(t: &Truss, u: &[f64]) -> Vec<f64> {
     k
 }
 
-/// Spring-damper-actuators: force = dV/du, tangent = dP/du, and the damper
-/// force's derivatives with respect to u and v, on node pairs (2-D, 3-D) and
-/// body-point pairs.
-#[test]
-fn spring_damper_force_and_tangents() {
-    let mut rng = Rng(0x5d4);
+/// Point pairs of the spring-damper checks: nodes, planar and 3-D body points
+/// (Euler parameters off the unit sphere: the formulas hold for any p), ground.
+fn spring_pairs() -> Vec<(&'static str, PointPair)> {
     let body = |o: [f64; 2]| Point::Body2 { offset: o };
-    let pairs = [
+    vec![
         (
             "2-D nodes",
             PointPair {
@@ -179,7 +179,27 @@ fn spring_damper_force_and_tangents() {
                 b: body([0.7, 0.0]),
             },
         ),
-    ];
+        (
+            "3-D body points",
+            PointPair {
+                a: Point::Body3 {
+                    offset: [0.2, -0.1, 0.3],
+                },
+                b: Point::Body3 {
+                    offset: [-0.4, 0.3, 0.1],
+                },
+            },
+        ),
+    ]
+}
+
+/// Spring-damper-actuators: force = dV/du, tangent = dP/du, and the damper
+/// force's derivatives with respect to u and v, on node pairs (2-D, 3-D) and
+/// body-point pairs.
+#[test]
+fn spring_damper_force_and_tangents() {
+    let mut rng = Rng(0x5d4);
+    let pairs = spring_pairs();
     for (name, pair) in pairs {
         let n = pair.ndof();
         let u = rng.vec(n, -1.0, 1.0);
@@ -351,6 +371,78 @@ impl TrussStep {
 }
 
 /// `LevelWeights { c1dt, c2dt2, c3 }`.
+/// The translational spring-damper-actuator's EOM force for the midpoint
+/// weights is Gonzalez's discrete gradient: `du.P_d = V(u_{n+1}) - V(u_n)`
+/// (spring and actuator potential), with its exact derivative with respect
+/// to u_{n+1}; the gradient at u~ of other weights misses the identity, and a
+/// vanishing increment gives the gradient at u_n.
+#[test]
+fn spring_damper_discrete_gradient() {
+    let mut rng = Rng(0xD65);
+    let dt = 0.05;
+    let midpoint = gssss(Family::V0, [1.0, 1.0, 0.0], SolveForm::A, dt).level_weights();
+    assert!(midpoint.is_midpoint());
+    let mut worst: f64 = 0.0;
+    for (name, pair) in spring_pairs() {
+        let n = pair.ndof();
+        let e = SpringDamper::new(pair, rng.range(5.0, 50.0), 0.3, rng.range(0.5, 3.0), 2.5);
+        let u_n = rng.vec(n, -1.0, 1.0);
+        let zero = vec![0.0; n];
+        let eom = |u_next: &[f64]| {
+            let u_tilde: Vec<f64> = u_n.iter().zip(u_next).map(|(a, b)| 0.5 * (a + b)).collect();
+            let lvl = EomLevel {
+                u_n: &u_n,
+                v_n: &zero,
+                a_n: &zero,
+                u_next,
+                u_tilde: &u_tilde,
+                w: midpoint,
+            };
+            let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
+            e.eom_force(&lvl, &mut f, &mut k);
+            (f, k)
+        };
+        let tag = format!("spring-damper {name}");
+        let u_next: Vec<f64> = u_n.iter().map(|x| x + rng.range(-0.4, 0.4)).collect();
+        let (f, k) = eom(&u_next);
+        let dv = e.potential(&u_next) - e.potential(&u_n);
+        let vscale = e.potential(&u_next).abs() + e.potential(&u_n).abs();
+        let work: f64 = f
+            .iter()
+            .zip(u_next.iter().zip(&u_n))
+            .map(|(f, (a, b))| f * (a - b))
+            .sum();
+        let err = (work - dv).abs() / vscale;
+        eprintln!("{tag}: |du.P_d - dV| / |V| = {err:.2e}");
+        assert!(err <= 1e-14, "{tag}: discrete gradient violated: {err:.3e}");
+        worst = worst.max(err);
+        // The midpoint gradient alone does not satisfy the identity.
+        let mut um = vec![0.0; n];
+        for i in 0..n {
+            um[i] = 0.5 * (u_n[i] + u_next[i]);
+        }
+        let mut fm = vec![0.0; n];
+        e.force(&um, &mut fm, None);
+        let wm: f64 = fm
+            .iter()
+            .zip(u_next.iter().zip(&u_n))
+            .map(|(f, (a, b))| f * (a - b))
+            .sum();
+        assert!((wm - dv).abs() > 1e-6 * vscale, "{tag}: degenerate case");
+        check(
+            &format!("{tag}: d P_d / d u_(n+1)"),
+            &k,
+            &fd_jacobian(&u_next, &vec![H; n], n, |x, f| f.copy_from_slice(&eom(x).0)),
+        );
+        // u_{n+1} = u_n: the gradient at u_n (the continuous limit).
+        let (f0, _) = eom(&u_n);
+        let mut g = vec![0.0; n];
+        e.force(&u_n, &mut g, None);
+        assert_eq!(f0, g, "{tag}: vanishing increment");
+    }
+    eprintln!("spring_damper_discrete_gradient: worst {worst:.2e}");
+}
+
 fn level(c1dt: f64, c2dt2: f64, c3: f64) -> LevelWeights {
     LevelWeights { c1dt, c2dt2, c3 }
 }
@@ -1237,6 +1329,77 @@ fn assembled_operators() {
     );
 }
 
+/// Option dg's discrete derivative of every joint of the planar and 3-D
+/// mechanisms (Gonzalez 1999): `B_d du = Phi(u1) - Phi(u0)` to round-off
+/// (where `B(u_m) du` is off for the nonlinear rows), its tangent
+/// `d(B_d^T w)/du1` against finite differences, and `B_d = B(u0)` at a
+/// vanishing increment.
+#[test]
+fn discrete_joint_derivative() {
+    let mut rng = Rng(0xB0D);
+    let t = 0.4;
+    for (label, model) in [("planar", mechanism()), ("3-D", mechanism3d())] {
+        let u0: Vec<f64> = model.u0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
+        let u1: Vec<f64> = u0.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
+        let (mut worst, mut midpoint_miss): (f64, f64) = (0.0, 0.0);
+        for blk in &model.joints {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                let what = format!("{label} {} '{}'", blk.kind(i), blk.name(i));
+                let d = blk.dofs(i);
+                let du: Vec<f64> = d.iter().map(|&j| u1[j] - u0[j]).collect();
+                let w = rng.vec(rows, -2.0, 2.0);
+                let (mut b, mut h) = (vec![0.0; rows * k], vec![0.0; k * k]);
+                blk.discrete_jacobian(i, &u0, &u1, t, &mut b, Some((&w, &mut h)));
+                let (mut p0, mut p1) = (vec![0.0; rows], vec![0.0; rows]);
+                blk.phi(i, &u0, t, &mut p0);
+                blk.phi(i, &u1, t, &mut p1);
+                let um: Vec<f64> = u0.iter().zip(&u1).map(|(a, b)| 0.5 * (a + b)).collect();
+                let mut bm = vec![0.0; rows * k];
+                blk.jacobian(i, &um, t, &mut bm);
+                let scale = 1.0 + max_abs(&p0).max(max_abs(&p1));
+                for r in 0..rows {
+                    let row =
+                        |m: &[f64]| -> f64 { (0..k).map(|p| m[r * k + p] * du[p]).sum::<f64>() };
+                    let err = (row(&b) - (p1[r] - p0[r])).abs() / scale;
+                    assert!(err <= 1e-14, "{what} row {r}: B_d du - dPhi = {err:.2e}");
+                    worst = worst.max(err);
+                    midpoint_miss = midpoint_miss.max((row(&bm) - (p1[r] - p0[r])).abs() / scale);
+                }
+                // d(B_d^T w)/du1 over the joint's DOFs.
+                let local1: Vec<f64> = d.iter().map(|&j| u1[j]).collect();
+                let fd = fd_jacobian(&local1, &vec![H; k], k, |x, out| {
+                    let mut v = u1.clone();
+                    for (&j, &xj) in d.iter().zip(x) {
+                        v[j] = xj;
+                    }
+                    let mut bb = vec![0.0; rows * k];
+                    blk.discrete_jacobian(i, &u0, &v, t, &mut bb, None);
+                    for (p, o) in out.iter_mut().enumerate() {
+                        *o = (0..rows).map(|r| w[r] * bb[r * k + p]).sum();
+                    }
+                });
+                if max_abs(&fd) > 1e-9 {
+                    check(&format!("{what}: d(B_d^T w)/du1"), &h, &fd);
+                } else {
+                    assert!(max_abs(&h) <= 1e-9, "{what}: linear rows, nonzero tangent");
+                }
+                // A vanishing increment gives B(u0).
+                blk.discrete_jacobian(i, &u0, &u0, t, &mut b, None);
+                blk.jacobian(i, &u0, t, &mut bm);
+                assert_eq!(b, bm, "{what}: vanishing increment");
+            }
+        }
+        eprintln!(
+            "{label}: max |B_d du - dPhi| = {worst:.2e} (B(u_m) du - dPhi up to {midpoint_miss:.2e})"
+        );
+        assert!(
+            midpoint_miss > 1e-4,
+            "{label}: no nonlinear joint exercised"
+        );
+    }
+}
+
 /// The state at t_n of a step and the map from the Newton unknowns
 /// x = (delta, lambda) to the iterates, exactly as `OneStepIntegrator::step`
 /// updates them: `X = chi_P . (u_n, v_n, a_n) + chi_C delta` for
@@ -1373,6 +1536,10 @@ fn newton_matrix_check(label: &str, model: Model) {
             "U0(0.5,1,0.2) d-form",
             gssss(Family::U0, [0.5, 1.0, 0.2], SolveForm::D, dt),
         ),
+        (
+            "V0(1,1,0) midpoint a-form",
+            gssss(Family::V0, [1.0, 1.0, 0.0], SolveForm::A, dt),
+        ),
         ("two-field midpoint", two_field_scheme(dt)),
     ];
     let mut worst: f64 = 0.0;
@@ -1396,8 +1563,13 @@ fn newton_matrix_check(label: &str, model: Model) {
         let steps: Vec<f64> = (0..n + m)
             .map(|i| if i < n { H / pu.c.abs() } else { H })
             .collect();
-        for option in OPTIONS {
-            let what = format!("{label}: {name}, option {}", option.number());
+        // Option dg is defined for the midpoint weights only.
+        let dg = sch.level_weights().is_midpoint();
+        for option in OPTIONS
+            .into_iter()
+            .chain(dg.then_some(ConstraintOption::Gonzalez))
+        {
+            let what = format!("{label}: {name}, option {}", option.name());
             let forces = constraint_force(
                 option,
                 JacobianKind::Consistent,
@@ -1445,7 +1617,7 @@ fn newton_matrix_check(label: &str, model: Model) {
                 &what,
                 false,
             );
-            if option == ConstraintOption::Two {
+            if matches!(option, ConstraintOption::Two | ConstraintOption::Gonzalez) {
                 assert!(seed_errs[1] <= TOL, "{what}: seed column should be exact");
             } else {
                 assert!(

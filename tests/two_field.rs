@@ -21,7 +21,7 @@ fn relative_step_difference(model: &str, scheme: &str, option: u8) -> f64 {
     let file = load_model_file(model_path(model)).unwrap();
     let over = |scheme: &str, form: &str| IntegratorSpec {
         scheme: Some(scheme.into()),
-        option: Some(option),
+        option: Some(option.into()),
         form: Some(form.into()),
         dt: Some(0.01),
         tol: Some(1e-12),

@@ -58,6 +58,11 @@ pub struct ConstraintForce {
     pub column: [(f64, At); 2],
     /// Derivative of the force with respect to u_{n+1}: `c * sum_r mult_r d^2 Phi_r(at)`.
     pub curvature: (f64, At, Mult),
+    /// Gonzalez's discrete derivative (option `dg`, midpoint schemes): every
+    /// `B(u~)` of `force` and `column` is `B_d(u_n, u_{n+1})`
+    /// ([`crate::joint::JointSet::discrete_jacobian`]) and the curvature term is
+    /// `d(B_d^T mult)/du_{n+1}` (its `c` and `at` are unused).
+    pub discrete: bool,
 }
 
 /// Inputs of one Newton iteration of a time step.
@@ -643,12 +648,32 @@ impl Assembler {
                     Mult::Iterate => lam[1][r],
                     Mult::Blend(w) => (1.0 - w) * lam[0][r] + w * lam[1][r],
                 };
+                let idx = |at: At| ats.iter().position(|x| *x == at).unwrap_or(0);
                 for (a, at) in ats.iter().enumerate() {
+                    if cf.discrete && *at == At::Tilde {
+                        continue;
+                    }
                     if uses(*at) {
                         blk.jacobian(i, config(*at), inp.t_next, &mut bl[a][..rows * k]);
                     }
                 }
-                let idx = |at: At| ats.iter().position(|x| *x == at).unwrap_or(0);
+                let mut w = [0.0; MAX_ROWS];
+                let (ch, at, m) = cf.curvature;
+                for (r, wr) in w.iter_mut().enumerate().take(rows) {
+                    *wr = mult(m, r);
+                }
+                if cf.discrete {
+                    // B_d in place of B(u~), and d(B_d^T lambda)/du_{n+1}.
+                    hl[..k * k].fill(0.0);
+                    blk.discrete_jacobian(
+                        i,
+                        g.u_n,
+                        g.u_next,
+                        inp.t_next,
+                        &mut bl[idx(At::Tilde)][..rows * k],
+                        Some((&w[..rows], &mut hl[..k * k])),
+                    );
+                }
 
                 // e2 and the constraint row block B(u_{n+1}).
                 blk.phi(i, g.u_next, inp.t_next, &mut phi[..rows]);
@@ -691,12 +716,14 @@ impl Assembler {
                 }
 
                 // d(B~^T lambda~)/du_{n+1}.
-                let (ch, at, m) = cf.curvature;
-                if ch != 0.0 {
-                    let mut w = [0.0; MAX_ROWS];
-                    for (r, wr) in w.iter_mut().enumerate().take(rows) {
-                        *wr = mult(m, r);
-                    }
+                if cf.discrete {
+                    scatter_add(
+                        &mut sys.values,
+                        &s.h[i * k * k..(i + 1) * k * k],
+                        &hl[..k * k],
+                        inp.coef_u,
+                    );
+                } else if ch != 0.0 {
                     hl[..k * k].fill(0.0);
                     blk.add_curvature(i, config(at), inp.t_next, &w[..rows], 1.0, &mut hl[..k * k]);
                     scatter_add(

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use flexmb::batch::{run_batch, summary_file_name, BatchOptions, Shard, Sweep};
-use flexmb::integrate::{IntegratorSpec, StepError};
+use flexmb::integrate::{IntegratorSpec, OptionChoice, StepError};
 use flexmb::model::{load_model_with_sets, ModelFile};
 use flexmb::run::{step_count, Simulation};
 
@@ -99,9 +99,10 @@ struct IntegratorArgs {
     /// Spurious root at infinity.
     #[arg(long)]
     rho3: Option<f64>,
-    /// Constraint-force option 1..4 (seed 000 eqs. 3.8-3.11).
+    /// Constraint-force option 1..4 (seed 000 eqs. 3.8-3.11), or dg: Gonzalez's
+    /// discrete derivative of the joint rows, exact energy balance (midpoint schemes only).
     #[arg(long)]
-    option: Option<u8>,
+    option: Option<String>,
     /// Newton unknown: a, v, d, or two-field (the two-field v-form midpoint scheme).
     #[arg(long)]
     form: Option<String>,
@@ -133,7 +134,7 @@ impl IntegratorArgs {
             rho1: self.rho1,
             rho2: self.rho2,
             rho3: self.rho3,
-            option: self.option,
+            option: self.option.clone().map(OptionChoice::Name),
             form: self.form.clone(),
             dt: self.dt,
             t_end: self.t_end,

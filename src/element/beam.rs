@@ -39,7 +39,8 @@
 //! du = u1 - u0), which satisfies `du.P_d = V(u1) - V(u0)` exactly, with its
 //! exact derivative with respect to u1. Other weights use P(u~) with c3 K(u~).
 
-use super::{Element, EomLevel};
+use super::gonzalez::discrete_gradient;
+use super::{force_at_level, Element, EomLevel};
 
 /// Gauss points per element.
 const NG: usize = 5;
@@ -465,13 +466,8 @@ impl<const D: usize> Element for Beam<D> {
     fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
         let n = Self::N;
         let w = lvl.w;
-        let midpoint = w.c1dt == 0.0 && w.c2dt2 == 0.0 && (w.c3 - 0.5).abs() < 1e-14;
-        if !midpoint {
-            self.eval(lvl.u_tilde, f, Some(&mut *k));
-            for x in k[..n * n].iter_mut() {
-                *x *= w.c3;
-            }
-            return;
+        if !w.is_midpoint() {
+            return force_at_level(self, lvl, f, k);
         }
         // Gonzalez's discrete gradient between u0 = u_n and u1 = u_{n+1}.
         let (u0, u1) = (lvl.u_n, lvl.u_next);
@@ -483,34 +479,12 @@ impl<const D: usize> Element for Beam<D> {
         }
         let mut km = [0.0; NMAX * NMAX];
         self.eval(&um[..n], f, Some(&mut km));
-        let n2: f64 = du[..n].iter().map(|x| x * x).sum();
         let scale: f64 = um[..n].iter().fold(self.length, |m, x| m.max(x.abs()));
         for (kij, kmij) in k[..n * n].iter_mut().zip(&km) {
             *kij = 0.5 * kmij;
         }
-        if n2 <= (1e-12 * scale).powi(2) {
-            return;
-        }
-        let mut f1 = [0.0; NMAX];
-        let v0 = self.energy(u0);
-        let v1 = self.eval(u1, &mut f1, None);
-        let fdu: f64 = (0..n).map(|i| f[i] * du[i]).sum();
-        let err = v1 - v0 - fdu;
-        let s = err / n2;
-        // d err / d u1 = P(u1) - P(u_m) - K(u_m) du / 2.
-        let mut de = [0.0; NMAX];
-        for i in 0..n {
-            let kdu: f64 = (0..n).map(|j| km[i * n + j] * du[j]).sum();
-            de[i] = f1[i] - f[i] - 0.5 * kdu;
-        }
-        for i in 0..n {
-            for j in 0..n {
-                k[i * n + j] += du[i] * de[j] / n2 - 2.0 * s * du[i] * du[j] / n2;
-            }
-            k[i * n + i] += s;
-        }
-        for i in 0..n {
-            f[i] += s * du[i];
-        }
+        discrete_gradient(&du[..n], scale, f, k, |g1| {
+            (self.energy(u0), self.eval(u1, g1, None))
+        });
     }
 }

@@ -12,6 +12,7 @@
 //! eqs. 4.44–4.45) override [`Element::eom_force`].
 
 mod beam;
+pub mod gonzalez;
 mod rigid3d;
 mod spring;
 mod thin_beam;
@@ -37,6 +38,15 @@ pub struct LevelWeights {
     pub c2dt2: f64,
     /// Coefficient of the increment q_{n+1} - q_n; also d u~ / d u_{n+1}.
     pub c3: f64,
+}
+
+impl LevelWeights {
+    /// Whether these are the weights of the energy-conserving midpoint
+    /// schemes (U0(1,1,1), V0(1,1,0), the two-field scheme), `u~ = (u_n + u_{n+1})/2`:
+    /// `c1dt = c2dt2 = 0`, `c3 = 1/2` up to the round-off of their computation.
+    pub fn is_midpoint(&self) -> bool {
+        self.c1dt.abs() <= 1e-14 && self.c2dt2.abs() <= 1e-14 && (self.c3 - 0.5).abs() <= 1e-14
+    }
 }
 
 /// Local state of one element inside a Newton iteration of a time step.
@@ -79,10 +89,7 @@ pub trait Element: Send + Sync + 'static {
     /// Internal force at the EOM time level and its derivative with respect to
     /// u_{n+1}. Default: parameters inside, P(u~) with dP/du_{n+1} = K(u~) c3.
     fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
-        self.force(lvl.u_tilde, f, Some(&mut *k));
-        for x in k.iter_mut() {
-            *x *= lvl.w.c3;
-        }
+        force_at_level(self, lvl, f, k);
     }
 
     /// Whether the element has a velocity-dependent force (a damper).
@@ -115,6 +122,23 @@ pub trait Element: Send + Sync + 'static {
     /// Kinetic energy `1/2 v^T M(u) v` of the configuration-dependent inertia.
     fn kinetic_energy(&self, _u: &[f64], _v: &[f64]) -> f64 {
         0.0
+    }
+}
+
+/// Parameters inside (seed 000 eq. 3.7): the force `P(u~)` with its derivative
+/// with respect to u_{n+1}, `c3 K(u~)`. The default [`Element::eom_force`],
+/// and the one of elements with a discrete gradient for weights other than
+/// the midpoint ones.
+pub fn force_at_level<E: Element + ?Sized>(
+    e: &E,
+    lvl: &EomLevel<'_>,
+    f: &mut [f64],
+    k: &mut [f64],
+) {
+    let n = e.ndof();
+    e.force(lvl.u_tilde, f, Some(&mut *k));
+    for x in k[..n * n].iter_mut() {
+        *x *= lvl.w.c3;
     }
 }
 

@@ -34,13 +34,7 @@
 //! of the same formula: no branch, no cancellation when the increment is
 //! small, and a smooth Newton tangent.
 
-use super::{Element, EomLevel, LevelWeights};
-
-/// Whether the level weights are those of the energy-conserving midpoint
-/// schemes, `u~ = (u_n + u_{n+1})/2`.
-fn is_midpoint(w: &LevelWeights) -> bool {
-    w.c1dt.abs() <= 1e-14 && w.c2dt2.abs() <= 1e-14 && (w.c3 - 0.5).abs() <= 1e-14
-}
+use super::{force_at_level, Element, EomLevel};
 
 fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
@@ -60,15 +54,6 @@ fn mid(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
         0.5 * (a[1] + b[1]),
         0.5 * (a[2] + b[2]),
     ]
-}
-
-/// Default EOM-level force: the exact gradient at u~, derivative `c3 K(u~)`.
-fn inside<E: Element>(e: &E, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
-    e.force(lvl.u_tilde, f, Some(&mut *k));
-    let n = e.ndof();
-    for x in k[..n * n].iter_mut() {
-        *x *= lvl.w.c3;
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -181,10 +166,10 @@ impl Element for AxialSpring {
     }
 
     fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
-        if is_midpoint(&lvl.w) {
+        if lvl.w.is_midpoint() {
             self.greenspan(lvl.u_n, lvl.u_next, f, k);
         } else {
-            inside(self, lvl, f, k);
+            force_at_level(self, lvl, f, k);
         }
     }
 }
@@ -377,10 +362,10 @@ impl Element for Bending {
     }
 
     fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
-        if is_midpoint(&lvl.w) {
+        if lvl.w.is_midpoint() {
             self.greenspan(lvl.u_n, lvl.u_next, f, k);
         } else {
-            inside(self, lvl, f, k);
+            force_at_level(self, lvl, f, k);
         }
     }
 }

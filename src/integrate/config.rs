@@ -25,8 +25,8 @@ pub struct IntegratorSpec {
     pub rho2: Option<f64>,
     /// Spurious root at infinity.
     pub rho3: Option<f64>,
-    /// Constraint-force option 1..=4.
-    pub option: Option<u8>,
+    /// Constraint-force option: 1..=4 or `"dg"`.
+    pub option: Option<OptionChoice>,
     /// `a`, `v`, `d` or `two-field`.
     pub form: Option<String>,
     /// Time step.
@@ -41,6 +41,33 @@ pub struct IntegratorSpec {
     pub jacobian: Option<String>,
     /// Force the sparse LU even for small systems.
     pub sparse: Option<bool>,
+}
+
+/// A constraint-force option as written: an integer 1..=4 (seed 000 eqs.
+/// 3.8–3.11) or the name `"dg"` (Gonzalez's discrete derivative, midpoint
+/// schemes only). Checked by [`IntegratorSpec::resolve`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum OptionChoice {
+    /// `option = 2`.
+    Number(i64),
+    /// `option = "dg"` (or a number written as a string, as on the command line).
+    Name(String),
+}
+
+impl From<u8> for OptionChoice {
+    fn from(k: u8) -> Self {
+        OptionChoice::Number(k.into())
+    }
+}
+
+impl std::fmt::Display for OptionChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OptionChoice::Number(k) => write!(f, "{k}"),
+            OptionChoice::Name(s) => write!(f, "\"{s}\""),
+        }
+    }
 }
 
 /// The integration method.
@@ -115,10 +142,14 @@ impl IntegratorSpec {
         if max_iter == 0 {
             return Err(("max_iter", "`max_iter` must be at least 1".into()));
         }
-        let option_number = self.option.unwrap_or(2);
-        let option = ConstraintOption::from_number(option_number).ok_or((
+        let option_choice = self.option.clone().unwrap_or(OptionChoice::Number(2));
+        let option = match &option_choice {
+            OptionChoice::Number(k) => ConstraintOption::from_name(&k.to_string()),
+            OptionChoice::Name(name) => ConstraintOption::from_name(name),
+        }
+        .ok_or((
             "option",
-            format!("`option` must be 1, 2, 3 or 4, got {option_number}"),
+            format!("`option` must be 1, 2, 3, 4 or \"dg\", got {option_choice}"),
         ))?;
         let jacobian = match self.jacobian.as_deref().unwrap_or("consistent") {
             "consistent" => JacobianKind::Consistent,
@@ -207,6 +238,25 @@ impl IntegratorSpec {
                 ))
             }
         };
+        if option == ConstraintOption::Gonzalez {
+            // Gonzalez's discrete derivative replaces B(u~) with u~ the midpoint.
+            let sch = match method {
+                Method::Gssss { coefficients, form } => coefficients.scheme(form, dt),
+                Method::TwoField => two_field_scheme(dt),
+            };
+            if !sch.level_weights().is_midpoint() {
+                return Err((
+                    "option",
+                    format!(
+                        "option \"dg\" (Gonzalez's discrete derivative) needs a midpoint scheme, \
+                         u~ = (u_n + u_{{n+1}})/2 (V0(1,1,0) \"midpoint\", U0(1,1,1) \
+                         \"midpoint-endpoint\" or the two-field form); {} has W1 = {}",
+                        coefficients.label(),
+                        sch.w1
+                    ),
+                ));
+            }
+        }
         Ok(IntegratorConfig {
             method,
             preset: preset_name,
@@ -226,7 +276,7 @@ impl IntegratorSpec {
 impl IntegratorConfig {
     /// A human-readable name.
     pub fn label(&self) -> String {
-        let opt = self.option.number();
+        let opt = self.option.name();
         let jac = match self.newton.jacobian {
             JacobianKind::Consistent => "",
             JacobianKind::Seed => ", seed Jacobian",
@@ -277,7 +327,13 @@ impl IntegratorConfig {
         if let Some(name) = &self.preset {
             p.push(("scheme".into(), AttrValue::Str(name.clone())));
         }
-        p.push(("option".into(), AttrValue::I64(self.option.number() as i64)));
+        p.push((
+            "option".into(),
+            match self.option.name().parse::<i64>() {
+                Ok(k) => AttrValue::I64(k),
+                Err(_) => AttrValue::Str(self.option.name().into()),
+            },
+        ));
         p.push(("dt".into(), AttrValue::F64(self.dt)));
         p.push(("t_end".into(), AttrValue::F64(self.t_end)));
         p.push(("tol".into(), AttrValue::F64(self.newton.tol)));

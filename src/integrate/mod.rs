@@ -13,7 +13,7 @@ pub mod newton;
 pub mod scheme;
 pub mod two_field;
 
-pub use config::{IntegratorConfig, IntegratorSpec, Method};
+pub use config::{IntegratorConfig, IntegratorSpec, Method, OptionChoice};
 pub use gssss::{Family, Gssss, SolveForm};
 pub use scheme::{ConstraintOption, JacobianKind, LinearScheme};
 

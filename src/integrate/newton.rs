@@ -48,7 +48,8 @@ pub struct NewtonSettings {
     pub jacobian: JacobianKind,
 }
 
-/// The constraint force of `option` at time-level weight `w1` (eqs. 3.8–3.11)
+/// The constraint force of `option` at time-level weight `w1` (eqs. 3.8–3.11;
+/// `dg`: option 2 with Gonzalez's discrete derivative, midpoint schemes only)
 /// with `c3 = d u~ / d u_{n+1}`, and its Newton column.
 pub fn constraint_force(
     option: ConstraintOption,
@@ -66,11 +67,18 @@ pub fn constraint_force(
             ],
             column: [(if seed { 1.0 } else { w1 }, At::Next), (0.0, At::Next)],
             curvature: (w1, At::Next, Mult::Iterate),
+            discrete: false,
         },
         ConstraintOption::Two => ConstraintForce {
             force: [(1.0, At::Tilde, Mult::Iterate), none],
             column: [(1.0, At::Tilde), (0.0, At::Next)],
             curvature: (c3, At::Tilde, Mult::Iterate),
+            discrete: false,
+        },
+        // Option 2 with B(u~) replaced by Gonzalez's B_d(u_n, u_{n+1}).
+        ConstraintOption::Gonzalez => ConstraintForce {
+            discrete: true,
+            ..constraint_force(ConstraintOption::Two, jac, w1, c3)
         },
         ConstraintOption::Three => ConstraintForce {
             force: [
@@ -83,11 +91,13 @@ pub fn constraint_force(
                 [(1.0 - w1, At::Prev), (w1, At::Next)]
             },
             curvature: (w1, At::Next, Mult::Iterate),
+            discrete: false,
         },
         ConstraintOption::Four => ConstraintForce {
             force: [(1.0, At::Tilde, Mult::Blend(w1)), none],
             column: [(if seed { 1.0 } else { w1 }, At::Tilde), (0.0, At::Next)],
             curvature: (c3, At::Tilde, Mult::Blend(w1)),
+            discrete: false,
         },
     }
 }

@@ -81,7 +81,7 @@ impl LinearScheme {
 }
 
 /// How the constraint force `B^T lambda` is placed at the EOM time level
-/// (seed 000 §3.5, eqs. 3.8–3.11).
+/// (seed 000 §3.5, eqs. 3.8–3.11, and one extension).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConstraintOption {
     /// Parameters outside B and lambda: `(1-W1) B_n^T l_n + W1 B_{n+1}^T l_{n+1}`.
@@ -92,33 +92,44 @@ pub enum ConstraintOption {
     Three,
     /// B inside, lambda outside: `B(u~)^T [(1-W1) l_n + W1 l_{n+1}]`.
     Four,
+    /// Extension of the seed's options for the midpoint schemes (`dg`):
+    /// `B_d(u_n, u_{n+1})^T l_{n+1/2}` with Gonzalez's discrete derivative
+    /// `B_d,r = B_r(u~) + [(Phi_r(u_{n+1}) - Phi_r(u_n) - B_r(u~).du) / |du|^2] du^T`
+    /// (Gonzalez 1999, Physica D 132), so that `B_d du = Phi(u_{n+1}) - Phi(u_n)`
+    /// and the constraint force does no work over a step.
+    Gonzalez,
 }
 
 impl ConstraintOption {
-    /// Option from its number 1..=4.
-    pub fn from_number(k: u8) -> Option<Self> {
-        match k {
-            1 => Some(ConstraintOption::One),
-            2 => Some(ConstraintOption::Two),
-            3 => Some(ConstraintOption::Three),
-            4 => Some(ConstraintOption::Four),
+    /// Option from its name: `1`..`4` or `dg`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "1" => Some(ConstraintOption::One),
+            "2" => Some(ConstraintOption::Two),
+            "3" => Some(ConstraintOption::Three),
+            "4" => Some(ConstraintOption::Four),
+            "dg" => Some(ConstraintOption::Gonzalez),
             _ => None,
         }
     }
 
-    /// The option's number.
-    pub fn number(self) -> u8 {
+    /// The option's name: `1`..`4` or `dg`.
+    pub fn name(self) -> &'static str {
         match self {
-            ConstraintOption::One => 1,
-            ConstraintOption::Two => 2,
-            ConstraintOption::Three => 3,
-            ConstraintOption::Four => 4,
+            ConstraintOption::One => "1",
+            ConstraintOption::Two => "2",
+            ConstraintOption::Three => "3",
+            ConstraintOption::Four => "4",
+            ConstraintOption::Gonzalez => "dg",
         }
     }
 
-    /// Whether the multipliers live at t_{n+W1} (options 2 and 3).
+    /// Whether the multipliers live at t_{n+W1} (options 2, 3 and dg).
     pub fn lambda_inside(self) -> bool {
-        matches!(self, ConstraintOption::Two | ConstraintOption::Three)
+        matches!(
+            self,
+            ConstraintOption::Two | ConstraintOption::Three | ConstraintOption::Gonzalez
+        )
     }
 }
 

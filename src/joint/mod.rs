@@ -21,6 +21,7 @@ pub use prescribed::{Motion, Prescribed};
 pub use slider::Slider;
 pub use slope::{Slope, SlopeTarget};
 
+use crate::element::gonzalez::{add_tangent, coefficient, significant_norm2};
 use crate::element::{gather, MAX_LOCAL_DOFS};
 
 /// Largest number of constraint rows of one joint.
@@ -117,6 +118,23 @@ pub trait JointSet: Send + Sync {
     fn jacobian(&self, i: usize, u: &[f64], t: f64, b: &mut [f64]);
     /// Adds `scale * sum w_r d^2 Phi_r/du^2` of joint `i` (local ndof x ndof).
     fn add_curvature(&self, i: usize, u: &[f64], t: f64, w: &[f64], scale: f64, h: &mut [f64]);
+    /// Gonzalez's discrete derivative of the rows of joint `i` between the
+    /// global states `u0` and `u1` at time `t` into `b` (rows x ndof):
+    /// `B_d,r = B_r(u_m) + c_r du^T`, `c_r = (Phi_r(u1) - Phi_r(u0) - B_r(u_m).du) / |du|^2`
+    /// (Gonzalez 1999, Physica D 132; `u_m` the midpoint; `B_r(u_m)` at a
+    /// negligible du), so that `B_d du = Phi(u1) - Phi(u0)`. With
+    /// `tangent = Some((w, h))` it also writes `h = d(B_d^T w)/du1` (ndof x ndof):
+    /// the discrete gradient's derivative (`crate::element::gonzalez`) of the
+    /// scalar `w . Phi`, whose discrete gradient is `B_d^T w`.
+    fn discrete_jacobian(
+        &self,
+        i: usize,
+        u0: &[f64],
+        u1: &[f64],
+        t: f64,
+        b: &mut [f64],
+        tangent: Option<(&[f64], &mut [f64])>,
+    );
     /// Phi_t of joint `i`.
     fn phi_t(&self, i: usize, u: &[f64], t: f64, out: &mut [f64]);
     /// Phi_tt + 2 Phi_tu v of joint `i`.
@@ -166,6 +184,61 @@ impl<J: Joint> JointSet for JointBlock<J> {
     fn add_curvature(&self, i: usize, u: &[f64], t: f64, w: &[f64], scale: f64, h: &mut [f64]) {
         let ul = self.local(i, u);
         self.joints[i].add_curvature(&ul[..self.ndof], t, w, scale, h);
+    }
+    fn discrete_jacobian(
+        &self,
+        i: usize,
+        u0: &[f64],
+        u1: &[f64],
+        t: f64,
+        b: &mut [f64],
+        tangent: Option<(&[f64], &mut [f64])>,
+    ) {
+        let (rows, n) = (self.rows, self.ndof);
+        let joint = &self.joints[i];
+        let (u0, u1) = (self.local(i, u0), self.local(i, u1));
+        let (u0, u1) = (&u0[..n], &u1[..n]);
+        let mut um = [0.0; MAX_LOCAL_DOFS];
+        let mut du = [0.0; MAX_LOCAL_DOFS];
+        for p in 0..n {
+            um[p] = 0.5 * (u0[p] + u1[p]);
+            du[p] = u1[p] - u0[p];
+        }
+        let (um, du) = (&um[..n], &du[..n]);
+        joint.jacobian(um, t, &mut b[..rows * n]);
+        let mut tangent = tangent.map(|(w, h)| {
+            // d B(u_m)^T w / du1 = (sum_r w_r d^2 Phi_r(u_m)) / 2.
+            h[..n * n].fill(0.0);
+            joint.add_curvature(um, t, w, 0.5, h);
+            (w, h)
+        });
+        let scale = um.iter().fold(1.0_f64, |m, x| m.max(x.abs()));
+        let Some(n2) = significant_norm2(du, scale) else {
+            return;
+        };
+        let (mut phi0, mut phi1) = ([0.0; MAX_ROWS], [0.0; MAX_ROWS]);
+        joint.phi(u0, t, &mut phi0[..rows]);
+        joint.phi(u1, t, &mut phi1[..rows]);
+        let mut c = [0.0; MAX_ROWS];
+        for r in 0..rows {
+            c[r] = coefficient(du, n2, phi0[r], phi1[r], &b[r * n..(r + 1) * n]);
+        }
+        if let Some((w, h)) = tangent.as_mut() {
+            let mut b1 = [0.0; MAX_ROWS * MAX_JOINT_DOFS];
+            joint.jacobian(u1, t, &mut b1[..rows * n]);
+            let (mut g_m, mut g1) = ([0.0; MAX_LOCAL_DOFS], [0.0; MAX_LOCAL_DOFS]);
+            for p in 0..n {
+                g_m[p] = (0..rows).map(|r| w[r] * b[r * n + p]).sum();
+                g1[p] = (0..rows).map(|r| w[r] * b1[r * n + p]).sum();
+            }
+            let s: f64 = (0..rows).map(|r| w[r] * c[r]).sum();
+            add_tangent(du, n2, s, &g_m[..n], &g1[..n], h);
+        }
+        for r in 0..rows {
+            for p in 0..n {
+                b[r * n + p] += c[r] * du[p];
+            }
+        }
     }
     fn phi_t(&self, i: usize, u: &[f64], t: f64, out: &mut [f64]) {
         let ul = self.local(i, u);

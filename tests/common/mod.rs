@@ -29,7 +29,7 @@ pub fn model_path(name: &str) -> String {
 pub fn spec(scheme: &str, option: u8, dt: f64, t_end: f64) -> IntegratorSpec {
     IntegratorSpec {
         scheme: Some(scheme.into()),
-        option: Some(option),
+        option: Some(option.into()),
         dt: Some(dt),
         t_end: Some(t_end),
         ..IntegratorSpec::default()
