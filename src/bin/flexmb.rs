@@ -43,6 +43,39 @@ enum Command {
     Static(StaticArgs),
     /// Run a parameter sweep in parallel: one HDF5 file per case and a summary.csv (docs/batch.md).
     Batch(BatchArgs),
+    /// Draw a PNG chart: probe time histories of a run file (`OUT.h5 --probe NAME`),
+    /// or a summary column against a parameter (`summary.csv --x PARAM --y COLUMN [--group PARAM]`).
+    Plot(PlotArgs),
+}
+
+#[derive(Args)]
+struct PlotArgs {
+    /// A run's HDF5 file (probe histories) or a batch `summary.csv` (table chart).
+    input: PathBuf,
+    /// PNG file to write.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Probe to plot against time (HDF5 input; repeatable).
+    #[arg(long)]
+    probe: Vec<String>,
+    /// Column for the x axis (CSV input).
+    #[arg(long)]
+    x: Option<String>,
+    /// Column for the y axis (CSV input), e.g. `midpoint_deflection.max_abs`.
+    #[arg(long)]
+    y: Option<String>,
+    /// Column whose values each get their own curve (CSV input).
+    #[arg(long)]
+    group: Option<String>,
+    /// x-axis label with units (default: `t (s)` for probes, the column name for tables).
+    #[arg(long)]
+    xlabel: Option<String>,
+    /// y-axis label with units (default: `value (model units)` for probes, the column name).
+    #[arg(long)]
+    ylabel: Option<String>,
+    /// Image size in pixels, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1000x650")]
+    size: String,
 }
 
 #[derive(Args)]
@@ -166,6 +199,66 @@ fn main() -> ExitCode {
         Command::Check(args) => check(&args),
         Command::Static(args) => statics(&args),
         Command::Batch(args) => batch(&args),
+        Command::Plot(args) => plot(&args),
+    }
+}
+
+fn plot(args: &PlotArgs) -> ExitCode {
+    let usage = |m: String| {
+        eprintln!("error: {m}");
+        ExitCode::from(EXIT_USAGE)
+    };
+    let size = match args
+        .size
+        .split_once('x')
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+    {
+        Some((w, h)) if (100..=10_000).contains(&w) && (100..=10_000).contains(&h) => (w, h),
+        _ => {
+            return usage(format!(
+                "--size must be WIDTHxHEIGHT (100 to 10000 pixels), got '{}'",
+                args.size
+            ))
+        }
+    };
+    let is_csv = args
+        .input
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let chart = if is_csv {
+        let (Some(x), Some(y)) = (&args.x, &args.y) else {
+            return usage("a table chart needs --x COLUMN and --y COLUMN".into());
+        };
+        let labels = (
+            args.xlabel.as_deref().unwrap_or(x),
+            args.ylabel.as_deref().unwrap_or(y),
+        );
+        flexmb::plot::table_chart(&args.input, x, y, args.group.as_deref(), labels)
+    } else {
+        if args.probe.is_empty() {
+            return usage("a run file chart needs at least one --probe NAME".into());
+        }
+        let ylabel = args.ylabel.as_deref().unwrap_or("value (model units)");
+        flexmb::plot::probe_chart(&args.input, &args.probe, ylabel).map(|mut c| {
+            if let Some(l) = &args.xlabel {
+                c.x_label = l.clone();
+            }
+            c
+        })
+    };
+    let chart = match chart {
+        Ok(c) => c,
+        Err(e) => return usage(e.to_string()),
+    };
+    match flexmb::plot::draw_png(&chart, &args.output, size) {
+        Ok(()) => {
+            println!("wrote {}", args.output.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_OUTPUT)
+        }
     }
 }
 

@@ -1,0 +1,175 @@
+//! `flexmb plot` and the plot module: probe histories from a run file and a
+//! summary-table chart, written as PNG images that decode with the size
+//! asked for and are not blank; bad requests give clear errors.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::model_path;
+use flexmb::model::{apply_sets, load_model_str};
+use flexmb::output::{Hdf5Recorder, OutputConfig};
+use flexmb::plot::{draw_png, probe_chart, table_chart};
+use flexmb::run::Simulation;
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("flexmb-plot-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Decodes a PNG: (width, height, number of distinct RGB colours).
+fn decode(path: &Path) -> (u32, u32, usize) {
+    let decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.color_type.samples();
+    let mut colours: Vec<[u8; 3]> = buf[..info.buffer_size()]
+        .chunks(px)
+        .map(|c| [c[0], c[1], c[2]])
+        .collect();
+    colours.sort_unstable();
+    colours.dedup();
+    (info.width, info.height, colours.len())
+}
+
+/// A short slider-crank run (probe `midpoint_deflection`) into `dir/sc.h5`.
+fn slider_crank_run(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(model_path("slider_crank_flexible")).unwrap();
+    let sets = [
+        "integrator.t_end=0.004".to_string(),
+        "output.every=1".to_string(),
+    ];
+    let text = apply_sets(&text, &sets).unwrap();
+    let file = load_model_str(&text, "sc.toml").unwrap();
+    let config = file.integrator(&Default::default()).unwrap();
+    let path = dir.join("sc.h5");
+    let mut rec = Hdf5Recorder::create(&path, OutputConfig::default()).unwrap();
+    let s = Simulation::new(file.model)
+        .run(&config, &text, &file.output, &mut rec, &mut |_| {})
+        .unwrap();
+    assert!(s.failure.is_none());
+    path
+}
+
+#[test]
+fn probe_history_chart() {
+    let dir = scratch("probe");
+    let h5 = slider_crank_run(&dir);
+    let chart = probe_chart(&h5, &["midpoint_deflection".into()], "deflection (in)").unwrap();
+    assert_eq!(chart.series.len(), 1);
+    assert_eq!(chart.series[0].points.len(), 401);
+    assert_eq!(chart.x_label, "t (s)");
+    let png = dir.join("p.png");
+    draw_png(&chart, &png, (640, 400)).unwrap();
+    let (w, h, colours) = decode(&png);
+    assert_eq!((w, h), (640, 400));
+    assert!(colours > 10, "the image has {colours} colours");
+    let e = probe_chart(&h5, &["nope".into()], "x")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no probe named 'nope'"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+const TABLE: &str = "case,generator.elements,generator.omega0,status,midpoint_deflection.max_abs
+a,4,60.0,completed,0.0236
+b,2,60.0,completed,0.0230
+c,8,60.0,completed,0.0237
+d,4,180.0,completed,0.2784
+e,2,180.0,failed,
+f,8,180.0,completed,0.2790
+";
+
+#[test]
+fn summary_table_chart() {
+    let dir = scratch("table");
+    let csv = dir.join("summary.csv");
+    std::fs::write(&csv, TABLE).unwrap();
+    let labels = ("elements per rod", "max |deflection| (in)");
+    let chart = table_chart(
+        &csv,
+        "generator.elements",
+        "midpoint_deflection.max_abs",
+        Some("generator.omega0"),
+        labels,
+    )
+    .unwrap();
+    let curves: Vec<(&str, Vec<(f64, f64)>)> = chart
+        .series
+        .iter()
+        .map(|s| (s.label.as_str(), s.points.clone()))
+        .collect();
+    assert_eq!(
+        curves,
+        [
+            (
+                "generator.omega0 = 180.0",
+                vec![(4.0, 0.2784), (8.0, 0.2790)]
+            ),
+            (
+                "generator.omega0 = 60.0",
+                vec![(2.0, 0.0230), (4.0, 0.0236), (8.0, 0.0237)]
+            ),
+        ]
+    );
+    let png = dir.join("t.png");
+    draw_png(&chart, &png, (800, 500)).unwrap();
+    assert_eq!(decode(&png).0, 800);
+    let e = table_chart(&csv, "elements", "x", None, labels)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no column 'elements'"), "{e}");
+    let e = table_chart(&csv, "case", "status", None, labels)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no row has numbers"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn plot_command() {
+    let dir = scratch("cli");
+    let h5 = slider_crank_run(&dir);
+    let flexmb = env!("CARGO_BIN_EXE_flexmb");
+    let png = dir.join("cli.png");
+    let out = Command::new(flexmb)
+        .args([
+            "plot",
+            h5.to_str().unwrap(),
+            "--probe",
+            "midpoint_deflection",
+        ])
+        .args(["--ylabel", "deflection (in)", "--size", "500x300", "-o"])
+        .arg(&png)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(decode(&png).0, 500);
+    // Usage errors: no probe, a CSV without columns, a bad size.
+    for args in [
+        vec!["plot", h5.to_str().unwrap(), "-o", "x.png"],
+        vec!["plot", "summary.csv", "-o", "x.png"],
+        vec![
+            "plot",
+            h5.to_str().unwrap(),
+            "--probe",
+            "p",
+            "--size",
+            "9x9",
+            "-o",
+            "x.png",
+        ],
+    ] {
+        let out = Command::new(flexmb).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("error:"));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
