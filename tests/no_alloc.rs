@@ -1,6 +1,6 @@
 //! No heap allocation inside the time loop after the first step: a counting
 //! global allocator watches steps 2..=500 of the double pendulum (dense LU:
-//! none at all) and of a truss chain on the sparse LU path (none of ours; the
+//! none at all), of a truss chain on the band LU path (none) and on the sparse LU path (none of ours; the
 //! sparse LU may grow its fill storage a few times), including the energy and
 //! constraint norms the driver records.
 
@@ -72,12 +72,20 @@ fn time_loop_does_not_allocate() {
     );
 
     let truss = Simulation::new(hanging_truss_chain(60).unwrap());
-    let spec = IntegratorSpec {
+    let band = IntegratorSpec {
         scheme: Some("generalized-alpha(0.8)".into()),
         dt: Some(1e-3),
         t_end: Some(1.0),
-        sparse: Some(true),
         ..IntegratorSpec::default()
+    };
+    assert_eq!(
+        allocations_in_steps(&truss, &band),
+        0,
+        "truss chain (band LU)"
+    );
+    let spec = IntegratorSpec {
+        sparse: Some(true),
+        ..band
     };
     // faer's numeric sparse LU keeps its L and U storage between
     // factorizations but grows it when partial pivoting changes the fill (seen

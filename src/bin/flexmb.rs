@@ -554,6 +554,10 @@ fn check(args: &CheckArgs) -> ExitCode {
         100.0 * pattern.nnz() as f64 / (dim as f64 * dim as f64).max(1.0),
         pattern.nnz() as f64 / dim.max(1) as f64
     );
+    match flexmb::linalg::SaddlePointSolver::new(pattern, false) {
+        Ok(s) => println!("linear solver: {}", s.describe()),
+        Err(e) => println!("linear solver: {e}"),
+    }
     if let Some(c) = &config {
         println!(
             "integrator: {} | dt {} | t_end {} | {} steps",

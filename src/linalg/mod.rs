@@ -7,11 +7,15 @@
 //! factorization. Below [`DENSE_MAX`] unknowns a dense partial-pivoting LU on a
 //! preallocated buffer is used instead (faer's, or nalgebra's stack-only
 //! fixed-size LU up to [`FIXED_MAX`] unknowns): for the 10-unknown double
-//! pendulum it is several times cheaper than the sparse machinery.
+//! pendulum it is several times cheaper than the sparse machinery. Larger
+//! systems whose reverse Cuthill–McKee ordering has a band of at most
+//! [`BAND_MAX`] use a banded LU ([`BandLu`]); the rest use faer's sparse LU.
 
+mod band;
 mod diagnose;
 mod fixed;
 
+pub use band::{BandLu, BAND_MAX};
 pub use diagnose::diagnose_singular;
 pub use fixed::FIXED_MAX;
 
@@ -56,6 +60,7 @@ enum Backend {
         /// Stack-only LU for up to `FIXED_MAX` unknowns (faer's otherwise).
         small: Option<Box<dyn FixedLu>>,
     },
+    Band(Box<BandLu>),
     Sparse {
         symbolic: SymbolicLu<usize>,
         numeric: Box<NumericLu<usize, f64>>,
@@ -108,6 +113,17 @@ impl SaddlePointSolver {
                 factored: false,
             });
         }
+        if !force_sparse {
+            if let Some(band) = BandLu::new(pattern) {
+                return Ok(SaddlePointSolver {
+                    dim,
+                    backend: Backend::Band(Box::new(band)),
+                    mem: MemBuffer::new(StackReq::EMPTY),
+                    par,
+                    factored: false,
+                });
+            }
+        }
         let sym = SymbolicSparseColMatRef::new_checked(
             dim,
             dim,
@@ -133,6 +149,19 @@ impl SaddlePointSolver {
             par,
             factored: false,
         })
+    }
+
+    /// Which factorization is used, e.g. `band LU (kl 5, ku 5)`.
+    pub fn describe(&self) -> String {
+        match &self.backend {
+            Backend::Dense { small: Some(_), .. } => "dense LU (stack, fixed size)".into(),
+            Backend::Dense { .. } => "dense LU".into(),
+            Backend::Band(b) => {
+                let (kl, ku) = b.bandwidths();
+                format!("band LU after reverse Cuthill-McKee (kl {kl}, ku {ku})")
+            }
+            Backend::Sparse { .. } => "sparse LU (faer, COLAMD)".into(),
+        }
     }
 
     /// Whether the dense path is used.
@@ -175,6 +204,7 @@ impl SaddlePointSolver {
                     }
                 }
             }
+            Backend::Band(band) => band.factor(values)?,
             Backend::Sparse {
                 symbolic,
                 numeric,
@@ -207,8 +237,9 @@ impl SaddlePointSolver {
         let par = self.par;
         let stack = MemStack::new(&mut self.mem);
         let x = MatMut::from_column_major_slice_mut(rhs, dim, 1);
-        match &self.backend {
+        match &mut self.backend {
             Backend::Dense { small: Some(s), .. } => s.solve(rhs),
+            Backend::Band(band) => band.solve(rhs),
             Backend::Dense {
                 lu, perm, perm_inv, ..
             } => {
