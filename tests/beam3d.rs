@@ -28,7 +28,7 @@ use common::max_abs;
 use flexmb::element::{Beam2d, Beam3d, Element, EomLevel, LevelWeights};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::joint::{Joint, Slope, SlopeTarget};
-use flexmb::model::{load_model_str, Model, ModelBuilder, PointRef};
+use flexmb::model::{load_model_str, Body3dSpec, Joint3d, Model, ModelBuilder, PointRef};
 use flexmb::output::{MemoryRecorder, OutputConfig};
 use flexmb::run::Simulation;
 use flexmb::statics::{solve_static, StaticOptions, StaticSolution};
@@ -623,7 +623,7 @@ fn model_file_in_3d() {
         ),
         (
             "[[node]]\nid = \"b\"\nposition = [1.0, 0.0, 0.0]\n[[joint]]\nid = \"s\"\ntype = \"slope\"\nnode = \"a\"\nbody = \"b\"\n",
-            "is not a planar rigid body",
+            "is not a rigid body of this 3-D model",
         ),
         (
             "[[node]]\nid = \"b\"\nposition = [1.0, 0.0, 0.0]\n[[element]]\nid = \"e\"\ntype = \"beam\"\nnodes = [\"a\", \"b\"]\nea = 1.0\nei = 1.0\n",
@@ -635,4 +635,83 @@ fn model_file_in_3d() {
         let e = load_model_str(&text, "bad.toml").err().expect("must fail");
         assert!(e.to_string().contains(msg), "{e} should mention '{msg}'");
     }
+}
+
+/// A beam end attached to a 3-D rigid body (spherical joint + slope joint to
+/// a body-fixed direction), the body welded to the ground: the same static
+/// tip deflection as the ground clamp (the beam has no torsion).
+#[test]
+fn beam_attached_to_a_welded_3d_body_equals_the_clamp() {
+    let n = 6;
+    let load = [0.0, -40.0, 25.0];
+    let clamped = cantilever(3, n, EA, load, [0.0; 3], &at_rest);
+    let reference = tip(&clamped, &solve(&clamped, 1).u, n);
+
+    let mut b = ModelBuilder::new(3).unwrap();
+    let p = [0.9, 0.3, -0.2, 0.2449489742783178];
+    let hub = Body3dSpec {
+        position: [-0.2, 0.1, 0.0],
+        orientation: p,
+        mass: 1.0,
+        inertia: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        velocity: [0.0; 3],
+        angular_velocity: [0.0; 3],
+    };
+    b.body3d("hub", &hub).unwrap();
+    b.joint3d(
+        "weld",
+        &PointRef::Ground([-0.2, 0.1, 0.0]),
+        &PointRef::Entity("hub".into()),
+        Joint3d::Fixed,
+    )
+    .unwrap();
+    for i in 0..=n {
+        let x = L * i as f64 / n as f64;
+        b.beam_node(
+            &format!("n{i}"),
+            &[x, 0.0, 0.0],
+            &[1.0, 0.0, 0.0],
+            None,
+            None,
+            0.0,
+        )
+        .unwrap();
+    }
+    for i in 0..n {
+        let (a, c) = (format!("n{i}"), format!("n{}", i + 1));
+        b.beam(&format!("e{i}"), &a, &c, EA, EI, RHO_A, None)
+            .unwrap();
+    }
+    // The hub point at the beam root, in body coordinates: R(p)^T (0.2, -0.1, 0).
+    let offset = flexmb::rotation::rotate_back(&p, &[0.2, -0.1, 0.0]);
+    let root = PointRef::Body {
+        body: "hub".into(),
+        offset,
+    };
+    b.joint3d(
+        "ball",
+        &root,
+        &PointRef::Entity("n0".into()),
+        Joint3d::Spherical,
+    )
+    .unwrap();
+    b.slope("attach", "n0", Some("hub"), None).unwrap();
+    b.point_load(
+        "tip",
+        "point_force",
+        &PointRef::Entity(format!("n{n}")),
+        [[0.0; 3]; 3],
+        load,
+        flexmb::load::TimeFunction::Constant,
+    )
+    .unwrap();
+    let m = b.build().unwrap();
+    let attached = tip(&m, &solve(&m, 1).u, n);
+    let d = max_abs(&[0, 1, 2].map(|a| attached[a] - reference[a]));
+    println!("beam on a welded 3-D body vs clamp: tip difference {d:.2e}, tip {attached:?}");
+    assert!(d < 1e-10, "{attached:?} vs {reference:?}");
+    assert!(
+        reference[1] < -1e-3 && reference[2] > 1e-3,
+        "the load bends the beam"
+    );
 }

@@ -8,12 +8,19 @@
 //! * A direction fixed in a planar rigid body, `d = R(theta) d0` (a slope
 //!   attachment; with a revolute joint at the same point it welds the beam end
 //!   to the body): `Phi = s x d`, one row.
+//! * A direction fixed in a 3-D Euler-parameter body: `Phi_i = s . R(p) a_i`
+//!   with `a_1, a_2` the body-frame normals of d0 (two rows; with a spherical
+//!   joint at the same point it attaches the beam end to the body, torsion
+//!   being absent from the beam).
 //!
 //! The length of s is left to the beam's axial strain.
 //!
-//! Local DOFs: `[s]` (ground, D components) or `[sx, sy, theta]` (body).
+//! Local DOFs: `[s]` (ground, D components), `[sx, sy, theta]` (planar body)
+//! or `[sx, sy, sz, p0, p1, p2, p3]` (3-D body).
 
+use super::point::add_block;
 use super::Joint;
+use crate::rotation::{rotate, rotate_hessian, rotate_jacobian};
 
 /// Where the reference direction lives.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -24,6 +31,8 @@ pub enum SlopeTarget {
     Ground3d([f64; 3]),
     /// A direction d0 in the frame of a planar rigid body (its angle is the last local DOF).
     Body([f64; 2]),
+    /// A direction d0 in the frame of a 3-D body (its Euler parameters are the last four local DOFs).
+    Body3d([f64; 3]),
 }
 
 /// Keeps a beam node's slope parallel to a ground or body-fixed direction.
@@ -49,10 +58,10 @@ impl Slope {
                 normals[0] = [d[1], -d[0], 0.0];
                 SlopeTarget::Ground(d)
             }
-            SlopeTarget::Ground3d(d) => {
+            SlopeTarget::Ground3d(d) | SlopeTarget::Body3d(d) => {
                 let d = unit(d);
                 // n1 = d x e_k / |d x e_k| with e_k the axis least aligned with d
-                // (|d x e_k| >= sqrt(2/3)), n2 = d x n1.
+                // (|d x e_k| >= sqrt(2/3)), n2 = d x n1 (body frame for Body3d).
                 let k = (0..3)
                     .min_by(|&a, &b| d[a].abs().total_cmp(&d[b].abs()))
                     .unwrap_or(0);
@@ -60,7 +69,10 @@ impl Slope {
                 e[k] = 1.0;
                 let n1 = unit(cross(&d, &e));
                 normals = [n1, cross(&d, &n1)];
-                SlopeTarget::Ground3d(d)
+                match target {
+                    SlopeTarget::Body3d(_) => SlopeTarget::Body3d(d),
+                    _ => SlopeTarget::Ground3d(d),
+                }
             }
             SlopeTarget::Body(d) => SlopeTarget::Body(unit(d)),
         };
@@ -89,7 +101,7 @@ impl Joint for Slope {
 
     fn rows(&self) -> usize {
         match self.target {
-            SlopeTarget::Ground3d(_) => 2,
+            SlopeTarget::Ground3d(_) | SlopeTarget::Body3d(_) => 2,
             SlopeTarget::Ground(_) | SlopeTarget::Body(_) => 1,
         }
     }
@@ -98,6 +110,7 @@ impl Joint for Slope {
         match self.target {
             SlopeTarget::Ground(_) => 2,
             SlopeTarget::Ground3d(_) | SlopeTarget::Body(_) => 3,
+            SlopeTarget::Body3d(_) => 7,
         }
     }
 
@@ -106,6 +119,12 @@ impl Joint for Slope {
             SlopeTarget::Body(d0) => {
                 let d = Self::body_direction(d0, u[2]);
                 phi[0] = u[0] * d[1] - u[1] * d[0];
+            }
+            SlopeTarget::Body3d(_) => {
+                for (p, a) in phi.iter_mut().zip(&self.normals) {
+                    let n = rotate(&u[3..7], a);
+                    *p = (0..3).map(|i| u[i] * n[i]).sum();
+                }
             }
             _ => {
                 let n = self.ndof();
@@ -125,6 +144,15 @@ impl Joint for Slope {
                 // d' = (-d_y, d_x): dPhi/dtheta = s . d
                 b[2] = u[0] * d[0] + u[1] * d[1];
             }
+            SlopeTarget::Body3d(_) => {
+                for (row, a) in b.chunks_mut(7).zip(&self.normals) {
+                    row[..3].copy_from_slice(&rotate(&u[3..7], a));
+                    let j = rotate_jacobian(&u[3..7], a);
+                    for (k, x) in row[3..7].iter_mut().enumerate() {
+                        *x = (0..3).map(|i| u[i] * j[i][k]).sum();
+                    }
+                }
+            }
             _ => {
                 let n = self.ndof();
                 for (row, nr) in b.chunks_mut(n).zip(&self.normals[..self.rows()]) {
@@ -136,6 +164,21 @@ impl Joint for Slope {
 
     fn add_curvature(&self, u: &[f64], _t: f64, w: &[f64], scale: f64, h: &mut [f64]) {
         // Ground targets are linear in s: no curvature.
+        if let SlopeTarget::Body3d(_) = self.target {
+            let s3 = [u[0], u[1], u[2]];
+            for (&wr, a) in w.iter().zip(&self.normals) {
+                let c = scale * wr;
+                // d2/ds dp = d(R a)/dp; d2/dp2 = Hessian of s . R(p) a.
+                let j = rotate_jacobian(&u[3..7], a);
+                for i in 0..3 {
+                    for k in 0..4 {
+                        h[i * 7 + 3 + k] += c * j[i][k];
+                        h[(3 + k) * 7 + i] += c * j[i][k];
+                    }
+                }
+                add_block(h, 7, 3, &rotate_hessian(a, &s3), c);
+            }
+        }
         if let SlopeTarget::Body(d0) = self.target {
             let d = Self::body_direction(d0, u[2]);
             let c = scale * w[0];

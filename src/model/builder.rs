@@ -1153,15 +1153,29 @@ impl ModelBuilder {
         let (target, dofs) = match body {
             None if dim == 3 => (SlopeTarget::Ground3d(dir), ds),
             None => (SlopeTarget::Ground([dir[0], dir[1]]), ds),
+            Some(bid) if matches!(self.entities.get(bid), Some(Entity::Body3(_))) && dim == 3 => {
+                let Some(Entity::Body3(b)) = self.entities.get(bid) else {
+                    unreachable!("matched above")
+                };
+                let p0 = [3, 4, 5, 6].map(|k| self.u0[b[k]]);
+                // Default: the initial slope in body coordinates, R(p0)^T s0.
+                let d0 = match direction {
+                    Some(_) => dir,
+                    None => crate::rotation::rotate_back(&p0, &s0),
+                };
+                let mut dofs = ds.clone();
+                dofs.extend_from_slice(&b[3..]);
+                (SlopeTarget::Body3d(d0), dofs)
+            }
             Some(bid) => {
                 let th = match self.entities.get(bid) {
-                    Some(Entity::Body2(d)) => d[2],
+                    Some(Entity::Body2(d)) if dim == 2 => d[2],
                     _ => {
                         return Err(err(
                             "joint",
                             id,
                             Some("body"),
-                            format!("'{bid}' is not a planar rigid body"),
+                            format!("'{bid}' is not a rigid body of this {dim}-D model"),
                         ))
                     }
                 };
