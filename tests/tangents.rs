@@ -37,7 +37,7 @@ use flexmb::integrate::scheme::{ConstraintOption, JacobianKind, LinearScheme, Pr
 use flexmb::integrate::two_field::two_field_scheme;
 use flexmb::joint::{
     Coincident, Distance, DistanceForm, DotJoint, DotRow, EulerNormalization, Joint, Motion, Point,
-    PointPair, Prescribed, Side, Slider, Vector,
+    PointPair, Prescribed, Side, Slider, Slope, SlopeTarget, Vector,
 };
 use flexmb::load::{PointLoad, TimeFunction};
 use flexmb::model::{Body3dSpec, Joint3d, Model, ModelBuilder, PointRef};
@@ -827,6 +827,8 @@ fn joint_cases_3d() -> Vec<(String, Box<dyn Joint>, bool)> {
         Box::new(EulerNormalization),
         false,
     ));
+    let slope = Slope::new(SlopeTarget::Body3d([0.3, -0.5, 0.8]));
+    cases.push(("slope to a 3-D body".into(), Box::new(slope), false));
     cases
 }
 
