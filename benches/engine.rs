@@ -1,11 +1,13 @@
 //! Criterion benchmarks (issue #2, Speed):
-//! - one step and a full run (no output) of each shipped model;
+//! - one step and a full run (no output) of the shipped models;
 //! - assembly + factorization + solve of the consistent-initialization
 //!   saddle-point system `[M B^T; B 0]` for a hanging truss chain of 1e3, 1e4
 //!   and 1e5 nodes (sparse LU, symbolic factorization done once outside).
 //!
 //! - per-element cost of the planar and spatial Euler–Bernoulli beam
-//!   (`element/beam2d`, `element/beam3d`).
+//!   (`element/beam2d`, `element/beam3d`) and of the other element types
+//!   (`element/*`: truss, thin-beam axial spring and bending, spring-damper,
+//!   Euler-parameter rigid body).
 //!
 //! Run: `cargo bench --bench engine` (one group: `cargo bench --bench engine -- chain`).
 
@@ -17,10 +19,13 @@ use flexmb::model::{hanging_truss_chain, load_model_file};
 use flexmb::output::NullRecorder;
 use flexmb::run::Simulation;
 
-const MODELS: [(&str, f64); 3] = [
+const MODELS: [(&str, f64); 6] = [
     ("double_pendulum", 100.0),
     ("four_mass", 50.0),
     ("circle_track", 10.0),
+    ("heavy_top", 2.0),
+    ("andrews", 0.03),
+    ("thin_beam_fourbar", 1.0),
 ];
 
 fn load(
@@ -166,5 +171,93 @@ fn beam_element(c: &mut Criterion) {
     beam_element_in::<3>(c, "element/beam3d");
 }
 
-criterion_group!(benches, full_runs, single_steps, truss_chain, beam_element);
+/// Per-element cost of the other element types: force + tangent (trusses,
+/// thin-beam elements, springs), the damper force with its u and v
+/// derivatives, and the Euler-parameter body's inertial force with its u, v
+/// and a derivatives.
+fn other_elements(c: &mut Criterion) {
+    use flexmb::element::{
+        AxialSpring, Bending, Element, RateForce, RateState, Rigid3d, SpringDamper, Truss,
+    };
+    use flexmb::joint::{Point, PointPair};
+    let mut g = c.benchmark_group("element");
+    let mut buf = vec![0.0; 10 + 3 * 100];
+    let (f, rest) = buf.split_at_mut(10);
+    let (k, rest) = rest.split_at_mut(100);
+    let (cc, m) = rest.split_at_mut(100);
+    let truss = Truss::new(3, 1e4, 1.0, 0.1);
+    let u6 = [0.0, 0.1, 0.0, 1.02, 0.05, 0.03];
+    g.bench_function("truss3d/force+tangent", |b| {
+        b.iter(|| truss.force(std::hint::black_box(&u6), &mut f[..6], Some(&mut k[..36])))
+    });
+    let axial = AxialSpring::new(2, 50.0, 1.0);
+    let u4 = [0.0, 0.1, 1.02, 0.05];
+    g.bench_function("axial_spring/force+tangent", |b| {
+        b.iter(|| axial.force(std::hint::black_box(&u4), &mut f[..4], Some(&mut k[..16])))
+    });
+    let bending = Bending::new(2, 0.7);
+    let u6b = [0.0, 0.0, 1.0, 0.05, 2.0, 0.02];
+    g.bench_function("bending/force+tangent", |b| {
+        b.iter(|| bending.force(std::hint::black_box(&u6b), &mut f[..6], Some(&mut k[..36])))
+    });
+    let pair = PointPair {
+        a: Point::Body3 {
+            offset: [0.1, 0.2, 0.0],
+        },
+        b: Point::Node { dim: 3 },
+    };
+    let sd = SpringDamper::new(pair, 30.0, 0.7, 2.0, 1.5);
+    let (us, vs) = (
+        [0.0, 0.0, 0.0, 0.9, 0.3, -0.2, 0.2449, 1.0, 0.2, 0.1],
+        [0.1, 0.0, 0.2, 0.0, 0.1, 0.3, -0.2, 0.5, 0.1, 0.0],
+    );
+    g.bench_function(
+        "spring_damper body3d-node/damping force+u,v derivatives",
+        |b| {
+            b.iter(|| {
+                sd.damping_force(
+                    std::hint::black_box(&us),
+                    &vs,
+                    &mut f[..10],
+                    &mut k[..100],
+                    &mut cc[..100],
+                )
+            })
+        },
+    );
+    let body = Rigid3d::new(2.5, [[0.3, 0.02, 0.0], [0.02, 0.5, 0.01], [0.0, 0.01, 0.4]]);
+    let (u, v, a) = (
+        [0.1, 0.2, 0.3, 0.9, 0.3, -0.2, 0.2449],
+        [0.1, 0.0, 0.2, 0.01, 0.3, -0.2, 0.1],
+        [0.0, 1.0, 0.0, 0.2, -0.1, 0.3, 0.05],
+    );
+    g.bench_function("rigid_body3d/inertial force+u,v,a derivatives", |b| {
+        b.iter(|| {
+            let x = RateState {
+                u: std::hint::black_box(&u),
+                v: &v,
+                a: &a,
+            };
+            body.inertia_force(
+                &x,
+                &mut RateForce {
+                    f: &mut f[..7],
+                    k: &mut k[..49],
+                    c: &mut cc[..49],
+                    m: &mut m[..49],
+                },
+            )
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    full_runs,
+    single_steps,
+    truss_chain,
+    beam_element,
+    other_elements
+);
 criterion_main!(benches);
