@@ -90,16 +90,28 @@ pub fn probe_chart(h5: &Path, probes: &[String], y_label: &str) -> Result<Chart,
     })
 }
 
+/// Which rows and columns of a table to plot.
+#[derive(Debug, Clone, Copy)]
+pub struct TableQuery<'a> {
+    /// Column of the x values.
+    pub x: &'a str,
+    /// Column of the y values.
+    pub y: &'a str,
+    /// Column whose distinct values each get a curve.
+    pub group: Option<&'a str>,
+    /// Only rows whose column equals the value (all must hold).
+    pub filters: &'a [(String, String)],
+}
+
 /// Column `y` against column `x` of a CSV table (a batch `summary.csv`), one
-/// curve per distinct value of `group` (sorted by x). Rows whose x or y is not
-/// a number (a failed case) are left out.
+/// curve per distinct value of `group` (sorted by x), over the rows that pass
+/// the filters. Rows whose x or y is not a number (a failed case) are left out.
 pub fn table_chart(
     csv_path: &Path,
-    x: &str,
-    y: &str,
-    group: Option<&str>,
+    q: &TableQuery<'_>,
     labels: (&str, &str),
 ) -> Result<Chart, PlotError> {
+    let (x, y, group) = (q.x, q.y, q.group);
     let mut reader = csv::Reader::from_path(csv_path).map_err(|e| input_err(csv_path, e))?;
     let headers = reader
         .headers()
@@ -116,9 +128,17 @@ pub fn table_chart(
     };
     let (cx, cy) = (col(x)?, col(y)?);
     let cg = group.map(col).transpose()?;
+    let filters = q
+        .filters
+        .iter()
+        .map(|(k, v)| Ok((col(k)?, v.as_str())))
+        .collect::<Result<Vec<_>, PlotError>>()?;
     let mut curves: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for row in reader.records() {
         let row = row.map_err(|e| input_err(csv_path, e))?;
+        if !filters.iter().all(|&(c, v)| row.get(c) == Some(v)) {
+            continue;
+        }
         let num = |c: usize| row.get(c).and_then(|s| s.trim().parse::<f64>().ok());
         if let (Some(xv), Some(yv)) = (num(cx), num(cy)) {
             let key = cg.map_or(String::new(), |c| {

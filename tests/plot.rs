@@ -10,7 +10,7 @@ use std::process::Command;
 use common::model_path;
 use flexmb::model::{apply_sets, load_model_str};
 use flexmb::output::{Hdf5Recorder, OutputConfig};
-use flexmb::plot::{draw_png, probe_chart, table_chart};
+use flexmb::plot::{draw_png, probe_chart, table_chart, TableQuery};
 use flexmb::run::Simulation;
 
 fn scratch(tag: &str) -> PathBuf {
@@ -89,11 +89,20 @@ fn summary_table_chart() {
     let csv = dir.join("summary.csv");
     std::fs::write(&csv, TABLE).unwrap();
     let labels = ("elements per rod", "max |deflection| (in)");
+    let q = |x, y, group, filters| TableQuery {
+        x,
+        y,
+        group,
+        filters,
+    };
     let chart = table_chart(
         &csv,
-        "generator.elements",
-        "midpoint_deflection.max_abs",
-        Some("generator.omega0"),
+        &q(
+            "generator.elements",
+            "midpoint_deflection.max_abs",
+            Some("generator.omega0"),
+            &[],
+        ),
         labels,
     )
     .unwrap();
@@ -118,14 +127,29 @@ fn summary_table_chart() {
     let png = dir.join("t.png");
     draw_png(&chart, &png, (800, 500)).unwrap();
     assert_eq!(decode(&png).0, 800);
-    let e = table_chart(&csv, "elements", "x", None, labels)
+    // A filter keeps the 60 rad/s rows only.
+    let only60 = [("generator.omega0".to_string(), "60.0".to_string())];
+    let chart = table_chart(
+        &csv,
+        &q(
+            "generator.elements",
+            "midpoint_deflection.max_abs",
+            None,
+            &only60,
+        ),
+        labels,
+    )
+    .unwrap();
+    assert_eq!(chart.series.len(), 1);
+    assert_eq!(chart.series[0].points.len(), 3);
+    let e = table_chart(&csv, &q("elements", "x", None, &[]), labels)
         .unwrap_err()
         .to_string();
     assert!(e.contains("no column 'elements'"), "{e}");
-    let e = table_chart(&csv, "case", "status", None, labels)
+    let e = table_chart(&csv, &q("case", "status", None, &[]), labels)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("no row has numbers"), "{e}");
+    assert!(e.contains("row has numbers"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

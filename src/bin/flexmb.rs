@@ -67,6 +67,10 @@ struct PlotArgs {
     /// Column whose values each get their own curve (CSV input).
     #[arg(long)]
     group: Option<String>,
+    /// Keep only rows whose COLUMN equals VALUE (CSV input; repeatable),
+    /// e.g. `--where integrator.scheme=midpoint`.
+    #[arg(long = "where", value_name = "COLUMN=VALUE")]
+    filters: Vec<String>,
     /// x-axis label with units (default: `t (s)` for probes, the column name for tables).
     #[arg(long)]
     xlabel: Option<String>,
@@ -233,7 +237,20 @@ fn plot(args: &PlotArgs) -> ExitCode {
             args.xlabel.as_deref().unwrap_or(x),
             args.ylabel.as_deref().unwrap_or(y),
         );
-        flexmb::plot::table_chart(&args.input, x, y, args.group.as_deref(), labels)
+        let mut filters = Vec::new();
+        for f in &args.filters {
+            match f.split_once('=') {
+                Some((k, v)) => filters.push((k.to_string(), v.to_string())),
+                None => return usage(format!("--where needs COLUMN=VALUE, got '{f}'")),
+            }
+        }
+        let q = flexmb::plot::TableQuery {
+            x,
+            y,
+            group: args.group.as_deref(),
+            filters: &filters,
+        };
+        flexmb::plot::table_chart(&args.input, &q, labels)
     } else {
         if args.probe.is_empty() {
             return usage("a run file chart needs at least one --probe NAME".into());
