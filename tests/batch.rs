@@ -640,3 +640,53 @@ fn merged_shards_equal_the_unsharded_summary() {
         "{e}"
     );
 }
+
+/// The command line: `flexmb batch --shard` twice into one folder, then
+/// `flexmb batch-merge` (shard count found in the folder): exit 0 and the
+/// merged files; with a shard missing, exit 6 and the missing cases named;
+/// `--resume` skips every completed case.
+#[test]
+fn cli_shards_merge_and_resume() {
+    let exe = env!("CARGO_BIN_EXE_flexmb");
+    let sweep = sweeps().join("slider_crank_smoke.toml");
+    let out = scratch("cli_merge");
+    let flexmb = |args: &[&str]| {
+        let o = std::process::Command::new(exe).args(args).output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (s, o) = (sweep.to_str().unwrap(), out.to_str().unwrap());
+    for shard in ["0/2", "1/2"] {
+        let (code, stdout, stderr) =
+            flexmb(&["batch", s, "--out", o, "--shard", shard, "--jobs", "1"]);
+        assert_eq!(code, Some(0), "{stdout}{stderr}");
+        assert!(stdout.contains("batch overhead"), "{stdout}");
+    }
+    let (code, stdout, stderr) = flexmb(&["batch-merge", s, "--out", o]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("4 of 4 cases from 2 shards"), "{stdout}");
+    assert!(out.join("summary.csv").is_file() && out.join("summary.h5").is_file());
+
+    let (code, stdout, _) = flexmb(&["batch", s, "--out", o, "--shard", "0/2", "--resume"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains("2 cases: 2 completed (2 of them skipped by --resume), 0 failed"),
+        "{stdout}"
+    );
+
+    std::fs::remove_file(out.join("summary-1-of-2.csv")).unwrap();
+    let (code, _, stderr) = flexmb(&["batch-merge", s, "--out", o, "--shards", "2"]);
+    assert_eq!(code, Some(6), "{stderr}");
+    assert!(stderr.contains("missing shard summary"), "{stderr}");
+    let missing = Sweep::from_file(&sweep).unwrap().cases[1].id.clone();
+    assert!(
+        stderr.contains(&format!("missing case: {missing}")),
+        "{stderr}"
+    );
+    let (code, _, stderr) = flexmb(&["batch-merge", s, "--out", o, "--shards", "1"]);
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(stderr.contains("merging needs N >= 2 shards"), "{stderr}");
+}

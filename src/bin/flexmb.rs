@@ -287,8 +287,13 @@ fn batch(args: &BatchArgs) -> ExitCode {
     bar.finish_and_clear();
     let failed = results.iter().filter(|r| r.failure.is_some()).count();
     let resumed = results.iter().filter(|r| r.resumed).count();
+    let skipped = if resumed > 0 {
+        format!(" ({resumed} of them skipped by --resume)")
+    } else {
+        String::new()
+    };
     println!(
-        "{} cases: {} completed ({resumed} skipped by --resume), {failed} failed; summary: {}",
+        "{} cases: {} completed{skipped}, {failed} failed; summary: {}",
         results.len(),
         results.len() - failed,
         out.join(summary_file_name(shard)).display()
