@@ -690,3 +690,52 @@ fn cli_shards_merge_and_resume() {
     assert_eq!(code, Some(5), "{stderr}");
     assert!(stderr.contains("merging needs N >= 2 shards"), "{stderr}");
 }
+
+/// A real Ctrl-C (SIGINT) to `flexmb batch --jobs 1` after the first case
+/// line: the running case finishes, no further case starts, the exit code is
+/// 130 and the summary lists exactly the finished cases.
+#[cfg(unix)]
+#[test]
+fn cli_sigint_stops_scheduling_and_keeps_the_summary() {
+    use std::io::BufRead;
+    let out = scratch("cli_sigint");
+    std::fs::create_dir_all(&out).unwrap();
+    let base = root().join("models/slider_crank_flexible.toml");
+    let sweep = out.join("sweep.toml");
+    std::fs::write(
+        &sweep,
+        format!(
+            "base = {:?}\n[set]\nintegrator.t_end = 0.01\n[parameters]\ngenerator.elements = [2, 4, 6, 8]\n",
+            base.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flexmb"))
+        .args(["batch", sweep.to_str().unwrap(), "--jobs", "1", "--out"])
+        .arg(out.join("run"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("elements-8"), "largest first: {first}");
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "{rest:?}");
+    let finished = 1 + rest.iter().filter(|l| l.contains(": completed |")).count();
+    assert!(finished < 4, "{rest:?}");
+    assert!(
+        rest.iter()
+            .any(|l| l.contains(&format!("interrupted: {} cases not run", 4 - finished))),
+        "{rest:?}"
+    );
+    let (_, rows) = read_summary(&out.join("run/summary.csv"));
+    assert_eq!(rows.len(), finished);
+    assert_h5_matches_csv(&out.join("run"), "summary", 4);
+}
