@@ -705,7 +705,7 @@ fn cli_sigint_stops_scheduling_and_keeps_the_summary() {
     std::fs::write(
         &sweep,
         format!(
-            "base = {:?}\n[set]\nintegrator.t_end = 0.01\n[parameters]\ngenerator.elements = [2, 4, 6, 8]\n",
+            "base = {:?}\n[set]\nintegrator.t_end = 0.04\n[parameters]\ngenerator.elements = [2, 4, 6, 8]\n",
             base.to_str().unwrap()
         ),
     )
