@@ -8,7 +8,7 @@ use crate::integrate::{Integrator, IntegratorConfig, State, StepError, System};
 use crate::model::Model;
 use crate::output::{
     Hdf5Recorder, Mesh, NewtonStats, NullRecorder, OutputConfig, OutputError, OutputInterval,
-    Recorder, RunInfo, RunStatus, StepRecord,
+    Recorder, RunInfo, RunStatus, RunTotals, StepRecord,
 };
 use crate::probe::ProbeSummary;
 
@@ -292,6 +292,11 @@ impl Simulation {
                 reason: e.to_string(),
             },
         };
+        recorder.totals(&RunTotals {
+            steps: summary.steps,
+            newton_iterations: summary.newton_iterations,
+            wall_seconds: summary.wall_seconds,
+        });
         recorder.finish(&status, state.t)?;
         Ok(summary)
     }

@@ -4,9 +4,11 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
-use flexmb::batch::{run_batch, BatchOptions, CaseResult, Shard, Sweep};
-use flexmb::output::{read_hdf5, Hdf5Run};
+use flexmb::batch::{merge_shards, run_batch, BatchOptions, CaseResult, Shard, Sweep};
+use flexmb::output::{path_component, read_hdf5, AttrValue, Hdf5Reader, Hdf5Run, RunSource};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -211,13 +213,69 @@ fn read_summary(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     (header, lines.collect())
 }
 
-fn run(sweep: &Sweep, out: &Path, jobs: usize) -> Vec<CaseResult> {
-    let opts = BatchOptions {
+fn options(out: &Path, jobs: usize) -> BatchOptions {
+    BatchOptions {
         out: out.to_path_buf(),
         jobs,
         shard: Shard::ALL,
-    };
-    run_batch(sweep, &opts, &|_| {}).unwrap()
+        resume: false,
+        stop: None,
+    }
+}
+
+fn run(sweep: &Sweep, out: &Path, jobs: usize) -> Vec<CaseResult> {
+    run_batch(sweep, &options(out, jobs), &|_| {}).unwrap()
+}
+
+/// Checks that `<dir>/<stem>.h5` holds the table of `<dir>/<stem>.csv`: one
+/// dataset per column (`n_text` string columns first, then f64 with NaN for
+/// an empty cell, compared bit for bit with the parsed cell) and the column
+/// order in the `columns` attribute.
+fn assert_h5_matches_csv(dir: &Path, stem: &str, n_text: usize) {
+    let (header, rows) = read_summary(&dir.join(format!("{stem}.csv")));
+    let h5 = Hdf5Reader::open(dir.join(format!("{stem}.h5"))).unwrap();
+    let columns = h5
+        .root_attrs()
+        .unwrap()
+        .into_iter()
+        .find(|(n, _)| n == "columns")
+        .map(|(_, v)| v);
+    assert_eq!(columns, Some(AttrValue::Str(header.join("\n"))));
+    for (j, name) in header.iter().enumerate() {
+        let ds = path_component(name);
+        assert_eq!(h5.shape(&ds).unwrap(), [rows.len()], "{name}");
+        if j < n_text {
+            let cells: Vec<String> = rows.iter().map(|r| r[j].clone()).collect();
+            assert_eq!(h5.strings(&ds).unwrap(), cells, "{name}");
+        } else {
+            let values = h5.f64s(&ds).unwrap();
+            for (r, x) in rows.iter().zip(values) {
+                let want = if r[j].is_empty() {
+                    f64::NAN
+                } else {
+                    r[j].parse::<f64>().unwrap()
+                };
+                assert_eq!(x.to_bits(), want.to_bits(), "{name}: {x} vs '{}'", r[j]);
+            }
+        }
+    }
+}
+
+/// min, max, max |.|, time of max |.| (first), final of a probe history.
+fn probe_stats(time: &[f64], x: &[f64]) -> [(&'static str, f64); 5] {
+    let mut k_abs = 0;
+    for (k, v) in x.iter().enumerate() {
+        if v.abs() > x[k_abs].abs() {
+            k_abs = k;
+        }
+    }
+    [
+        ("min", x.iter().copied().fold(f64::INFINITY, f64::min)),
+        ("max", x.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+        ("max_abs", x[k_abs].abs()),
+        ("t_max_abs", time[k_abs]),
+        ("final", *x.last().unwrap()),
+    ]
 }
 
 /// The summary quantities recomputed from a case's file (every step recorded):
@@ -260,10 +318,16 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
             "newton_iterations_per_step",
             "wall_seconds",
             "max_rel_energy_change",
-            "max_position_violation"
+            "max_position_violation",
+            "midpoint_deflection.min",
+            "midpoint_deflection.max",
+            "midpoint_deflection.max_abs",
+            "midpoint_deflection.t_max_abs",
+            "midpoint_deflection.final"
         ]
     );
     assert_eq!(rows.len(), 4);
+    assert_h5_matches_csv(&out1, "summary", 5);
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
     for (k, (a, b)) in r1.iter().zip(&r2).enumerate() {
         assert_eq!(a.case, sweep.cases[k]);
@@ -320,6 +384,21 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
         assert_eq!(num("max_position_violation"), position);
         assert!(energy > 0.0 && energy < 1e-6, "{energy}");
         assert_eq!(num("wall_seconds"), sa.wall_seconds);
+        // Probe cells: the file's attributes, and recomputed from /probes/<name>.
+        let file = Hdf5Reader::open(a.output.as_ref().unwrap()).unwrap();
+        let attrs = file.root_attrs().unwrap();
+        let history = file.f64s("probes/midpoint_deflection").unwrap();
+        assert_eq!(history.len(), 201);
+        for (stat, x) in probe_stats(&h1.time, &history) {
+            let name = format!("midpoint_deflection.{stat}");
+            let attr = attrs
+                .iter()
+                .find(|(n, _)| *n == format!("probe.{name}"))
+                .map(|(_, v)| v.clone());
+            assert_eq!(attr, Some(AttrValue::F64(num(&name))), "{name}");
+            assert_eq!(num(&name).to_bits(), x.to_bits(), "{name}");
+        }
+        assert!(num("midpoint_deflection.max_abs") > 1e-3);
         // The parameters, and the model text in the file carries them.
         let elements = a.case.value("generator.elements").unwrap().to_string();
         assert_eq!(row[col("generator.elements")], elements);
@@ -385,4 +464,278 @@ generator.elements = 4
     );
     assert_eq!(rows[3][col("status")], "completed");
     assert_eq!(rows[3][col("steps")], "100");
+    // No run: no probe summary; a run that failed at step 1 has one (of step 0).
+    assert_eq!(rows[1][col("midpoint_deflection.max")], "");
+    assert_eq!(rows[2][col("midpoint_deflection.max")], "0e0");
+    assert_h5_matches_csv(&out, "summary", sweep.keys.len() + 3);
+}
+
+/// A sweep of 4 short cases for resume tests: two that set `t_end`
+/// themselves, one that fails (one Newton iteration allowed), one that takes
+/// `t_end` from `[set]`.
+fn resume_sweep(t_end: &str) -> Sweep {
+    parse(&format!(
+        r#"base = "../slider_crank_flexible.toml"
+[set]
+integrator.t_end = {t_end}
+output.every = 3
+[[case]]
+generator.elements = 2
+integrator.t_end = 0.001
+[[case]]
+generator.elements = 4
+integrator.t_end = 0.001
+[[case]]
+generator.elements = 2
+integrator.max_iter = 1
+[[case]]
+generator.elements = 3
+"#
+    ))
+}
+
+fn mtime(p: &Path) -> std::time::SystemTime {
+    std::fs::metadata(p).unwrap().modified().unwrap()
+}
+
+/// `--resume` after a `[set]` change that alters one case's model text:
+/// the two unchanged completed cases are skipped (files untouched, rows
+/// identical to the first run's, wall time included), the failed case and
+/// the changed case run again, and the summary equals a fresh run of the
+/// changed sweep in every column except the wall time of rerun cases.
+#[test]
+fn resume_skips_completed_cases_and_reruns_failed_and_changed_ones() {
+    let (out, fresh) = (scratch("resume"), scratch("resume_fresh"));
+    let first = resume_sweep("0.001");
+    let r1 = run(&first, &out, 2);
+    let status: Vec<&str> = r1.iter().map(|c| c.status()).collect();
+    assert_eq!(status, ["completed", "completed", "failed", "completed"]);
+    let (_, rows1) = read_summary(&out.join("summary.csv"));
+    let files: Vec<PathBuf> = r1.iter().map(|r| r.output.clone().unwrap()).collect();
+    let times: Vec<_> = files.iter().map(|f| mtime(f)).collect();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+
+    let changed = resume_sweep("0.0012");
+    assert_eq!(ids(&first), ids(&changed), "[set] is not part of the ids");
+    let mut opts = options(&out, 2);
+    opts.resume = true;
+    let r2 = run_batch(&changed, &opts, &|_| {}).unwrap();
+    let resumed: Vec<bool> = r2.iter().map(|r| r.resumed).collect();
+    assert_eq!(resumed, [true, true, false, false]);
+    for k in 0..2 {
+        assert_eq!(mtime(&files[k]), times[k], "skipped case {k} untouched");
+    }
+    for k in 2..4 {
+        assert_ne!(mtime(&files[k]), times[k], "case {k} ran again");
+    }
+    assert_eq!(r2[2].status(), "failed");
+    assert_eq!(r2[3].summary.as_ref().unwrap().steps, 120);
+    let (header, rows2) = read_summary(&out.join("summary.csv"));
+    assert_eq!(rows2[..2], rows1[..2], "skipped rows as first written");
+    assert_h5_matches_csv(&out, "summary", changed.keys.len() + 3);
+
+    run(&changed, &fresh, 1);
+    let (header_f, rows_f) = read_summary(&fresh.join("summary.csv"));
+    assert_eq!(header, header_f);
+    let wall = header.iter().position(|h| h == "wall_seconds").unwrap();
+    for (a, b) in rows2.iter().zip(&rows_f) {
+        for (j, (x, y)) in a.iter().zip(b).enumerate() {
+            if j != wall {
+                assert_eq!(x, y, "{}: column {}", a[0], header[j]);
+            }
+        }
+    }
+
+    // A file of a run that did not finish (killed: status "running") reruns.
+    let h = Hdf5Reader::open(&files[0]).unwrap();
+    assert!(h
+        .root_attrs()
+        .unwrap()
+        .contains(&("status".to_string(), AttrValue::Str("completed".into()))));
+    drop(h);
+    std::fs::write(&files[0], b"not an HDF5 file").unwrap();
+    let r3 = run_batch(&changed, &opts, &|_| {}).unwrap();
+    let resumed: Vec<bool> = r3.iter().map(|r| r.resumed).collect();
+    assert_eq!(resumed, [false, true, false, true]);
+    assert_eq!(read_hdf5(&files[0]).unwrap().status, "completed");
+}
+
+/// Cases run largest first (DOFs x steps; equal costs in expansion order),
+/// and a stop request (what Ctrl-C sets) starts no further case: the summary
+/// then holds exactly the finished cases, in both files.
+#[test]
+fn largest_first_and_stop_leaves_a_consistent_summary() {
+    let sweep = Sweep::from_file(sweeps().join("slider_crank_smoke.toml")).unwrap();
+    let out = scratch("order");
+    let order = Mutex::new(Vec::new());
+    run_batch(&sweep, &options(&out, 1), &|r| {
+        order.lock().unwrap().push(r.case.index)
+    })
+    .unwrap();
+    assert_eq!(*order.lock().unwrap(), [2, 3, 0, 1], "4 elements first");
+
+    let out = scratch("stop");
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut opts = options(&out, 1);
+    opts.stop = Some(Arc::clone(&stop));
+    let done = run_batch(&sweep, &opts, &|_| stop.store(true, Ordering::SeqCst)).unwrap();
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].case.index, 2);
+    let (_, rows) = read_summary(&out.join("summary.csv"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][0], done[0].case.id);
+    assert_eq!(rows[0][3], "completed");
+    assert_h5_matches_csv(&out, "summary", 5);
+    assert!(!out.join("summary.csv.tmp").exists() && !out.join("summary.h5.tmp").exists());
+}
+
+/// Three shards run separately into one folder, then merged: the merged
+/// summary equals the unsharded one in every column but the wall time, and
+/// a missing shard is reported with its cases.
+#[test]
+fn merged_shards_equal_the_unsharded_summary() {
+    let sweep = Sweep::from_file(sweeps().join("slider_crank_smoke.toml")).unwrap();
+    let (whole, sharded) = (scratch("merge_whole"), scratch("merge_shards"));
+    run(&sweep, &whole, 2);
+    for i in 0..3 {
+        let mut opts = options(&sharded, 1);
+        opts.shard = Shard { index: i, count: 3 };
+        run_batch(&sweep, &opts, &|_| {}).unwrap();
+        assert_h5_matches_csv(&sharded, &format!("summary-{i}-of-3"), 5);
+    }
+    assert!(!sharded.join("summary.csv").exists());
+    let report = merge_shards(&sweep, &sharded, 3).unwrap();
+    assert_eq!(report.cases, 4);
+    assert!(report.missing_cases.is_empty() && report.missing_shards.is_empty());
+    let (h1, rows1) = read_summary(&whole.join("summary.csv"));
+    let (h2, rows2) = read_summary(&sharded.join("summary.csv"));
+    assert_eq!(h1, h2);
+    assert_eq!(rows1.len(), rows2.len());
+    let wall = h1.iter().position(|h| h == "wall_seconds").unwrap();
+    for (a, b) in rows1.iter().zip(&rows2) {
+        for (j, (x, y)) in a.iter().zip(b).enumerate() {
+            if j != wall {
+                assert_eq!(x, y, "{}: column {}", a[0], h1[j]);
+            }
+        }
+    }
+    assert_h5_matches_csv(&sharded, "summary", 5);
+
+    // Shard 1 of 3 holds case 1: without its file, case 1 is missing.
+    std::fs::remove_file(sharded.join("summary-1-of-3.csv")).unwrap();
+    let report = merge_shards(&sweep, &sharded, 3).unwrap();
+    assert_eq!(report.cases, 3);
+    assert_eq!(report.missing_shards, ["summary-1-of-3.csv"]);
+    assert_eq!(report.missing_cases, [sweep.cases[1].id.clone()]);
+    let (_, rows) = read_summary(&sharded.join("summary.csv"));
+    assert_eq!(rows.len(), 3);
+
+    // A shard summary of another sweep is an error naming the file.
+    let other = parse(
+        "base = \"../slider_crank_flexible.toml\"\n[parameters]\ngenerator.omega0 = [60.0]\n",
+    );
+    let e = merge_shards(&other, &sharded, 3).unwrap_err().to_string();
+    assert!(
+        e.contains("summary-0-of-3.csv: line 1: the header does not start"),
+        "{e}"
+    );
+}
+
+/// The command line: `flexmb batch --shard` twice into one folder, then
+/// `flexmb batch-merge` (shard count found in the folder): exit 0 and the
+/// merged files; with a shard missing, exit 6 and the missing cases named;
+/// `--resume` skips every completed case.
+#[test]
+fn cli_shards_merge_and_resume() {
+    let exe = env!("CARGO_BIN_EXE_flexmb");
+    let sweep = sweeps().join("slider_crank_smoke.toml");
+    let out = scratch("cli_merge");
+    let flexmb = |args: &[&str]| {
+        let o = std::process::Command::new(exe).args(args).output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (s, o) = (sweep.to_str().unwrap(), out.to_str().unwrap());
+    for shard in ["0/2", "1/2"] {
+        let (code, stdout, stderr) =
+            flexmb(&["batch", s, "--out", o, "--shard", shard, "--jobs", "1"]);
+        assert_eq!(code, Some(0), "{stdout}{stderr}");
+        assert!(stdout.contains("batch overhead"), "{stdout}");
+    }
+    let (code, stdout, stderr) = flexmb(&["batch-merge", s, "--out", o]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("4 of 4 cases from 2 shards"), "{stdout}");
+    assert!(out.join("summary.csv").is_file() && out.join("summary.h5").is_file());
+
+    let (code, stdout, _) = flexmb(&["batch", s, "--out", o, "--shard", "0/2", "--resume"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains("2 cases: 2 completed (2 of them skipped by --resume), 0 failed"),
+        "{stdout}"
+    );
+
+    std::fs::remove_file(out.join("summary-1-of-2.csv")).unwrap();
+    let (code, _, stderr) = flexmb(&["batch-merge", s, "--out", o, "--shards", "2"]);
+    assert_eq!(code, Some(6), "{stderr}");
+    assert!(stderr.contains("missing shard summary"), "{stderr}");
+    let missing = Sweep::from_file(&sweep).unwrap().cases[1].id.clone();
+    assert!(
+        stderr.contains(&format!("missing case: {missing}")),
+        "{stderr}"
+    );
+    let (code, _, stderr) = flexmb(&["batch-merge", s, "--out", o, "--shards", "1"]);
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(stderr.contains("merging needs N >= 2 shards"), "{stderr}");
+}
+
+/// A real Ctrl-C (SIGINT) to `flexmb batch --jobs 1` after the first case
+/// line: the running case finishes, no further case starts, the exit code is
+/// 130 and the summary lists exactly the finished cases.
+#[cfg(unix)]
+#[test]
+fn cli_sigint_stops_scheduling_and_keeps_the_summary() {
+    use std::io::BufRead;
+    let out = scratch("cli_sigint");
+    std::fs::create_dir_all(&out).unwrap();
+    let base = root().join("models/slider_crank_flexible.toml");
+    let sweep = out.join("sweep.toml");
+    std::fs::write(
+        &sweep,
+        format!(
+            "base = {:?}\n[set]\nintegrator.t_end = 0.04\n[parameters]\ngenerator.elements = [2, 4, 6, 8]\n",
+            base.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flexmb"))
+        .args(["batch", sweep.to_str().unwrap(), "--jobs", "1", "--out"])
+        .arg(out.join("run"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("elements-8"), "largest first: {first}");
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "{rest:?}");
+    let finished = 1 + rest.iter().filter(|l| l.contains(": completed |")).count();
+    assert!(finished < 4, "{rest:?}");
+    assert!(
+        rest.iter()
+            .any(|l| l.contains(&format!("interrupted: {} cases not run", 4 - finished))),
+        "{rest:?}"
+    );
+    let (_, rows) = read_summary(&out.join("run/summary.csv"));
+    assert_eq!(rows.len(), finished);
+    assert_h5_matches_csv(&out.join("run"), "summary", 4);
 }

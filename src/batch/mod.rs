@@ -1,10 +1,17 @@
 //! `flexmb batch`: a sweep of model variants run in parallel, one HDF5 file
-//! per case and a `summary.csv` (see `docs/batch.md`).
+//! per case and a summary table (`summary.csv`, `summary.h5`), resumable,
+//! shardable across the tasks of a job array and merged with
+//! `flexmb batch-merge` (see `docs/batch.md`, `docs/cluster.md`).
 
+mod merge;
+mod resume;
 mod run;
 mod shard;
+mod summary;
 mod sweep;
 
-pub use run::{run_batch, summary_file_name, BatchError, BatchOptions, CaseResult};
+pub use merge::{merge_shards, MergeReport};
+pub use run::{run_batch, BatchError, BatchOptions, CaseResult};
 pub use shard::Shard;
+pub use summary::{summary_file_name, summary_stem};
 pub use sweep::{case_id, Case, Sweep};

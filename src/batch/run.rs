@@ -1,14 +1,18 @@
 //! Running the cases of a sweep on a rayon pool and writing the summary.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use super::resume::resumed_summary;
 use super::shard::Shard;
+use super::summary::{summary_stem, write_summary, Row};
 use super::sweep::{Case, Sweep};
-use crate::integrate::IntegratorSpec;
-use crate::model::load_model_with_sets;
-use crate::run::{RunSummary, Simulation};
+use crate::integrate::{IntegratorConfig, IntegratorSpec};
+use crate::model::{load_model_with_sets, ModelFile};
+use crate::run::{step_count, RunSummary, Simulation};
 
 /// How to run a sweep.
 #[derive(Debug, Clone)]
@@ -19,6 +23,12 @@ pub struct BatchOptions {
     pub jobs: usize,
     /// Which cases to run.
     pub shard: Shard,
+    /// Skip a case whose file says `status = "completed"` for the same
+    /// model text (see [`super::resume`]).
+    pub resume: bool,
+    /// Set (e.g. by a Ctrl-C handler) to start no further case: running
+    /// cases finish, the summary lists the finished ones.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// What one case did.
@@ -33,6 +43,13 @@ pub struct CaseResult {
     /// Why the case failed: bad model or integrator settings, a step
     /// failure, or an output error; `None` when it completed.
     pub failure: Option<String>,
+    /// `--resume` found the case completed: not run again, its summary read
+    /// back from its file.
+    pub resumed: bool,
+    /// Wall time of the whole case in this batch (s): operators, time loop
+    /// and output file; 0 for a case that did not run (its model did not
+    /// build, or `--resume` skipped it).
+    pub wall_seconds: f64,
 }
 
 impl CaseResult {
@@ -48,6 +65,9 @@ impl CaseResult {
     /// One line for the terminal.
     pub fn line(&self) -> String {
         match &self.summary {
+            Some(s) if self.resumed => {
+                format!("{}: skipped (--resume): {}", self.case.id, s.line())
+            }
             Some(s) => format!("{}: {}", self.case.id, s.line()),
             None => format!(
                 "{}: FAILED: {}",
@@ -69,6 +89,14 @@ pub enum BatchError {
         /// Why.
         source: std::io::Error,
     },
+    /// A summary could not be written or read.
+    #[error("{}: {message}", .path.display())]
+    Summary {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
     /// The thread pool could not be started.
     #[error("cannot start {jobs} worker threads: {message}")]
     Pool {
@@ -79,20 +107,106 @@ pub enum BatchError {
     },
 }
 
-/// The summary file of a shard: `summary.csv` for the whole sweep,
-/// `summary-I-of-N.csv` for shard I of N > 1 (so shards can share a folder).
-pub fn summary_file_name(shard: Shard) -> String {
-    if shard.count == 1 {
-        "summary.csv".into()
-    } else {
-        format!("summary-{}-of-{}.csv", shard.index, shard.count)
+/// A case ready to run: its model and integrator settings.
+struct Planned {
+    case: Case,
+    file: ModelFile,
+    config: IntegratorConfig,
+    /// Estimated cost: DOFs x steps.
+    cost: f64,
+}
+
+/// A case after planning: ready to run, or already finished (its model did
+/// not build, or `--resume` skips it).
+enum Plan {
+    Run(Box<Planned>),
+    Done(Box<CaseResult>),
+}
+
+/// Builds the case's model (base text + `[set]` + the case's values) and
+/// integrator settings; with `resume`, finishes it from its file when that
+/// holds a completed run of the same model text.
+fn plan(sweep: &Sweep, case: &Case, out: &Path, resume: bool) -> Plan {
+    let name = sweep.base.display().to_string();
+    let built = load_model_with_sets(&sweep.base_text, &name, &sweep.sets(case)).and_then(|f| {
+        let config = f.integrator(&IntegratorSpec::default())?;
+        Ok((f, config))
+    });
+    let (file, config) = match built {
+        Ok(b) => b,
+        Err(e) => {
+            return Plan::Done(Box::new(CaseResult {
+                case: case.clone(),
+                output: None,
+                summary: None,
+                failure: Some(e.to_string()),
+                resumed: false,
+                wall_seconds: 0.0,
+            }))
+        }
+    };
+    let path = out.join(format!("{}.h5", case.id));
+    if resume {
+        if let Some(summary) = resumed_summary(&path, &file) {
+            return Plan::Done(Box::new(CaseResult {
+                case: case.clone(),
+                output: Some(path),
+                summary: Some(summary),
+                failure: None,
+                resumed: true,
+                wall_seconds: 0.0,
+            }));
+        }
+    }
+    let cost = file.model.n_dofs().max(1) as f64 * step_count(config.t_end, config.dt) as f64;
+    Plan::Run(Box::new(Planned {
+        case: case.clone(),
+        file,
+        config,
+        cost,
+    }))
+}
+
+/// The finished cases and the summary rewritten after each.
+struct Progress<'a> {
+    sweep: &'a Sweep,
+    dir: &'a Path,
+    stem: String,
+    finished: Vec<(CaseResult, Row)>,
+    /// The first summary write error; no case starts after it.
+    error: Option<BatchError>,
+}
+
+impl Progress<'_> {
+    /// Records a finished case and rewrites the summary of all finished cases.
+    fn add(&mut self, r: CaseResult) {
+        let row = Row::from_result(self.sweep, &r);
+        self.finished.push((r, row));
+        self.write();
+    }
+
+    fn write(&mut self) {
+        let rows: Vec<&Row> = self.finished.iter().map(|(_, row)| row).collect();
+        if let Err(e) = write_summary(self.sweep, &rows, self.dir, &self.stem) {
+            self.error.get_or_insert(e);
+        }
     }
 }
 
 /// Runs the cases of `opts.shard` on `opts.jobs` threads, each into
 /// `<out>/<case id>.h5`, calls `on_finish` as each case ends (from the
-/// worker thread), writes the summary ([`summary_file_name`]) and returns
-/// the results in expansion order. A failing case is recorded and does not
+/// worker thread) and returns the finished cases in expansion order.
+///
+/// First every case's model is built (in parallel): a case whose model does
+/// not build is finished as failed, and with `opts.resume` a case whose file
+/// holds a completed run of the same model text is finished from that file.
+/// The others run largest first (estimated cost: DOFs x steps), so the big
+/// cases do not straggle at the end; each worker thread takes the next
+/// largest case when it is free. After every finished case the summary
+/// (`summary.csv` and `summary.h5`, or the shard's, see [`summary_stem`])
+/// is rewritten with every finished case in expansion order, through a
+/// temporary file and a rename. When `opts.stop` is set no further case
+/// starts; running cases finish. A failing case is recorded and does not
 /// stop the others.
 pub fn run_batch(
     sweep: &Sweep,
@@ -115,121 +229,101 @@ pub fn run_batch(
         .iter()
         .filter(|c| opts.shard.contains(c.index))
         .collect();
-    let results: Vec<CaseResult> = pool.install(|| {
+    let plans: Vec<Plan> = pool.install(|| {
         selected
             .par_iter()
-            .with_max_len(1)
-            .map(|case| {
-                let r = run_case(sweep, case, &opts.out);
-                on_finish(&r);
-                r
-            })
+            .map(|c| plan(sweep, c, &opts.out, opts.resume))
             .collect()
     });
-    let path = opts.out.join(summary_file_name(opts.shard));
-    std::fs::write(&path, summary_csv(sweep, &results))
-        .map_err(|source| BatchError::Io { path, source })?;
+    let mut progress = Progress {
+        sweep,
+        dir: &opts.out,
+        stem: summary_stem(opts.shard),
+        finished: Vec::new(),
+        error: None,
+    };
+    let mut queue: Vec<Planned> = Vec::new();
+    for p in plans {
+        match p {
+            Plan::Run(p) => queue.push(*p),
+            Plan::Done(r) => {
+                on_finish(&r);
+                let row = Row::from_result(sweep, &r);
+                progress.finished.push((*r, row));
+            }
+        }
+    }
+    progress.write();
+    // Taken from the end: largest first; a stable sort keeps equal costs in
+    // expansion order (reversed: popped from the end, lower index first).
+    queue.reverse();
+    queue.sort_by(|a, b| a.cost.total_cmp(&b.cost));
+    let workers = pool.current_num_threads().min(queue.len());
+    let queue = Mutex::new(queue);
+    let progress = Mutex::new(progress);
+    let stopped = || opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));
+    let worker = || loop {
+        let Some(case) = lock(&queue).pop() else {
+            break;
+        };
+        if stopped() {
+            break;
+        }
+        let r = run_case(case, &opts.out);
+        on_finish(&r);
+        let mut p = lock(&progress);
+        p.add(r);
+        if p.error.is_some() {
+            lock(&queue).clear();
+        }
+    };
+    pool.scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|_| worker());
+        }
+    });
+    let progress = progress.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = progress.error {
+        return Err(e);
+    }
+    let mut results: Vec<CaseResult> = progress.finished.into_iter().map(|(r, _)| r).collect();
+    results.sort_by_key(|r| r.case.index);
     Ok(results)
 }
 
-/// Builds the case's model (base text + `[set]` + the case's values) and
-/// runs it exactly as `flexmb run -o <out>/<id>.h5` would.
-fn run_case(sweep: &Sweep, case: &Case, out: &Path) -> CaseResult {
+/// Locks a mutex; a worker that panicked holding it left consistent data
+/// (every update is one push or one clear), so poisoning is ignored.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs a planned case exactly as `flexmb run -o <out>/<id>.h5` would.
+fn run_case(p: Planned, out: &Path) -> CaseResult {
+    let started = std::time::Instant::now();
+    let path = out.join(format!("{}.h5", p.case.id));
     let mut result = CaseResult {
-        case: case.clone(),
-        output: None,
+        case: p.case.clone(),
+        output: Some(path),
         summary: None,
         failure: None,
+        resumed: false,
+        wall_seconds: 0.0,
     };
-    let name = sweep.base.display().to_string();
-    let built = load_model_with_sets(&sweep.base_text, &name, &sweep.sets(case)).and_then(|f| {
-        let config = f.integrator(&IntegratorSpec::default())?;
-        Ok((f, config))
-    });
-    let (file, config) = match built {
-        Ok(b) => b,
-        Err(e) => {
-            result.failure = Some(e.to_string());
-            return result;
-        }
-    };
-    let sim = Simulation::new(file.model);
-    let path = out.join(format!("{}.h5", case.id));
-    match sim.run_to_file(&config, &file.text, &file.output, Some(&path), &mut |_| {}) {
+    let sim = Simulation::new(p.file.model);
+    let run = sim.run_to_file(
+        &p.config,
+        &p.file.text,
+        &p.file.output,
+        result.output.as_deref(),
+        &mut |_| {},
+    );
+    match run {
         Ok(s) => {
             result.failure = s.failure.as_ref().map(|e| e.to_string());
             result.summary = Some(s);
         }
         Err(e) => result.failure = Some(e.to_string()),
     }
-    result.output = Some(path);
+    result.wall_seconds = started.elapsed().as_secs_f64();
     result
-}
-
-/// The summary columns after the case id and the parameters.
-const COLUMNS: [&str; 9] = [
-    "status",
-    "failure_reason",
-    "steps",
-    "t_end_reached",
-    "newton_iterations",
-    "newton_iterations_per_step",
-    "wall_seconds",
-    "max_rel_energy_change",
-    "max_position_violation",
-];
-
-/// `summary.csv` (RFC 4180): a header, then one row per case; numbers in
-/// Rust's shortest round-trip form (`{}` or `{:e}`), empty cells where a case has no run or
-/// does not set a parameter.
-fn summary_csv(sweep: &Sweep, results: &[CaseResult]) -> String {
-    let mut out = String::new();
-    let header: Vec<&str> = std::iter::once("case")
-        .chain(sweep.keys.iter().map(String::as_str))
-        .chain(COLUMNS)
-        .collect();
-    push_row(&mut out, header.iter().map(|s| s.to_string()));
-    for r in results {
-        let params = sweep.keys.iter().map(|k| match r.case.value(k) {
-            Some(toml::Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-            None => String::new(),
-        });
-        let run: Vec<String> = match &r.summary {
-            Some(s) => vec![
-                s.steps.to_string(),
-                s.t_end_reached.to_string(),
-                s.newton_iterations.to_string(),
-                s.iterations_per_step().to_string(),
-                s.wall_seconds.to_string(),
-                format!("{:e}", s.max_rel_energy_change),
-                format!("{:e}", s.max_position_violation),
-            ],
-            None => vec![String::new(); COLUMNS.len() - 2],
-        };
-        let row = std::iter::once(r.case.id.clone())
-            .chain(params)
-            .chain([
-                r.status().to_string(),
-                r.failure.clone().unwrap_or_default(),
-            ])
-            .chain(run);
-        push_row(&mut out, row);
-    }
-    out
-}
-
-/// Appends one CSV record, quoting fields that contain `,`, `"` or a line break.
-fn push_row(out: &mut String, fields: impl Iterator<Item = String>) {
-    let fields: Vec<String> = fields
-        .map(|f| {
-            if f.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", f.replace('"', "\"\""))
-            } else {
-                f
-            }
-        })
-        .collect();
-    out.push_str(&fields.join(","));
-    out.push('\n');
 }

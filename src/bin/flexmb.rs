@@ -4,11 +4,14 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flexmb::batch::{run_batch, summary_file_name, BatchOptions, Shard, Sweep};
+use flexmb::batch::{merge_shards, run_batch, summary_file_name, BatchOptions, Shard, Sweep};
 use flexmb::integrate::{IntegratorSpec, OptionChoice, StepError};
 use flexmb::model::{load_model_with_sets, ModelFile};
 use flexmb::run::{step_count, Simulation};
@@ -21,8 +24,10 @@ const EXIT_NEWTON: u8 = 3;
 const EXIT_SINGULAR: u8 = 4;
 /// Exit code when the output file cannot be written.
 const EXIT_OUTPUT: u8 = 5;
-/// Exit code of a batch in which some case failed.
+/// Exit code of a batch in which some case failed (or of a merge missing cases).
 const EXIT_CASE_FAILED: u8 = 6;
+/// Exit code of a batch stopped by Ctrl-C (128 + SIGINT).
+const EXIT_INTERRUPTED: u8 = 130;
 
 /// Rigid and flexible multibody dynamics by the finite element method.
 #[derive(Parser)]
@@ -46,6 +51,8 @@ enum Command {
     /// Draw a PNG chart: probe time histories of a run file (`OUT.h5 --probe NAME`),
     /// or a summary column against a parameter (`summary.csv --x PARAM --y COLUMN [--group PARAM]`).
     Plot(PlotArgs),
+    /// Combine the shard summaries of a sweep into summary.csv and summary.h5 (docs/batch.md).
+    BatchMerge(BatchMergeArgs),
 }
 
 #[derive(Args)]
@@ -95,9 +102,24 @@ struct BatchArgs {
     /// Run only shard I of N (0-based): the cases k with k mod N = I.
     #[arg(long, value_name = "I/N")]
     shard: Option<Shard>,
+    /// Skip cases whose file holds a completed run of the same model text.
+    #[arg(long)]
+    resume: bool,
     /// No progress bar and no per-case lines.
     #[arg(short, long)]
     quiet: bool,
+}
+
+#[derive(Args)]
+struct BatchMergeArgs {
+    /// Sweep file the shards ran (TOML, see docs/batch.md).
+    sweep: PathBuf,
+    /// Folder holding the shard summaries `summary-I-of-N.csv`.
+    #[arg(long)]
+    out: PathBuf,
+    /// Number of shards N (default: the N of the shard summaries in the folder).
+    #[arg(long)]
+    shards: Option<usize>,
 }
 
 #[derive(Args)]
@@ -204,6 +226,7 @@ fn main() -> ExitCode {
         Command::Static(args) => statics(&args),
         Command::Batch(args) => batch(&args),
         Command::Plot(args) => plot(&args),
+        Command::BatchMerge(args) => batch_merge(&args),
     }
 }
 
@@ -340,11 +363,28 @@ fn batch(args: &BatchArgs) -> ExitCode {
         }
         bar.inc(1);
     };
+    // Ctrl-C: start no further case, let the running ones finish (the
+    // summary lists every finished case); a second Ctrl-C exits at once,
+    // leaving the running cases' files `running` (rerun by --resume).
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let handler = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("interrupted: no further case starts; waiting for the running ones (Ctrl-C again to quit now)");
+    });
+    if let Err(e) = handler {
+        eprintln!("warning: no Ctrl-C handler: {e}");
+    }
     let opts = BatchOptions {
         out: out.clone(),
         jobs: args.jobs,
         shard,
+        resume: args.resume,
+        stop: Some(Arc::clone(&stop)),
     };
+    let started = Instant::now();
     let results = match run_batch(&sweep, &opts, &on_finish) {
         Ok(r) => r,
         Err(e) => {
@@ -353,18 +393,125 @@ fn batch(args: &BatchArgs) -> ExitCode {
             return ExitCode::from(EXIT_OUTPUT);
         }
     };
+    let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     let failed = results.iter().filter(|r| r.failure.is_some()).count();
+    let resumed = results.iter().filter(|r| r.resumed).count();
+    let skipped = if resumed > 0 {
+        format!(" ({resumed} of them skipped by --resume)")
+    } else {
+        String::new()
+    };
     println!(
-        "{} cases: {} completed, {failed} failed; summary: {}",
+        "{} cases: {} completed{skipped}, {failed} failed; summary: {}",
         results.len(),
         results.len() - failed,
         out.join(summary_file_name(shard)).display()
     );
+    // Overhead (planning, scheduling, summaries): the wall time beyond what
+    // the cases need on `jobs` threads, max(sum of case wall / jobs, longest
+    // case); a case's wall covers its operators, time loop and file.
+    let ran: Vec<&flexmb::batch::CaseResult> =
+        results.iter().filter(|r| r.wall_seconds > 0.0).collect();
+    let jobs = if args.jobs == 0 {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        args.jobs
+    };
+    let case_sum = ran.iter().fold(0.0, |a, r| a + r.wall_seconds);
+    let longest = ran.iter().fold(0.0, |a: f64, r| a.max(r.wall_seconds));
+    let loops = ran
+        .iter()
+        .filter_map(|r| r.summary.as_ref())
+        .fold(0.0, |a, s| a + s.wall_seconds);
+    let overhead = wall - (case_sum / jobs as f64).max(longest);
+    println!(
+        "wall {wall:.2} s; {} cases ran: {case_sum:.2} s of case wall ({loops:.2} s in time loops) \
+         on {jobs} threads, longest {longest:.2} s; batch overhead {overhead:.2} s ({:.2} %)",
+        ran.len(),
+        100.0 * overhead / wall.max(f64::MIN_POSITIVE)
+    );
+    let not_run = selected - results.len();
+    if not_run > 0 {
+        println!("interrupted: {not_run} cases not run (rerun with --resume)");
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
     if failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_CASE_FAILED)
+    }
+}
+
+fn batch_merge(args: &BatchMergeArgs) -> ExitCode {
+    let sweep = match Sweep::from_file(&args.sweep) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let shards = match args.shards {
+        Some(n) => n,
+        None => match shard_count(&args.out) {
+            Ok(n) => n,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        },
+    };
+    let report = match merge_shards(&sweep, &args.out, shards) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_OUTPUT);
+        }
+    };
+    for name in &report.missing_shards {
+        eprintln!("missing shard summary: {}", args.out.join(name).display());
+    }
+    for id in &report.missing_cases {
+        eprintln!("missing case: {id}");
+    }
+    println!(
+        "{} of {} cases from {shards} shards; summary: {}",
+        report.cases,
+        sweep.cases.len(),
+        args.out.join(summary_file_name(Shard::ALL)).display()
+    );
+    if report.missing_cases.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_CASE_FAILED)
+    }
+}
+
+/// The N of the shard summaries `summary-I-of-N.csv` in `dir` (one N only).
+fn shard_count(dir: &Path) -> Result<usize, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut counts: Vec<usize> = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let n = name
+            .strip_prefix("summary-")
+            .and_then(|r| r.strip_suffix(".csv"))
+            .and_then(|r| r.split_once("-of-"))
+            .and_then(|(_, n)| n.parse::<usize>().ok());
+        if let Some(n) = n.filter(|n| !counts.contains(n)) {
+            counts.push(n);
+        }
+    }
+    match counts[..] {
+        [n] => Ok(n),
+        [] => Err(format!(
+            "{}: no shard summaries summary-I-of-N.csv",
+            dir.display()
+        )),
+        _ => Err(format!(
+            "{}: shard summaries of several shard counts {counts:?}: give --shards N",
+            dir.display()
+        )),
     }
 }
 

@@ -18,7 +18,8 @@ use super::hdf5_rust::{
     ColumnBuf, Dtype, FixedData, FixedDataset, RunSource, Streamer,
 };
 use super::{
-    AttrValue, Hdf5Run, OutputConfig, OutputError, Recorder, RunInfo, RunStatus, StepRecord,
+    AttrValue, Hdf5Run, OutputConfig, OutputError, Recorder, RunInfo, RunStatus, RunTotals,
+    StepRecord,
 };
 
 /// Streams a run into an HDF5 file with the HDF5 C library.
@@ -58,6 +59,10 @@ impl Recorder for Hdf5CRecorder {
 
     fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError> {
         self.inner.finish(status, t_end_reached)
+    }
+
+    fn totals(&mut self, totals: &RunTotals) {
+        self.inner.totals(totals);
     }
 }
 

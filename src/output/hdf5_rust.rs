@@ -26,7 +26,7 @@ use rust_hdf5::{DatatypeMessage, FilterPipeline, H5File, H5Type};
 
 use super::{
     AttrValue, ConstraintNorms, Energy, Field, Mesh, NewtonStats, OutputConfig, OutputError,
-    Recorder, RunInfo, RunStatus, StepRecord,
+    Recorder, RunInfo, RunStatus, RunTotals, StepRecord,
 };
 use crate::probe::ProbeSummary;
 
@@ -67,6 +67,12 @@ pub(super) mod attr {
     pub const MODEL: &str = "model";
     /// flexmb version that wrote the file.
     pub const VERSION: &str = "flexmb_version";
+    /// Steps completed ([`super::RunTotals`]).
+    pub const STEPS: &str = "steps";
+    /// Newton iterations of all completed steps.
+    pub const NEWTON_ITERATIONS: &str = "newton_iterations";
+    /// Wall time of the time loop (s).
+    pub const WALL_SECONDS: &str = "wall_seconds";
 }
 
 /// Element type of a streamed dataset.
@@ -581,11 +587,13 @@ pub(super) fn initial_attributes(info: &RunInfo) -> Vec<(String, AttrValue)> {
 }
 
 /// The root attributes written at `finish`: status, failure reason, time
-/// reached and `probe.<name>.<min|max|max_abs|t_max_abs|final>` of each probe
-/// over the recorded steps.
+/// reached, the run's totals when given (`steps`, `newton_iterations`,
+/// `wall_seconds`) and `probe.<name>.<min|max|max_abs|t_max_abs|final>` of
+/// each probe over the recorded steps.
 pub(super) fn final_attributes(
     status: &RunStatus,
     t_end_reached: f64,
+    totals: Option<&RunTotals>,
     probes: &[(String, ProbeSummary)],
 ) -> Vec<(String, AttrValue)> {
     let (status, reason) = match status {
@@ -600,6 +608,18 @@ pub(super) fn final_attributes(
             AttrValue::F64(t_end_reached),
         ),
     ];
+    if let Some(t) = totals {
+        let int = |n: u64| AttrValue::I64(i64::try_from(n).unwrap_or(i64::MAX));
+        attrs.push((attr::STEPS.to_string(), int(t.steps)));
+        attrs.push((
+            attr::NEWTON_ITERATIONS.to_string(),
+            int(t.newton_iterations),
+        ));
+        attrs.push((
+            attr::WALL_SECONDS.to_string(),
+            AttrValue::F64(t.wall_seconds),
+        ));
+    }
     for (name, s) in probes {
         for (stat, x) in s.fields() {
             attrs.push((format!("probe.{name}.{stat}"), AttrValue::F64(x)));
@@ -731,6 +751,8 @@ pub(super) struct Streamer<B: Backend> {
     mesh: Mesh,
     /// Summaries of the probes over the recorded rows (root attributes at `finish`).
     probes: Vec<(String, ProbeSummary)>,
+    /// The run's totals, if given ([`Recorder::totals`]).
+    totals: Option<RunTotals>,
     /// Rows were recorded since the last flush.
     dirty: bool,
     last_flush: Instant,
@@ -759,6 +781,7 @@ impl<B: Backend> Streamer<B> {
             n_mult: 0,
             times: Vec::new(),
             probes: Vec::new(),
+            totals: None,
             mesh: Mesh::default(),
             dirty: false,
             last_flush: Instant::now(),
@@ -932,13 +955,17 @@ impl<B: Backend> Recorder for Streamer<B> {
         if !self.poisoned {
             self.write_partial_bands(true)?;
         }
-        let attrs = final_attributes(status, t_end_reached, &self.probes);
+        let attrs = final_attributes(status, t_end_reached, self.totals.as_ref(), &self.probes);
         self.backend.finish(self.rows, &attrs)?;
         if self.writes_xdmf() {
             let rows = self.times.len().min(self.rows as usize);
             super::xdmf::write_beside(&self.path, &self.mesh, &self.times[..rows])?;
         }
         Ok(())
+    }
+
+    fn totals(&mut self, totals: &RunTotals) {
+        self.totals = Some(*totals);
     }
 }
 
@@ -997,6 +1024,10 @@ impl Recorder for Hdf5Recorder {
     fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError> {
         self.inner.finish(status, t_end_reached)
     }
+
+    fn totals(&mut self, totals: &RunTotals) {
+        self.inner.totals(totals);
+    }
 }
 
 impl Drop for Hdf5Recorder {
@@ -1025,6 +1056,69 @@ struct RustBackend {
     /// Filter mask that stores a chunk unfiltered, for compressed datasets.
     raw_mask: Option<u32>,
     scratch: Vec<u8>,
+}
+
+/// Writes a [`FixedDataset`] (contiguous, whole) into the file at `path`.
+fn write_fixed(w: &mut SwmrFileWriter, path: &Path, f: &FixedDataset) -> Result<(), OutputError> {
+    let full = f.path.as_str();
+    let err = |e: rust_hdf5::Hdf5Error| h5_error(path, format!("/{full}: {e}"));
+    let dims: Vec<u64> = f.shape.iter().map(|&d| d as u64).collect();
+    match &f.data {
+        // A zero-length contiguous dataset, as h5py writes one.
+        FixedData::F64(v) if v.is_empty() => w
+            .create_dataset_typed(full, f64::hdf5_type(), &dims)
+            .map(drop),
+        FixedData::I64(v) if v.is_empty() => w
+            .create_dataset_typed(full, i64::hdf5_type(), &dims)
+            .map(drop),
+        FixedData::Str(names) if names.is_empty() => {
+            let vlen = DatatypeMessage::VarLenString {
+                padding: 0,
+                charset: 1,
+            };
+            w.create_dataset_typed(full, vlen, &dims).map(drop)
+        }
+        FixedData::F64(v) => w.write_dataset(full, &dims, v).map(drop),
+        FixedData::I64(v) => w.write_dataset(full, &dims, v).map(drop),
+        FixedData::Str(names) => {
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            w.write_string_dataset(full, &refs).map(drop)
+        }
+    }
+    .map_err(err)
+}
+
+/// One column of a table file ([`write_table`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableColumn {
+    /// Variable-length UTF-8 strings.
+    Str(Vec<String>),
+    /// f64 values (NaN where missing).
+    F64(Vec<f64>),
+}
+
+/// Writes a table as a new HDF5 file at `path` (truncating it): one
+/// one-dimensional dataset per column, named by [`path_component`] of the
+/// column name, and the root attribute `columns` with the column names in
+/// order, one per line (`flexmb batch`'s `summary.h5`).
+pub fn write_table(path: &Path, columns: &[(String, TableColumn)]) -> Result<(), OutputError> {
+    let mut w = SwmrFileWriter::create(path).map_err(|e| h5_error(path, e))?;
+    for (name, column) in columns {
+        let (len, data) = match column {
+            TableColumn::Str(v) => (v.len(), FixedData::Str(v.clone())),
+            TableColumn::F64(v) => (v.len(), FixedData::F64(v.clone())),
+        };
+        let f = FixedDataset {
+            path: path_component(name),
+            shape: vec![len],
+            data,
+        };
+        write_fixed(&mut w, path, &f)?;
+    }
+    let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
+    w.set_group_attr_string("/", "columns", &names.join("\n"))
+        .map_err(|e| h5_error(path, format!("attribute columns: {e}")))?;
+    w.close().map_err(|e| h5_error(path, format!("close: {e}")))
 }
 
 fn hdf5_type(dtype: Dtype) -> DatatypeMessage {
@@ -1056,27 +1150,7 @@ impl RustBackend {
 
     fn write_fixed(&mut self, f: &FixedDataset) -> Result<(), OutputError> {
         let path = self.path.clone();
-        let full = f.path.as_str();
-        let err = |e: rust_hdf5::Hdf5Error| h5_error(&path, format!("/{full}: {e}"));
-        let w = self.writer()?;
-        let dims: Vec<u64> = f.shape.iter().map(|&d| d as u64).collect();
-        match &f.data {
-            FixedData::F64(v) => w.write_dataset(full, &dims, v).map(drop),
-            FixedData::I64(v) => w.write_dataset(full, &dims, v).map(drop),
-            FixedData::Str(names) if names.is_empty() => {
-                // A zero-length contiguous dataset, as h5py writes one.
-                let vlen = DatatypeMessage::VarLenString {
-                    padding: 0,
-                    charset: 1,
-                };
-                w.create_dataset_typed(full, vlen, &[0]).map(drop)
-            }
-            FixedData::Str(names) => {
-                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-                w.write_string_dataset(full, &refs).map(drop)
-            }
-        }
-        .map_err(err)
+        write_fixed(self.writer()?, &path, f)
     }
 
     /// Makes the superblock say "closed cleanly" so that non-SWMR readers

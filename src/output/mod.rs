@@ -17,7 +17,10 @@ mod xdmf;
 pub use config::{Field, OutputConfig, OutputInterval};
 #[cfg(feature = "hdf5-c")]
 pub use hdf5_c::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
-pub use hdf5_rust::{path_component, read_hdf5, Hdf5Reader, Hdf5Recorder, Hdf5Run, RunSource};
+pub use hdf5_rust::{
+    path_component, read_hdf5, write_table, Hdf5Reader, Hdf5Recorder, Hdf5Run, RunSource,
+    TableColumn,
+};
 pub use memory::MemoryRecorder;
 pub use mesh::{CellBlock, Mesh, MeshBody, MeshJoint, MeshPoint};
 pub use xdmf::xdmf_path;
@@ -156,6 +159,22 @@ pub trait Recorder {
     fn record(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError>;
     /// Ends the run with its status and the last time reached.
     fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError>;
+    /// The run's totals over every step, recorded or not, given just before
+    /// [`Recorder::finish`]. The HDF5 recorders write them as root attributes
+    /// (`steps`, `newton_iterations`, `wall_seconds`); the default keeps nothing.
+    fn totals(&mut self, _totals: &RunTotals) {}
+}
+
+/// Totals of a run that the recorded rows alone do not give (a run recorded
+/// every k steps has only every k-th step's Newton iterations).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunTotals {
+    /// Steps completed.
+    pub steps: u64,
+    /// Newton iterations of all completed steps.
+    pub newton_iterations: u64,
+    /// Wall time of the time loop (s).
+    pub wall_seconds: f64,
 }
 
 /// A recorder that keeps nothing (runs whose summary is all that is wanted).

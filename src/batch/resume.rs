@@ -1,0 +1,88 @@
+//! `--resume`: a case's run summary read back from its HDF5 file.
+//!
+//! A case is skipped when its file says `status = "completed"` and its
+//! `model` attribute equals the case's model text (the base text with
+//! `[set]` and the case's values applied: the whole input of the run, so a
+//! changed parameter, base model or `[set]` value reruns it). Every other
+//! case (no file, unreadable, `running` after a kill, `failed`, a different
+//! model text) runs again.
+
+use std::path::Path;
+
+use crate::model::ModelFile;
+use crate::output::{read_hdf5, AttrValue, Hdf5Reader, RunSource};
+use crate::probe::ProbeSummary;
+use crate::run::RunSummary;
+
+/// The summary of the completed run of `file`'s model in `path`, or `None`
+/// when the case must run (see the module documentation).
+///
+/// Steps, Newton iterations and wall time are the root attributes `steps`,
+/// `newton_iterations`, `wall_seconds` (the totals over every step, which a
+/// file recorded every k steps does not hold in `/newton/iterations`); the
+/// energy change and constraint violation are recomputed from the recorded
+/// rows exactly as the time loop computes them (`crate::run`); the probe
+/// summaries are the attributes `probe.<name>.<stat>`.
+pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummary> {
+    if !path.is_file() {
+        return None;
+    }
+    let attrs = Hdf5Reader::open(path).ok()?.root_attrs().ok()?;
+    let get = |name: &str| attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    let text = |name: &str| match get(name) {
+        Some(AttrValue::Str(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    let number = |name: &str| match get(name) {
+        Some(AttrValue::F64(x)) => Some(*x),
+        Some(AttrValue::I64(x)) => Some(*x as f64),
+        _ => None,
+    };
+    let count = |name: &str| match get(name) {
+        Some(AttrValue::I64(x)) => u64::try_from(*x).ok(),
+        _ => None,
+    };
+    if text("status") != Some("completed") || text("model") != Some(file.text.as_str()) {
+        return None;
+    }
+    let run = read_hdf5(path).ok()?;
+    let mut probes = Vec::with_capacity(file.model.probes.len());
+    for p in &file.model.probes {
+        let stat = |s: &str| number(&format!("probe.{}.{s}", p.name));
+        probes.push((
+            p.name.clone(),
+            ProbeSummary {
+                min: stat("min")?,
+                max: stat("max")?,
+                max_abs: stat("max_abs")?,
+                t_max_abs: stat("t_max_abs")?,
+                last: stat("final")?,
+            },
+        ));
+    }
+    // As in `Simulation::run`: drift = (E - E0 - W) / |E0| (|E0| = 0: 1).
+    let e0 = run.energy.first()?.total;
+    let scale = if e0.abs() > 0.0 { e0.abs() } else { 1.0 };
+    let drift = |e: &crate::output::Energy| (e.total - e0 - e.external_work) / scale;
+    Some(RunSummary {
+        integrator: run.integrator.clone(),
+        steps: count("steps")?,
+        newton_iterations: count("newton_iterations")?,
+        t_end_reached: run.t_end_reached,
+        energy_initial: e0,
+        max_rel_energy_change: run
+            .energy
+            .iter()
+            .map(|e| drift(e).abs())
+            .fold(0.0, f64::max),
+        final_rel_energy_change: drift(run.energy.last()?),
+        max_position_violation: run
+            .constraints
+            .iter()
+            .map(|c| c.position)
+            .fold(0.0, f64::max),
+        wall_seconds: number("wall_seconds")?,
+        failure: None,
+        probes,
+    })
+}
