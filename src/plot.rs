@@ -171,8 +171,18 @@ pub fn table_chart(
             }
         })
         .collect();
+    let condition: Vec<String> = q
+        .filters
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    let title = if condition.is_empty() {
+        format!("{y} vs {x}")
+    } else {
+        format!("{y} vs {x} ({})", condition.join(", "))
+    };
     Ok(Chart {
-        title: format!("{y} vs {x}"),
+        title,
         x_label: labels.0.into(),
         y_label: labels.1.into(),
         series,
