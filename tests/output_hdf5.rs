@@ -659,6 +659,17 @@ fn expected_json(mem: &MemoryRecorder, config: &OutputConfig, status: &str) -> J
     for (name, v) in &mem.info.parameters {
         attrs.push((format!("integrator.{name}"), attr_json(v)));
     }
+    if let Some(t) = mem.totals {
+        attrs.push(("steps".into(), attr_json(&AttrValue::I64(t.steps as i64))));
+        attrs.push((
+            "newton_iterations".into(),
+            attr_json(&AttrValue::I64(t.newton_iterations as i64)),
+        ));
+        attrs.push((
+            "wall_seconds".into(),
+            attr_json(&AttrValue::F64(t.wall_seconds)),
+        ));
+    }
     obj(vec![
         ("datasets", Json::Obj(ds)),
         ("absent", Json::List(absent)),
@@ -1385,6 +1396,16 @@ fn run_model(
     drop(rec);
     let mut mem = MemoryRecorder::default();
     sim.run(&ic, text, config, &mut mem, &mut |_| {}).unwrap();
+    // The file holds the totals of its own run (wall time differs between runs).
+    let totals = mem.totals.expect("the run gives its totals");
+    assert_eq!(
+        (totals.steps, totals.newton_iterations),
+        (s.steps, s.newton_iterations)
+    );
+    mem.totals = Some(flexmb::output::RunTotals {
+        wall_seconds: s.wall_seconds,
+        ..totals
+    });
     (path, mem)
 }
 

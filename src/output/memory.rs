@@ -1,7 +1,8 @@
 //! An in-memory [`Recorder`]: keeps every recorded step, for tests and library users.
 
 use super::{
-    ConstraintNorms, Energy, NewtonStats, OutputError, Recorder, RunInfo, RunStatus, StepRecord,
+    ConstraintNorms, Energy, NewtonStats, OutputError, Recorder, RunInfo, RunStatus, RunTotals,
+    StepRecord,
 };
 
 /// Stores every recorded step in vectors (row-major `[steps][n]`).
@@ -33,6 +34,8 @@ pub struct MemoryRecorder {
     pub status: Option<RunStatus>,
     /// Last time reached.
     pub t_end_reached: f64,
+    /// Run totals, once given.
+    pub totals: Option<RunTotals>,
 }
 
 impl Recorder for MemoryRecorder {
@@ -53,6 +56,10 @@ impl Recorder for MemoryRecorder {
         self.newton.push(rec.newton);
         self.probes.push(rec.probes.to_vec());
         Ok(())
+    }
+
+    fn totals(&mut self, totals: &RunTotals) {
+        self.totals = Some(*totals);
     }
 
     fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError> {
