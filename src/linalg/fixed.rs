@@ -12,9 +12,10 @@ pub const FIXED_MAX: usize = 16;
 
 /// A fixed-size LU with runtime dispatch on the size.
 pub(super) trait FixedLu: Send + Sync {
-    /// Factors the column-major matrix `a`; `Err(i)` when pivot `i` is NaN or
-    /// not larger than `tol` in magnitude.
-    fn factor(&mut self, a: &[f64], tol: f64) -> Result<(), usize>;
+    /// Factors the column-major matrix `a` (row pivoting: pivot i belongs to
+    /// column i); `Err(i)` when pivot `i` is NaN or not larger than `tol[i]`
+    /// in magnitude.
+    fn factor(&mut self, a: &[f64], tol: &[f64]) -> Result<(), usize>;
     /// Solves with the last successful factorization, in place.
     fn solve(&self, rhs: &mut [f64]);
 }
@@ -29,13 +30,13 @@ macro_rules! fixed_sizes {
             }
 
             impl FixedLu for $name {
-                fn factor(&mut self, a: &[f64], tol: f64) -> Result<(), usize> {
+                fn factor(&mut self, a: &[f64], tol: &[f64]) -> Result<(), usize> {
                     let lu = SMatrix::<f64, $k, $k>::from_column_slice(a).lu();
                     let u = lu.u();
                     self.lu = None;
                     for i in 0..$k {
                         let p = u[(i, i)];
-                        if p.is_nan() || p.abs() <= tol {
+                        if p.is_nan() || p.abs() <= tol[i] {
                             return Err(i);
                         }
                     }

@@ -54,6 +54,8 @@ pub enum SolveError {
 enum Backend {
     Dense {
         lu: Vec<f64>,
+        /// Singularity threshold of each pivot: `eps dim max_r |a_rc|` of its column.
+        tol: Vec<f64>,
         dense_index: Vec<usize>,
         perm: Vec<usize>,
         perm_inv: Vec<usize>,
@@ -103,6 +105,7 @@ impl SaddlePointSolver {
                 dim,
                 backend: Backend::Dense {
                     lu: vec![0.0; dim * dim],
+                    tol: vec![0.0; dim],
                     dense_index,
                     perm: vec![0; dim],
                     perm_inv: vec![0; dim],
@@ -178,6 +181,7 @@ impl SaddlePointSolver {
         match &mut self.backend {
             Backend::Dense {
                 lu,
+                tol,
                 dense_index,
                 perm,
                 perm_inv,
@@ -187,8 +191,14 @@ impl SaddlePointSolver {
                 for (&d, &v) in dense_index.iter().zip(values) {
                     lu[d] = v;
                 }
-                let scale = lu.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-                let tol = scale * f64::EPSILON * dim as f64;
+                // Row pivoting keeps columns: pivot i is singular when it is
+                // round-off of its own column's scale. (A whole-matrix scale
+                // flags the O(dt^2) constraint pivots of the d-form, whose mass
+                // entries are 1/dt^2 larger than the constraint rows.)
+                for (t, col) in tol.iter_mut().zip(lu.chunks(dim)) {
+                    let scale = col.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+                    *t = scale * f64::EPSILON * dim as f64;
+                }
                 if let Some(s) = small {
                     s.factor(lu, tol)
                         .map_err(|i| SolveError::Singular { index: Some(i) })?;
@@ -197,9 +207,9 @@ impl SaddlePointSolver {
                 }
                 let a = MatMut::from_column_major_slice_mut(lu, dim, dim);
                 dense_factor::lu_in_place(a, perm, perm_inv, par, stack, Default::default());
-                for i in 0..dim {
+                for (i, t) in tol.iter().enumerate() {
                     let p = lu[i + i * dim];
-                    if p.is_nan() || p.abs() <= tol {
+                    if p.is_nan() || p.abs() <= *t {
                         return Err(SolveError::Singular { index: Some(i) });
                     }
                 }
