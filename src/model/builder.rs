@@ -377,6 +377,21 @@ impl ModelBuilder {
         }
     }
 
+    /// DOFs of the two distinct end nodes `a`, `b` of two-node element `id`.
+    fn two_nodes(&self, id: &str, a: &str, b: &str) -> Result<Vec<usize>, BuildError> {
+        let mut dofs = self.node_dofs("element", id, a)?;
+        dofs.extend(self.node_dofs("element", id, b)?);
+        if a == b {
+            return Err(err(
+                "element",
+                id,
+                Some("nodes"),
+                format!("both ends are node '{a}'"),
+            ));
+        }
+        Ok(dofs)
+    }
+
     /// Resolves a point reference to its [`Point`], owner id and global DOFs.
     fn point(
         &self,
@@ -513,16 +528,7 @@ impl ModelBuilder {
         rest_length: Option<f64>,
         mass_per_length: f64,
     ) -> Result<(), BuildError> {
-        let mut dofs = self.node_dofs("element", id, a)?;
-        dofs.extend(self.node_dofs("element", id, b)?);
-        if a == b {
-            return Err(err(
-                "element",
-                id,
-                Some("nodes"),
-                format!("both ends are node '{a}'"),
-            ));
-        }
+        let dofs = self.two_nodes(id, a, b)?;
         positive_named("element", id, "ea", "axial stiffness EA", ea)?;
         nonnegative("element", id, "mass_per_length", mass_per_length)?;
         let pair = PointPair {
@@ -1231,16 +1237,7 @@ impl ModelBuilder {
         stiffness: f64,
         rest_length: Option<f64>,
     ) -> Result<(), BuildError> {
-        let mut dofs = self.node_dofs("element", id, a)?;
-        dofs.extend(self.node_dofs("element", id, b)?);
-        if a == b {
-            return Err(err(
-                "element",
-                id,
-                Some("nodes"),
-                format!("both ends are node '{a}'"),
-            ));
-        }
+        let dofs = self.two_nodes(id, a, b)?;
         Self::positive_stiffness(id, stiffness)?;
         let length = match rest_length {
             Some(l) => l,
