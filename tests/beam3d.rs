@@ -23,9 +23,9 @@
 
 mod common;
 
-use common::fd::{fd_jacobian_h, Rng};
+use common::fd::{check_eom_force, fd_jacobian_h, Rng};
 use common::max_abs;
-use flexmb::element::{Beam2d, Beam3d, Element, EomLevel, LevelWeights};
+use flexmb::element::{Beam2d, Beam3d, Element};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::joint::{Joint, Slope, SlopeTarget};
 use flexmb::model::{load_model_str, Body3dSpec, Joint3d, Model, ModelBuilder, PointRef};
@@ -89,50 +89,7 @@ fn eom_force_discrete_gradient_and_level_derivatives() {
         let v_n = rng.vec(12, -1.0, 1.0);
         let a_n = rng.vec(12, -1.0, 1.0);
         let u1 = beam_config(&mut rng, 0.7, 0.3);
-        for w in [
-            LevelWeights {
-                c1dt: 0.0,
-                c2dt2: 0.0,
-                c3: 0.5,
-            },
-            LevelWeights {
-                c1dt: 0.01,
-                c2dt2: 2e-4,
-                c3: 0.55,
-            },
-        ] {
-            let eval = |un1: &[f64], f: &mut [f64], k: &mut [f64]| {
-                let ut: Vec<f64> = (0..12)
-                    .map(|i| u_n[i] + w.c1dt * v_n[i] + w.c2dt2 * a_n[i] + w.c3 * (un1[i] - u_n[i]))
-                    .collect();
-                let lvl = EomLevel {
-                    u_n: &u_n,
-                    v_n: &v_n,
-                    a_n: &a_n,
-                    u_next: un1,
-                    u_tilde: &ut,
-                    w,
-                };
-                el.eom_force(&lvl, f, k);
-            };
-            let mut f = [0.0; 12];
-            let mut k = [0.0; 144];
-            eval(&u1, &mut f, &mut k);
-            let kfd = fd_jacobian_h(&u1, 1e-4, 12, |x, out| {
-                let mut kk = [0.0; 144];
-                eval(x, out, &mut kk)
-            });
-            let ek = rel_err(&k, &kfd);
-            println!("{name} c3 = {}: d P~/d u_n+1 {ek:.2e}", w.c3);
-            assert!(ek < 1e-7, "{name}: EOM derivative {ek:.3e}");
-            if w.c3 == 0.5 {
-                let dv = el.potential(&u1) - el.potential(&u_n);
-                let work: f64 = (0..12).map(|i| f[i] * (u1[i] - u_n[i])).sum();
-                let gap = (work - dv).abs() / dv.abs().max(1e-300);
-                println!("{name}: discrete gradient identity {gap:.2e} (dV = {dv:.3e})");
-                assert!(gap < 1e-12, "{name}: du.P_d - dV = {gap:.3e} relative");
-            }
-        }
+        check_eom_force(name, &el, [&u_n, &v_n, &a_n, &u1]);
     }
 }
 
