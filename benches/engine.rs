@@ -1,5 +1,7 @@
 //! Criterion benchmarks (issue #2, Speed):
-//! - one step and a full run (no output) of the shipped models;
+//! - one step and a full run (no output) of the shipped models, and the
+//!   issue #3 target: the deformable slider-crank with 32 rod elements for
+//!   0.07 s at dt = 1e-5 (`run/slider_crank_flexible/N=32`);
 //! - assembly + factorization + solve of the consistent-initialization
 //!   saddle-point system `[M B^T; B 0]` for a hanging truss chain of 1e3, 1e4
 //!   and 1e5 nodes (sparse LU, symbolic factorization done once outside).
@@ -15,7 +17,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 
 use flexmb::integrate::{Integrator, IntegratorSpec, State};
 use flexmb::linalg::SaddlePointSolver;
-use flexmb::model::{hanging_truss_chain, load_model_file};
+use flexmb::model::{apply_sets, hanging_truss_chain, load_model_file, load_model_str};
 use flexmb::output::NullRecorder;
 use flexmb::run::Simulation;
 
@@ -47,12 +49,37 @@ fn load(
     (Simulation::new(file.model), config, file.output)
 }
 
+/// The shipped slider-crank generator with `elements` rod elements, as shipped
+/// otherwise (0.07 s at dt = 1e-5).
+fn slider_crank(
+    elements: usize,
+) -> (
+    Simulation,
+    flexmb::integrate::IntegratorConfig,
+    flexmb::output::OutputConfig,
+) {
+    let path = format!(
+        "{}/models/slider_crank_flexible.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).expect("shipped model");
+    let text = apply_sets(&text, &[format!("generator.elements={elements}")]).expect("valid set");
+    let file = load_model_str(&text, &path).expect("shipped model");
+    let config = file
+        .integrator(&IntegratorSpec::default())
+        .expect("shipped integrator");
+    (Simulation::new(file.model), config, file.output)
+}
+
 fn full_runs(c: &mut Criterion) {
     let mut g = c.benchmark_group("run");
     g.sample_size(10);
-    for (name, t_end) in MODELS {
-        let (sim, config, output) = load(name, t_end);
-        g.bench_function(format!("{name}/t_end={t_end}"), |b| {
+    let runs = MODELS
+        .iter()
+        .map(|&(name, t_end)| (format!("{name}/t_end={t_end}"), load(name, t_end)))
+        .chain([("slider_crank_flexible/N=32".to_string(), slider_crank(32))]);
+    for (label, (sim, config, output)) in runs {
+        g.bench_function(label, |b| {
             b.iter(|| {
                 let s = sim
                     .run(&config, "", &output, &mut NullRecorder, &mut |_| {})

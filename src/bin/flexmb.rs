@@ -180,6 +180,10 @@ struct IntegratorArgs {
     /// Newton matrix: consistent (exact) or seed (multiplier column without the W1 weights).
     #[arg(long)]
     jacobian: Option<String>,
+    /// Newton stop test: increment (the last increment below tol, seed 000 eq. 2.14)
+    /// or rate (also stop when the error estimated from the contraction rate is below tol).
+    #[arg(long)]
+    convergence: Option<String>,
     /// Use the sparse LU even for small systems.
     #[arg(long)]
     sparse: bool,
@@ -200,6 +204,7 @@ impl IntegratorArgs {
             tol: self.tol,
             max_iter: self.max_iter,
             jacobian: self.jacobian.clone(),
+            convergence: self.convergence.clone(),
             sparse: self.sparse.then_some(true),
         }
     }

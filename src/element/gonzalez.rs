@@ -52,15 +52,20 @@ pub fn coefficient(du: &[f64], n2: f64, v0: f64, v1: f64, g_m: &[f64]) -> f64 {
 pub fn add_tangent(du: &[f64], n2: f64, s: f64, g_m: &[f64], g1: &[f64], k: &mut [f64]) {
     let n = du.len();
     let mut de = [0.0; super::MAX_LOCAL_DOFS];
-    for i in 0..n {
-        let kdu: f64 = (0..n).map(|j| k[i * n + j] * du[j]).sum();
+    for (i, row) in k[..n * n].chunks_exact(n).enumerate() {
+        let kdu: f64 = row.iter().zip(du).map(|(a, b)| a * b).sum();
         de[i] = g1[i] - g_m[i] - kdu;
     }
-    for i in 0..n {
-        for j in 0..n {
-            k[i * n + j] += du[i] * de[j] / n2 - 2.0 * s * du[i] * du[j] / n2;
+    // k += du w^T + s I with w = (de - 2 s du) / n2.
+    let inv = 1.0 / n2;
+    for (d, &x) in de[..n].iter_mut().zip(du) {
+        *d = (*d - 2.0 * s * x) * inv;
+    }
+    for (i, row) in k[..n * n].chunks_exact_mut(n).enumerate() {
+        for (kij, &wj) in row.iter_mut().zip(&de[..n]) {
+            *kij += du[i] * wj;
         }
-        k[i * n + i] += s;
+        row[i] += s;
     }
 }
 

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 use super::gssss::{preset, Family, Gssss, SolveForm};
-use super::newton::{NewtonSettings, OneStepIntegrator};
+use super::newton::{NewtonSettings, NewtonStop, OneStepIntegrator};
 use super::scheme::{ConstraintOption, JacobianKind};
 use super::two_field::two_field_scheme;
 use super::{StepError, System};
@@ -39,6 +39,8 @@ pub struct IntegratorSpec {
     pub max_iter: Option<u32>,
     /// `consistent` or `seed`.
     pub jacobian: Option<String>,
+    /// Newton stop test: `increment` or `rate`.
+    pub convergence: Option<String>,
     /// Force the sparse LU even for small systems.
     pub sparse: Option<bool>,
 }
@@ -110,7 +112,19 @@ impl IntegratorSpec {
             ($($f:ident),*) => { IntegratorSpec { $($f: over.$f.clone().or_else(|| self.$f.clone()),)* } };
         }
         let mut out = pick!(
-            scheme, family, rho1, rho2, rho3, option, form, dt, t_end, tol, max_iter, jacobian,
+            scheme,
+            family,
+            rho1,
+            rho2,
+            rho3,
+            option,
+            form,
+            dt,
+            t_end,
+            tol,
+            max_iter,
+            jacobian,
+            convergence,
             sparse
         );
         // A family given on top of a preset replaces the preset, and a preset
@@ -161,6 +175,11 @@ impl IntegratorSpec {
                 ))
             }
         };
+        let conv = self.convergence.as_deref().unwrap_or("increment");
+        let stop = NewtonStop::from_name(conv).ok_or((
+            "convergence",
+            format!("`convergence` must be \"increment\" or \"rate\", got \"{conv}\""),
+        ))?;
 
         if let (Some(scheme), Some(_)) = (&self.scheme, &self.family) {
             if scheme != "gssss" {
@@ -267,6 +286,7 @@ impl IntegratorSpec {
                 tol,
                 max_iter,
                 jacobian,
+                stop,
             },
             force_sparse: self.sparse.unwrap_or(false),
         })
@@ -346,6 +366,10 @@ impl IntegratorConfig {
             JacobianKind::Seed => "seed",
         };
         p.push(("jacobian".into(), AttrValue::Str(jac.into())));
+        p.push((
+            "convergence".into(),
+            AttrValue::Str(self.newton.stop.name().into()),
+        ));
         p
     }
 

@@ -46,6 +46,57 @@ pub struct NewtonSettings {
     pub max_iter: u32,
     /// Newton matrix variant.
     pub jacobian: JacobianKind,
+    /// When an iterate is accepted.
+    pub stop: NewtonStop,
+}
+
+/// When Newton accepts an iterate (docs/theory/gssss.md §12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewtonStop {
+    /// The last increment is below the tolerance (seed 000 eq. 2.14): the
+    /// accepted iterate is one iteration past the tolerance.
+    Increment,
+    /// The increment test, or the error of the current iterate estimated from
+    /// the contraction rate `theta_k = r_k / r_{k-1}` of the scaled increments
+    /// is below the tolerance: `theta_k / (1 - theta_k) r_k <= 1` with
+    /// `theta_k < 1` (Hairer & Wanner, Solving ODEs II, §IV.8, eq. 8.10–8.11,
+    /// with kappa = 1). Saves the confirming iteration once Newton converges.
+    Rate,
+}
+
+impl NewtonStop {
+    /// `"increment"` or `"rate"`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "increment" => Some(NewtonStop::Increment),
+            "rate" => Some(NewtonStop::Rate),
+            _ => None,
+        }
+    }
+
+    /// The name accepted by [`NewtonStop::from_name`].
+    pub fn name(self) -> &'static str {
+        match self {
+            NewtonStop::Increment => "increment",
+            NewtonStop::Rate => "rate",
+        }
+    }
+
+    /// Whether to stop after an iteration whose increments, divided by their
+    /// tolerances, have the largest ratio `r`; `prev` is that of the previous
+    /// iteration of the step.
+    pub fn accepts(self, r: f64, prev: Option<f64>) -> bool {
+        if r <= 1.0 {
+            return true;
+        }
+        match (self, prev) {
+            (NewtonStop::Rate, Some(p)) => {
+                let theta = r / p;
+                theta < 1.0 && theta / (1.0 - theta) * r <= 1.0
+            }
+            _ => false,
+        }
+    }
 }
 
 /// The constraint force of `option` at time-level weight `w1` (eqs. 3.8–3.11;
@@ -266,6 +317,7 @@ impl Integrator for OneStepIntegrator {
         let mut residual_norm = f64::NAN;
         let mut converged = false;
         let mut iterations = 0;
+        let mut prev_ratio = None;
         // Accumulated unknown increment (delta), per DOF, kept in `du`.
         ws.du.fill(0.0);
         while iterations < newton.max_iter {
@@ -320,10 +372,12 @@ impl Integrator for OneStepIntegrator {
             let inc_a = max_abs(xd) / delta3;
             let inc_l = max_abs(xl);
             ws.history.push((residual_norm, inc_a));
-            if inc_a <= newton.tol.max(floor_a) && inc_l <= newton.tol.max(floor_l) {
+            let ratio = (inc_a / newton.tol.max(floor_a)).max(inc_l / newton.tol.max(floor_l));
+            if newton.stop.accepts(ratio, prev_ratio) {
                 converged = true;
                 break;
             }
+            prev_ratio = Some(ratio);
         }
         if !converged {
             return Err(newton_failed(

@@ -115,12 +115,11 @@ impl BandLu {
         let mut ju = 0;
         for j in 0..n {
             let km = kl.min(n - 1 - j);
-            let mut jp = 0;
-            let mut big = self.ab[self.at(j, j)].abs();
-            for r in 1..=km {
-                let a = self.ab[self.at(j + r, j)].abs();
-                if a > big {
-                    big = a;
+            let diag = j * self.ld + kv;
+            let (mut jp, mut big) = (0, 0.0);
+            for (r, a) in self.ab[diag..=diag + km].iter().enumerate() {
+                if a.abs() > big || r == 0 {
+                    big = a.abs();
                     jp = r;
                 }
             }
@@ -137,23 +136,27 @@ impl BandLu {
                     self.ab.swap(a, b);
                 }
             }
-            let pivot = self.ab[self.at(j, j)];
+            let inv_pivot = 1.0 / self.ab[self.at(j, j)];
             // Column j's multipliers (rows j+1..=j+km) are contiguous, and so
             // are the rows j+1..=j+km of every later column c.
             let (head, tail) = self.ab.split_at_mut((j + 1) * self.ld);
             let l = &mut head[j * self.ld + kv + 1..j * self.ld + kv + 1 + km];
             for x in l.iter_mut() {
-                *x /= pivot;
+                *x *= inv_pivot;
             }
-            for c in j + 1..=ju {
-                let base = c * self.ld + kv + j - c - (j + 1) * self.ld;
-                let t = tail[base];
-                if t != 0.0 {
-                    for (a, &m) in tail[base + 1..base + 1 + km].iter_mut().zip(l.iter()) {
-                        *a -= m * t;
+            // Entry (j, c) of column c sits at `first + (c - j - 1) (ld - 1)`.
+            let first = kv - 1;
+            let cols = ju - j;
+            let stride = self.ld - 1;
+            macro_rules! fixed {
+                ($($k:literal)*) => {
+                    match km {
+                        $($k => eliminate::<$k>(tail, l, first, stride, cols),)*
+                        _ => eliminate_any(tail, l, first, stride, cols),
                     }
-                }
+                };
             }
+            fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
         }
         Ok(())
     }
@@ -164,24 +167,76 @@ impl BandLu {
         for (w, &p) in self.work.iter_mut().zip(&self.perm) {
             *w = rhs[p];
         }
+        // Column j of L (rows j+1..=j+km) and of U (rows j-len..j) are
+        // contiguous in band storage, next to the diagonal at `j ld + kv`.
+        let ld = self.ld;
         for j in 0..n {
             self.work.swap(j, self.piv[j]);
             let b = self.work[j];
-            if b != 0.0 {
-                for r in 1..=kl.min(n - 1 - j) {
-                    self.work[j + r] -= self.ab[self.at(j + r, j)] * b;
+            let km = kl.min(n - 1 - j);
+            if b != 0.0 && km > 0 {
+                let col = &self.ab[j * ld + kv + 1..j * ld + kv + 1 + km];
+                for (w, &l) in self.work[j + 1..j + 1 + km].iter_mut().zip(col) {
+                    *w -= l * b;
                 }
             }
         }
         for j in (0..n).rev() {
-            let b = self.work[j] / self.ab[self.at(j, j)];
+            let d = j * ld + kv;
+            let b = self.work[j] / self.ab[d];
             self.work[j] = b;
-            for r in j.saturating_sub(kv)..j {
-                self.work[r] -= self.ab[self.at(r, j)] * b;
+            let len = kv.min(j);
+            if b != 0.0 {
+                let col = &self.ab[d - len..d];
+                for (w, &u) in self.work[j - len..j].iter_mut().zip(col) {
+                    *w -= u * b;
+                }
             }
         }
         for (&p, &w) in self.perm.iter().zip(&self.work) {
             rhs[p] = w;
+        }
+    }
+}
+
+/// The rank-one update of one elimination step: for each of the `cols`
+/// columns right of the pivot, whose pivot-row entry `t` is at
+/// `first + c stride` of `tail`, subtract `t l` from the `K` entries below it.
+/// `K` known at compile time lets the short inner loop unroll; it is the
+/// lower bandwidth for all but the last columns.
+#[inline]
+fn eliminate<const K: usize>(
+    tail: &mut [f64],
+    l: &[f64],
+    first: usize,
+    stride: usize,
+    cols: usize,
+) {
+    let l: &[f64; K] = l.try_into().expect("multiplier column of length K");
+    for c in 0..cols {
+        let at = first + c * stride;
+        let t = tail[at];
+        if t != 0.0 {
+            let a: &mut [f64; K] = (&mut tail[at + 1..at + 1 + K])
+                .try_into()
+                .expect("band column of length K");
+            for r in 0..K {
+                a[r] -= l[r] * t;
+            }
+        }
+    }
+}
+
+/// [`eliminate`] for a run-time length.
+fn eliminate_any(tail: &mut [f64], l: &[f64], first: usize, stride: usize, cols: usize) {
+    let k = l.len();
+    for c in 0..cols {
+        let at = first + c * stride;
+        let t = tail[at];
+        if t != 0.0 {
+            for (a, &m) in tail[at + 1..at + 1 + k].iter_mut().zip(l) {
+                *a -= m * t;
+            }
         }
     }
 }
