@@ -112,7 +112,7 @@ impl Step {
             u_tilde: &u_tilde,
             w,
         };
-        e.eom_force(&lvl, &mut f, &mut k);
+        e.eom_force(&lvl, &mut f, Some(&mut k));
         (f, k)
     }
 

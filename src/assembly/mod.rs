@@ -92,6 +92,9 @@ pub struct StepInput<'a> {
     pub coef_u: f64,
     /// Constraint-force option.
     pub forces: ConstraintForce,
+    /// Whether to fill the Newton matrix too (false: the residual only, for
+    /// an iteration that reuses the last factorization; `values` is left as is).
+    pub matrix: bool,
 }
 
 /// Values of the saddle-point system `A x = -r` and assembly workspace.
@@ -445,10 +448,11 @@ impl Assembler {
     }
 
     /// Runs `f(block, element, force, tangent)` over every element and adds
-    /// `force` into `residual[..n]` and `coef_k * tangent` into the matrix.
-    fn element_pass<F>(&self, model: &Model, sys: &mut SaddleSystem, coef_k: f64, f: F)
+    /// `force` into `residual[..n]` and, with `coef_k = Some(c)`, `c * tangent`
+    /// into the matrix (`None`: `f` gets no tangent to fill).
+    fn element_pass<F>(&self, model: &Model, sys: &mut SaddleSystem, coef_k: Option<f64>, f: F)
     where
-        F: Fn(&dyn ElementSet, usize, &mut [f64], &mut [f64]) + Sync,
+        F: Fn(&dyn ElementSet, usize, &mut [f64], Option<&mut [f64]>) + Sync,
     {
         let SaddleSystem {
             residual,
@@ -462,14 +466,17 @@ impl Assembler {
                 for (b, s) in model.elements.iter().zip(&self.elements) {
                     let k = b.ndof();
                     for i in 0..b.len() {
-                        f(b.as_ref(), i, &mut fl[..k], &mut kl[..k * k]);
-                        scatter_add(residual, b.dofs(i), &fl[..k], 1.0);
-                        scatter_add(
-                            values,
-                            &s.k[i * k * k..(i + 1) * k * k],
-                            &kl[..k * k],
-                            coef_k,
+                        f(
+                            b.as_ref(),
+                            i,
+                            &mut fl[..k],
+                            coef_k.map(|_| &mut kl[..k * k]),
                         );
+                        scatter_add(residual, b.dofs(i), &fl[..k], 1.0);
+                        if let Some(c) = coef_k {
+                            let slots = &s.k[i * k * k..(i + 1) * k * k];
+                            scatter_add(values, slots, &kl[..k * k], c);
+                        }
                     }
                 }
             }
@@ -482,7 +489,7 @@ impl Assembler {
                         .enumerate()
                         .for_each(|(i, chunk)| {
                             let (fl, kl) = chunk.split_at_mut(k);
-                            f(b.as_ref(), i, fl, kl);
+                            f(b.as_ref(), i, fl, coef_k.map(|_| kl));
                         });
                 }
                 let slab = &*slab;
@@ -495,13 +502,15 @@ impl Assembler {
                             .map(|&s| slab[s])
                             .sum::<f64>();
                     });
-                values.par_iter_mut().enumerate().for_each(|(t, v)| {
-                    let sum: f64 = g.val_src[g.val_ptr[t]..g.val_ptr[t + 1]]
-                        .iter()
-                        .map(|&s| slab[s])
-                        .sum();
-                    *v += coef_k * sum;
-                });
+                if let Some(c) = coef_k {
+                    values.par_iter_mut().enumerate().for_each(|(t, v)| {
+                        let sum: f64 = g.val_src[g.val_ptr[t]..g.val_ptr[t + 1]]
+                            .iter()
+                            .map(|&s| slab[s])
+                            .sum();
+                        *v += c * sum;
+                    });
+                }
             }
         }
     }
@@ -520,22 +529,23 @@ impl Assembler {
     /// `e1 = M a~ + P~ + B~^T lambda~ - F~ - M g`, `e2 = Phi(u_{n+1}, t_{n+1}) / coef_u`,
     /// `S = coef_mass M + coef_u (K~ + H~ - K~_load)`, C and B as the option says.
     pub fn fill_step(&self, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
-        sys.residual.fill(0.0);
-        sys.values.fill(0.0);
         let n = self.n;
         let g = inp.level;
+        sys.residual.fill(0.0);
+        if inp.matrix {
+            sys.values.fill(0.0);
+            self.add_mass(&mut sys.values, inp.coef_mass);
+        }
 
         // Inertia and gravity.
         self.mass_mul_add(inp.a_tilde, &mut sys.residual[..n]);
         for (r, fg) in sys.residual[..n].iter_mut().zip(&self.gravity_force) {
             *r -= fg;
         }
-        self.add_mass(&mut sys.values, inp.coef_mass);
 
         // Internal forces at the EOM time level.
-        self.element_pass(model, sys, inp.coef_u, |b, i, f, k| {
-            b.eom_force(i, &g, f, k)
-        });
+        let coef_k = inp.matrix.then_some(inp.coef_u);
+        self.element_pass(model, sys, coef_k, |b, i, f, k| b.eom_force(i, &g, f, k));
 
         // Dampers and configuration-dependent inertia at (u~, v~, a~).
         self.rate_pass(model, inp, sys);
@@ -553,10 +563,13 @@ impl Assembler {
                 + inp.w1 * l.load.time.value(inp.t_next);
             let k = l.dofs.len();
             gather(g.u_tilde, &l.dofs, &mut ql[..k]);
+            let kl = &mut kl[..k * k];
             l.load
-                .force(&ql[..k], s, &mut fl[..k], Some(&mut kl[..k * k]));
+                .force(&ql[..k], s, &mut fl[..k], inp.matrix.then_some(&mut *kl));
             scatter_add(&mut sys.residual, &l.dofs, &fl[..k], -1.0);
-            scatter_add(&mut sys.values, slots, &kl[..k * k], -inp.coef_u * c3);
+            if inp.matrix {
+                scatter_add(&mut sys.values, slots, kl, -inp.coef_u * c3);
+            }
         }
 
         self.joint_pass(model, inp, sys);
@@ -572,17 +585,18 @@ impl Assembler {
             v: inp.v_tilde,
             a: inp.a_tilde,
         };
-        let coefs = [coef_ut, inp.coef_v, inp.coef_mass];
+        let coefs = inp.matrix.then_some([coef_ut, inp.coef_v, inp.coef_mass]);
         self.rate_forces(model, &x, coefs, sys);
     }
 
-    /// Adds every rate-dependent element force at `x` into the residual and
-    /// `coefs[0] K + coefs[1] C + coefs[2] M` into the matrix.
+    /// Adds every rate-dependent element force at `x` into the residual and,
+    /// with `coefs = Some(..)`, `coefs[0] K + coefs[1] C + coefs[2] M` into
+    /// the matrix.
     fn rate_forces(
         &self,
         model: &Model,
         x: &RateState<'_>,
-        coefs: [f64; 3],
+        coefs: Option<[f64; 3]>,
         sys: &mut SaddleSystem,
     ) {
         let Local { f, k, c, m, .. } = &mut *sys.local;
@@ -600,18 +614,23 @@ impl Assembler {
                     c: &mut c[..n * n],
                     m: &mut m[..n * n],
                 };
+                // The derivatives come with the force (few such elements).
                 if damper {
                     b.damping_force(i, x.u, x.v, out.f, out.k, out.c);
                     scatter_add(&mut sys.residual, b.dofs(i), out.f, 1.0);
-                    scatter_add(&mut sys.values, slots, out.k, coefs[0]);
-                    scatter_add(&mut sys.values, slots, out.c, coefs[1]);
+                    if let Some(cf) = coefs {
+                        scatter_add(&mut sys.values, slots, out.k, cf[0]);
+                        scatter_add(&mut sys.values, slots, out.c, cf[1]);
+                    }
                 }
                 if inertia {
                     b.inertia_force(i, x, &mut out);
                     scatter_add(&mut sys.residual, b.dofs(i), out.f, 1.0);
-                    scatter_add(&mut sys.values, slots, out.k, coefs[0]);
-                    scatter_add(&mut sys.values, slots, out.c, coefs[1]);
-                    scatter_add(&mut sys.values, slots, out.m, coefs[2]);
+                    if let Some(cf) = coefs {
+                        scatter_add(&mut sys.values, slots, out.k, cf[0]);
+                        scatter_add(&mut sys.values, slots, out.c, cf[1]);
+                        scatter_add(&mut sys.values, slots, out.m, cf[2]);
+                    }
                 }
             }
         }
@@ -671,7 +690,7 @@ impl Assembler {
                         g.u_next,
                         inp.t_next,
                         &mut bl[idx(At::Tilde)][..rows * k],
-                        Some((&w[..rows], &mut hl[..k * k])),
+                        inp.matrix.then_some((&w[..rows], &mut hl[..k * k])),
                     );
                 }
 
@@ -684,11 +703,13 @@ impl Assembler {
                     *e = p / inp.coef_u;
                 }
                 let blk_slots = i * rows * k..(i + 1) * rows * k;
-                scatter_set(
-                    &mut sys.values,
-                    &s.b[blk_slots.clone()],
-                    &bl[idx(At::Next)][..rows * k],
-                );
+                if inp.matrix {
+                    scatter_set(
+                        &mut sys.values,
+                        &s.b[blk_slots.clone()],
+                        &bl[idx(At::Next)][..rows * k],
+                    );
+                }
 
                 // Constraint force and multiplier column.
                 for &(c, at, m) in &cf.force {
@@ -702,6 +723,9 @@ impl Assembler {
                             sys.residual[dof] += b[r * k + p] * lr;
                         }
                     }
+                }
+                if !inp.matrix {
+                    continue;
                 }
                 for &(c, at) in &cf.column {
                     if c == 0.0 {
@@ -756,13 +780,13 @@ impl Assembler {
         for (r, fg) in sys.residual[..n].iter_mut().zip(&self.gravity_force) {
             *r -= fg;
         }
-        self.element_pass(model, sys, 0.0, |b, i, f, _| b.force(i, u, f, None));
+        self.element_pass(model, sys, None, |b, i, f, _| b.force(i, u, f, None));
         self.add_loads(model, u, t, &mut sys.residual[..n], -1.0);
         // Dampers and configuration-dependent inertia at a = 0: the residual
         // gets F_d(u, v) + g(u, v), the matrix M(u).
         let zero = vec![0.0; n];
         let x = RateState { u, v, a: &zero };
-        self.rate_forces(model, &x, [0.0, 0.0, 1.0], sys);
+        self.rate_forces(model, &x, Some([0.0, 0.0, 1.0]), sys);
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
         let mut extra = [0.0; MAX_ROWS];
         for (blk, s) in model.joints.iter().zip(&self.joints) {
@@ -1001,7 +1025,7 @@ impl Assembler {
     /// Internal force P(u) of all elements.
     pub fn internal_force(&self, model: &Model, u: &[f64]) -> Vec<f64> {
         let mut sys = self.new_system();
-        self.element_pass(model, &mut sys, 0.0, |b, i, f, _| b.force(i, u, f, None));
+        self.element_pass(model, &mut sys, None, |b, i, f, _| b.force(i, u, f, None));
         sys.residual.truncate(self.n);
         sys.residual
     }

@@ -184,6 +184,10 @@ struct IntegratorArgs {
     /// or rate (also stop when the error estimated from the contraction rate is below tol).
     #[arg(long)]
     convergence: Option<String>,
+    /// Newton matrix refresh: iteration (Newton) or step (modified Newton: factor at
+    /// the first iteration of a step, again only when convergence slows below rate 1/2).
+    #[arg(long)]
+    refactor: Option<String>,
     /// Use the sparse LU even for small systems.
     #[arg(long)]
     sparse: bool,
@@ -205,6 +209,7 @@ impl IntegratorArgs {
             max_iter: self.max_iter,
             jacobian: self.jacobian.clone(),
             convergence: self.convergence.clone(),
+            refactor: self.refactor.clone(),
             sparse: self.sparse.then_some(true),
         }
     }

@@ -463,7 +463,7 @@ impl<const D: usize> Element for Beam<D> {
         self.eval(u, f, k);
     }
 
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
+    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         let n = Self::N;
         let w = lvl.w;
         if !w.is_midpoint() {
@@ -477,14 +477,20 @@ impl<const D: usize> Element for Beam<D> {
             um[i] = 0.5 * (u0[i] + u1[i]);
             du[i] = u1[i] - u0[i];
         }
-        let mut km = [0.0; NMAX * NMAX];
-        self.eval(&um[..n], f, Some(&mut km));
-        let scale: f64 = um[..n].iter().fold(self.length, |m, x| m.max(x.abs()));
-        for (kij, kmij) in k[..n * n].iter_mut().zip(&km) {
-            *kij = 0.5 * kmij;
+        let mut k = k;
+        self.eval(&um[..n], f, k.as_deref_mut());
+        if let Some(k) = k.as_deref_mut() {
+            for x in k[..n * n].iter_mut() {
+                *x *= 0.5;
+            }
         }
+        let scale: f64 = um[..n].iter().fold(self.length, |m, x| m.max(x.abs()));
         discrete_gradient(&du[..n], scale, f, k, |g1| {
-            (self.energy(u0), self.eval(u1, g1, None))
+            let v1 = match g1 {
+                Some(g1) => self.eval(u1, g1, None),
+                None => self.energy(u1),
+            };
+            (self.energy(u0), v1)
         });
     }
 }

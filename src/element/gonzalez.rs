@@ -69,23 +69,31 @@ pub fn add_tangent(du: &[f64], n2: f64, s: f64, g_m: &[f64], g1: &[f64], k: &mut
     }
 }
 
-/// The discrete gradient of a scalar V and its derivative with respect to u1:
-/// on entry `f = grad V(u_m)` and `k = H(u_m)/2`; on exit `f = D V(u0, u1)`
-/// and `k = d D V / d u1`. `v0`, `v1`, `g1` are needed only when the increment
-/// is significant, so they are computed by `at_ends` on demand, which returns
-/// `(V(u0), V(u1))` and writes `grad V(u1)` into its argument.
-pub fn discrete_gradient<F>(du: &[f64], scale: f64, f: &mut [f64], k: &mut [f64], at_ends: F)
-where
-    F: FnOnce(&mut [f64]) -> (f64, f64),
+/// The discrete gradient of a scalar V and, when `k` is given, its derivative
+/// with respect to u1: on entry `f = grad V(u_m)` and `k = H(u_m)/2`; on exit
+/// `f = D V(u0, u1)` and `k = d D V / d u1`. `v0`, `v1`, `g1` are needed only
+/// when the increment is significant, so they are computed by `at_ends` on
+/// demand, which returns `(V(u0), V(u1))` and writes `grad V(u1)` into its
+/// argument when there is one (only the tangent needs it).
+pub fn discrete_gradient<F>(
+    du: &[f64],
+    scale: f64,
+    f: &mut [f64],
+    k: Option<&mut [f64]>,
+    at_ends: F,
+) where
+    F: FnOnce(Option<&mut [f64]>) -> (f64, f64),
 {
     let n = du.len();
     let Some(n2) = significant_norm2(du, scale) else {
         return;
     };
     let mut g1 = [0.0; super::MAX_LOCAL_DOFS];
-    let (v0, v1) = at_ends(&mut g1[..n]);
+    let (v0, v1) = at_ends(k.is_some().then_some(&mut g1[..n]));
     let s = coefficient(du, n2, v0, v1, &f[..n]);
-    add_tangent(du, n2, s, &f[..n], &g1[..n], k);
+    if let Some(k) = k {
+        add_tangent(du, n2, s, &f[..n], &g1[..n], k);
+    }
     for (fi, di) in f[..n].iter_mut().zip(du) {
         *fi += s * di;
     }

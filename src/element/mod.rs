@@ -86,9 +86,11 @@ pub trait Element: Send + Sync + 'static {
     /// Internal force P(u) = dV/du and, when asked, the tangent dP/du (row-major).
     fn force(&self, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>);
 
-    /// Internal force at the EOM time level and its derivative with respect to
-    /// u_{n+1}. Default: parameters inside, P(u~) with dP/du_{n+1} = K(u~) c3.
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
+    /// Internal force at the EOM time level and, when asked, its derivative
+    /// with respect to u_{n+1} (`None`: a residual-only evaluation, for Newton
+    /// iterations that reuse the last factorization). Default: parameters
+    /// inside, P(u~) with dP/du_{n+1} = K(u~) c3.
+    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         force_at_level(self, lvl, f, k);
     }
 
@@ -133,12 +135,17 @@ pub fn force_at_level<E: Element + ?Sized>(
     e: &E,
     lvl: &EomLevel<'_>,
     f: &mut [f64],
-    k: &mut [f64],
+    k: Option<&mut [f64]>,
 ) {
     let n = e.ndof();
-    e.force(lvl.u_tilde, f, Some(&mut *k));
-    for x in k[..n * n].iter_mut() {
-        *x *= lvl.w.c3;
+    match k {
+        Some(k) => {
+            e.force(lvl.u_tilde, f, Some(&mut *k));
+            for x in k[..n * n].iter_mut() {
+                *x *= lvl.w.c3;
+            }
+        }
+        None => e.force(lvl.u_tilde, f, None),
     }
 }
 
@@ -220,7 +227,7 @@ pub trait ElementSet: Send + Sync {
     /// Internal force (and tangent) of element `i` at the global state `u`.
     fn force(&self, i: usize, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>);
     /// EOM-level force and derivative of element `i` (global vectors in `g`).
-    fn eom_force(&self, i: usize, g: &GlobalLevel<'_>, f: &mut [f64], k: &mut [f64]);
+    fn eom_force(&self, i: usize, g: &GlobalLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>);
     /// Whether the elements have a velocity-dependent force.
     fn is_dissipative(&self) -> bool;
     /// Velocity-dependent force of element `i` at global (u, v) with
@@ -345,7 +352,7 @@ impl<E: Element> ElementSet for ElementBlock<E> {
         gather(u, self.dofs(i), &mut ul[..n]);
         self.elems[i].force(&ul[..n], f, k);
     }
-    fn eom_force(&self, i: usize, g: &GlobalLevel<'_>, f: &mut [f64], k: &mut [f64]) {
+    fn eom_force(&self, i: usize, g: &GlobalLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         let n = self.ndof;
         let d = self.dofs(i);
         let mut buf = [[0.0; MAX_LOCAL_DOFS]; 5];

@@ -115,7 +115,7 @@ impl Element for SpringDamper {
         }
     }
 
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
+    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], mut k: Option<&mut [f64]>) {
         let n = self.ndof();
         if !lvl.w.is_midpoint() {
             return force_at_level(self, lvl, f, k);
@@ -127,13 +127,17 @@ impl Element for SpringDamper {
             um[i] = 0.5 * (u0[i] + u1[i]);
             du[i] = u1[i] - u0[i];
         }
-        self.force(&um[..n], f, Some(&mut *k));
-        for x in k[..n * n].iter_mut() {
-            *x *= 0.5;
+        self.force(&um[..n], f, k.as_deref_mut());
+        if let Some(k) = k.as_deref_mut() {
+            for x in k[..n * n].iter_mut() {
+                *x *= 0.5;
+            }
         }
         let scale = um[..n].iter().fold(self.free_length, |m, x| m.max(x.abs()));
         discrete_gradient(&du[..n], scale, f, k, |g1| {
-            self.force(u1, g1, None);
+            if let Some(g1) = g1 {
+                self.force(u1, g1, None);
+            }
             (self.potential(u0), self.potential(u1))
         });
     }

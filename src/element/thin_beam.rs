@@ -165,9 +165,12 @@ impl Element for AxialSpring {
         }
     }
 
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
+    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         if lvl.w.is_midpoint() {
-            self.greenspan(lvl.u_n, lvl.u_next, f, k);
+            // The tangent costs little next to the force here: a scratch
+            // matrix takes it in residual-only evaluations.
+            let mut scratch = [0.0; 9 * 9];
+            self.greenspan(lvl.u_n, lvl.u_next, f, k.unwrap_or(&mut scratch));
         } else {
             force_at_level(self, lvl, f, k);
         }
@@ -361,9 +364,12 @@ impl Element for Bending {
         );
     }
 
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
+    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         if lvl.w.is_midpoint() {
-            self.greenspan(lvl.u_n, lvl.u_next, f, k);
+            // The tangent costs little next to the force here: a scratch
+            // matrix takes it in residual-only evaluations.
+            let mut scratch = [0.0; 9 * 9];
+            self.greenspan(lvl.u_n, lvl.u_next, f, k.unwrap_or(&mut scratch));
         } else {
             force_at_level(self, lvl, f, k);
         }

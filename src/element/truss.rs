@@ -125,7 +125,7 @@ impl Element for Truss {
         }
     }
 
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: &mut [f64]) {
+    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         let l2 = self.length * self.length;
         let d_n = self.delta(lvl.u_n);
         let dd_n = self.delta(lvl.v_n);
@@ -143,8 +143,10 @@ impl Element for Truss {
             let (si, ai) = side(i, self.dim);
             *fi = s * e_tilde * si * d_tilde[ai];
         }
-        let n = 2 * self.dim;
-        k[..n * n].fill(0.0);
-        self.add_tangent(k, &d_tilde, &d_next, s * w.c3, e_tilde);
+        if let Some(k) = k {
+            let n = 2 * self.dim;
+            k[..n * n].fill(0.0);
+            self.add_tangent(k, &d_tilde, &d_next, s * w.c3, e_tilde);
+        }
     }
 }

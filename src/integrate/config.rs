@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 use super::gssss::{preset, Family, Gssss, SolveForm};
-use super::newton::{NewtonSettings, NewtonStop, OneStepIntegrator};
+use super::newton::{NewtonSettings, NewtonStop, OneStepIntegrator, Refactor};
 use super::scheme::{ConstraintOption, JacobianKind};
 use super::two_field::two_field_scheme;
 use super::{StepError, System};
@@ -41,6 +41,8 @@ pub struct IntegratorSpec {
     pub jacobian: Option<String>,
     /// Newton stop test: `increment` or `rate`.
     pub convergence: Option<String>,
+    /// Newton matrix refresh: `iteration` or `step`.
+    pub refactor: Option<String>,
     /// Force the sparse LU even for small systems.
     pub sparse: Option<bool>,
 }
@@ -125,6 +127,7 @@ impl IntegratorSpec {
             max_iter,
             jacobian,
             convergence,
+            refactor,
             sparse
         );
         // A family given on top of a preset replaces the preset, and a preset
@@ -179,6 +182,11 @@ impl IntegratorSpec {
         let stop = NewtonStop::from_name(conv).ok_or((
             "convergence",
             format!("`convergence` must be \"increment\" or \"rate\", got \"{conv}\""),
+        ))?;
+        let refac = self.refactor.as_deref().unwrap_or("iteration");
+        let refactor = Refactor::from_name(refac).ok_or((
+            "refactor",
+            format!("`refactor` must be \"iteration\" or \"step\", got \"{refac}\""),
         ))?;
 
         if let (Some(scheme), Some(_)) = (&self.scheme, &self.family) {
@@ -287,6 +295,7 @@ impl IntegratorSpec {
                 max_iter,
                 jacobian,
                 stop,
+                refactor,
             },
             force_sparse: self.sparse.unwrap_or(false),
         })
@@ -369,6 +378,10 @@ impl IntegratorConfig {
         p.push((
             "convergence".into(),
             AttrValue::Str(self.newton.stop.name().into()),
+        ));
+        p.push((
+            "refactor".into(),
+            AttrValue::Str(self.newton.refactor.name().into()),
         ));
         p
     }

@@ -48,6 +48,51 @@ pub struct NewtonSettings {
     pub jacobian: JacobianKind,
     /// When an iterate is accepted.
     pub stop: NewtonStop,
+    /// When the Newton matrix is assembled and factored.
+    pub refactor: Refactor,
+}
+
+/// When the Newton matrix is assembled and factored (docs/theory/gssss.md §12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refactor {
+    /// Every iteration (Newton's method).
+    Iteration,
+    /// At the first iteration of each step, then again only after an
+    /// iteration whose contraction rate `theta = r_k / r_{k-1}` exceeds
+    /// [`SLOW_CONTRACTION`] (modified Newton; the other iterations assemble
+    /// the residual only and reuse the factorization).
+    Step,
+}
+
+/// Contraction rate above which a modified-Newton step refreshes its matrix.
+pub const SLOW_CONTRACTION: f64 = 0.5;
+
+impl Refactor {
+    /// `"iteration"` or `"step"`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "iteration" => Some(Refactor::Iteration),
+            "step" => Some(Refactor::Step),
+            _ => None,
+        }
+    }
+
+    /// The name accepted by [`Refactor::from_name`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Refactor::Iteration => "iteration",
+            Refactor::Step => "step",
+        }
+    }
+
+    /// Whether the next iteration assembles and factors the matrix, after an
+    /// iteration with scaled increment `r` (previous: `prev`).
+    pub fn refresh_after(self, r: f64, prev: Option<f64>) -> bool {
+        match self {
+            Refactor::Iteration => true,
+            Refactor::Step => prev.is_some_and(|p| r > SLOW_CONTRACTION * p),
+        }
+    }
 }
 
 /// When Newton accepts an iterate (docs/theory/gssss.md §12).
@@ -318,6 +363,7 @@ impl Integrator for OneStepIntegrator {
         let mut converged = false;
         let mut iterations = 0;
         let mut prev_ratio = None;
+        let mut refresh = true;
         // Accumulated unknown increment (delta), per DOF, kept in `du`.
         ws.du.fill(0.0);
         while iterations < newton.max_iter {
@@ -342,6 +388,7 @@ impl Integrator for OneStepIntegrator {
                 coef_mass: pat.c,
                 coef_u: pu.c,
                 forces,
+                matrix: refresh,
             };
             sys.asm.fill_step(sys.model, &inp, &mut ws.sys);
             residual_norm = max_abs(&ws.sys.residual);
@@ -349,8 +396,10 @@ impl Integrator for OneStepIntegrator {
                 ws.history.push((residual_norm, f64::NAN));
                 break;
             }
-            if let Err(e) = ws.solver.factor(&ws.sys.values) {
-                return Err(singular(sys, ws, state.step + 1, t_next, e));
+            if refresh {
+                if let Err(e) = ws.solver.factor(&ws.sys.values) {
+                    return Err(singular(sys, ws, state.step + 1, t_next, e));
+                }
             }
             for (r, e) in ws.rhs.iter_mut().zip(&ws.sys.residual) {
                 *r = -e;
@@ -377,6 +426,7 @@ impl Integrator for OneStepIntegrator {
                 converged = true;
                 break;
             }
+            refresh = newton.refactor.refresh_after(ratio, prev_ratio);
             prev_ratio = Some(ratio);
         }
         if !converged {
