@@ -590,17 +590,18 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                     }
                     (Numbers::Many(t), frame) if dim == 3 => {
                         let t = exact3("load", id, "torque", t)?;
-                        let frame =
-                            match frame {
-                                None | Some("spatial") => TorqueFrame::Spatial,
-                                Some("body") => TorqueFrame::Body,
-                                Some(f) => return Err(load_err(
+                        let frame = match frame {
+                            None | Some("spatial") => TorqueFrame::Spatial,
+                            Some("body") => TorqueFrame::Body,
+                            Some(f) => {
+                                return Err(load_err(
                                     id,
                                     format!(
                                         "unknown frame '{f}' (expected \"spatial\" or \"body\")"
                                     ),
-                                )),
-                            };
+                                ))
+                            }
+                        };
                         b.torque3d(id, body, t, frame, time_function(time))
                     }
                     _ if dim == 2 => Err(load_err(
