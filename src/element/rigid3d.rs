@@ -1,4 +1,6 @@
-//! 3-D rigid body in Euler parameters (Nikravesh 1988 §11.1; Haug 1989 §11.2).
+//! 3-D rigid bodies: in Euler parameters (Nikravesh 1988 §11.1; Haug 1989
+//! §11.2), [`Rigid3d`], and in directors (Betsch & Steinmann 2001),
+//! [`RigidDirectors`] (below).
 //!
 //! Local DOFs `q = (x, y, z, p0, p1, p2, p3)`: centre of mass and Euler
 //! parameters; `|p| = 1` is the body's normalization joint, added by the model
