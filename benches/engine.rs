@@ -230,6 +230,7 @@ fn other_elements(c: &mut Criterion) {
     let pair = PointPair {
         a: Point::Body3 {
             offset: [0.1, 0.2, 0.0],
+            attitude: flexmb::attitude::Attitude::EulerParameters,
         },
         b: Point::Node { dim: 3 },
     };

@@ -23,6 +23,7 @@
 //! ```
 
 pub mod assembly;
+pub mod attitude;
 pub mod batch;
 pub mod element;
 pub mod integrate;

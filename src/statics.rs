@@ -196,7 +196,7 @@ impl StaticSystem {
         for l in &model.loads {
             let k = l.dofs.len();
             gather(u, &l.dofs, &mut ql[..k]);
-            let st = l.load.time.value(t);
+            let st = l.load.time().value(t);
             match values.as_deref_mut() {
                 Some(v) => {
                     l.load

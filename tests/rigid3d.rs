@@ -436,6 +436,66 @@ fn pendulums_3d_match_the_planar_pendulum() {
     }
 }
 
+/// The same pendulums with a director body (midpoint, option dg): the swing
+/// angle converges at second order to the planar reference, and the director
+/// and Euler-parameter bodies agree to O(dt^2).
+#[test]
+fn director_pendulums_match_euler_parameter_ones() {
+    let (dt, t_end) = (1e-3, 2.0);
+    let (_, rref) = run_str(&planar_pendulum_2d(), "midpoint", dt / 16.0, t_end);
+    let th_ref = rref.u.last().unwrap()[2];
+    let k = 1.0 / 3.0_f64.sqrt();
+    let cases = [
+        ("spherical", [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]),
+        ("revolute", [k, k, k], [1.0, -1.0, 0.0]),
+    ];
+    for (joint, n, d) in cases {
+        let dn = Vector3::from(d).normalize();
+        let d = [dn[0], dn[1], dn[2]];
+        let ep = pendulum_3d(joint, n, d);
+        let dir = ep.replace("mass = 2.0", "attitude = \"directors\"\nmass = 2.0")
+            + "[integrator]\noption = \"dg\"\n";
+        let th = |r: &MemoryRecorder, i: usize| swing(&r.u[i][..3], n, d);
+        let (mut errs, mut gaps) = (Vec::new(), Vec::new());
+        for h in [dt, dt / 2.0] {
+            let (s, rd) = run_str(&dir, "midpoint", h, t_end);
+            assert!(s.failure.is_none(), "{joint} directors: {}", s.line());
+            let (_, re) = run_str(&ep, "midpoint", h, t_end);
+            let last = rd.u.len() - 1;
+            errs.push((th(&rd, last) - th_ref).abs());
+            gaps.push(
+                (0..rd.u.len())
+                    .map(|i| (th(&rd, i) - th(&re, i)).abs())
+                    .fold(0.0, f64::max),
+            );
+            if h == dt {
+                let e0 = rd.energy[0].total;
+                let de = rd
+                    .energy
+                    .iter()
+                    .map(|e| (e.total - e0).abs() / e0.abs())
+                    .fold(0.0, f64::max);
+                eprintln!(
+                    "{joint} director pendulum: energy {de:.2e}, {:.3} it/step",
+                    s.iterations_per_step()
+                );
+                assert!(de < 1e-12, "{joint}: energy {de:.2e}");
+            }
+        }
+        eprintln!(
+            "{joint} director pendulum about {n:?}: angle error {:.2e} / {:.2e} (order {:.2}); \
+             max |directors - Euler parameters| {:.2e} / {:.2e}",
+            errs[0],
+            errs[1],
+            order(errs[0], errs[1]),
+            gaps[0],
+            gaps[1]
+        );
+        assert!(errs[0] < 1e-3 && (1.8..=2.3).contains(&order(errs[0], errs[1])));
+        assert!(gaps[0] < 1e-3 && (1.8..=2.3).contains(&order(gaps[0], gaps[1])));
+    }
+}
+
 #[test]
 fn prismatic_body_slides_with_the_exact_acceleration() {
     // Slide axis (1, 0, -1)/sqrt 2 under gravity -z: s'' = g / sqrt 2, no rotation.

@@ -28,6 +28,7 @@
 //! Run with `--nocapture` to see the observed errors.
 
 use flexmb::assembly::{Assembler, ConstraintForce, Pattern, SaddleSystem, StepInput};
+use flexmb::attitude::Attitude;
 use flexmb::element::{
     Element, EomLevel, GlobalLevel, LevelWeights, RotationalSpringDamper, SpringDamper, Truss,
 };
@@ -36,10 +37,10 @@ use flexmb::integrate::newton::constraint_force;
 use flexmb::integrate::scheme::{ConstraintOption, JacobianKind, LinearScheme, PredCorr};
 use flexmb::integrate::two_field::two_field_scheme;
 use flexmb::joint::{
-    Coincident, Distance, DistanceForm, DotJoint, DotRow, EulerNormalization, Joint, Motion, Point,
-    PointPair, Prescribed, Side, Slider, Slope, SlopeTarget, Vector,
+    Coincident, DirectorConstraints, Distance, DistanceForm, DotJoint, DotRow, EulerNormalization,
+    Joint, Motion, Point, PointPair, Prescribed, Side, Slider, Slope, SlopeTarget, Vector,
 };
-use flexmb::load::{PointLoad, TimeFunction};
+use flexmb::load::{BodyTorque, PointLoad, TimeFunction, TorqueFrame};
 use flexmb::model::{Body3dSpec, Joint3d, Model, ModelBuilder, PointRef};
 mod common;
 
@@ -184,9 +185,24 @@ fn spring_pairs() -> Vec<(&'static str, PointPair)> {
             PointPair {
                 a: Point::Body3 {
                     offset: [0.2, -0.1, 0.3],
+                    attitude: Attitude::EulerParameters,
                 },
                 b: Point::Body3 {
                     offset: [-0.4, 0.3, 0.1],
+                    attitude: Attitude::EulerParameters,
+                },
+            },
+        ),
+        (
+            "3-D director and Euler-parameter body points",
+            PointPair {
+                a: Point::Body3 {
+                    offset: [0.2, -0.1, 0.3],
+                    attitude: Attitude::Directors,
+                },
+                b: Point::Body3 {
+                    offset: [-0.4, 0.3, 0.1],
+                    attitude: Attitude::EulerParameters,
                 },
             },
         ),
@@ -756,19 +772,50 @@ fn joint_cases() -> Vec<(String, Box<dyn Joint>, bool)> {
     cases
 }
 
-fn body3(s: [f64; 3]) -> Point {
-    Point::Body3 { offset: s }
+fn body3(s: [f64; 3], attitude: Attitude) -> Point {
+    Point::Body3 {
+        offset: s,
+        attitude,
+    }
 }
 
-/// 3-D joints: ball joints and distances with Euler-parameter body points,
-/// every dot-product row type on body-body and ground-body pairs, the
-/// Euler-parameter normalization.
+/// 3-D joints: ball joints and distances with 3-D body points, every
+/// dot-product row type on body-body and ground-body pairs, slopes to 3-D
+/// bodies, for both attitudes (and a director body joined to an
+/// Euler-parameter one); the Euler-parameter normalization and the director
+/// constraints.
 fn joint_cases_3d() -> Vec<(String, Box<dyn Joint>, bool)> {
+    let mut cases = Vec::new();
+    for (att, other) in [
+        (Attitude::EulerParameters, Attitude::EulerParameters),
+        (Attitude::Directors, Attitude::Directors),
+        (Attitude::Directors, Attitude::EulerParameters),
+    ] {
+        for (name, j, flat) in joint_cases_3d_for(att, other) {
+            cases.push((format!("{name} [{}-{}]", att.name(), other.name()), j, flat));
+        }
+    }
+    cases.push((
+        "euler_normalization".into(),
+        Box::new(EulerNormalization),
+        false,
+    ));
+    cases.push((
+        "director_constraints".into(),
+        Box::new(DirectorConstraints),
+        false,
+    ));
+    cases
+}
+
+fn joint_cases_3d_for(att: Attitude, other: Attitude) -> Vec<(String, Box<dyn Joint>, bool)> {
+    let body3 = |s: [f64; 3]| body3(s, att);
+    let body3b = |s: [f64; 3]| self::body3(s, other);
     let mut cases: Vec<(String, Box<dyn Joint>, bool)> = Vec::new();
     let pairs = [
         (
             "body-body",
-            pair(body3([0.3, -0.2, 0.5]), body3([-0.4, 0.1, 0.2])),
+            pair(body3([0.3, -0.2, 0.5]), body3b([-0.4, 0.1, 0.2])),
         ),
         (
             "ground-body",
@@ -777,10 +824,12 @@ fn joint_cases_3d() -> Vec<(String, Box<dyn Joint>, bool)> {
         ("body-node", pair(body3([0.3, -0.2, 0.5]), node(3))),
     ];
     for (on, p) in pairs {
+        // Coincidence is linear in director coordinates.
+        let ep = |q: Point| q.attitude().map(|a| a.0) == Some(Attitude::EulerParameters);
         cases.push((
             format!("spherical 3-D {on}"),
             Box::new(Coincident::new("spherical", 3, p)),
-            false,
+            !ep(p.a) && !ep(p.b),
         ));
         let j = Distance::new("distance", p, DistanceForm::Length(0.9));
         cases.push((format!("distance 3-D {on}"), Box::new(j), false));
@@ -819,15 +868,14 @@ fn joint_cases_3d() -> Vec<(String, Box<dyn Joint>, bool)> {
     for (on, p) in [pairs[0], pairs[1]] {
         for (what, r) in &row_sets {
             let j = DotJoint::new("dot", p, r);
-            cases.push((format!("{what} {on}"), Box::new(j), false));
+            // A ground axis times a director-body axis or separation is linear.
+            let flat = on == "ground-body"
+                && att == Attitude::Directors
+                && (what.starts_with("dot-1") || what.starts_with("dot-2 axis-separation"));
+            cases.push((format!("{what} {on}"), Box::new(j), flat));
         }
     }
-    cases.push((
-        "euler_normalization".into(),
-        Box::new(EulerNormalization),
-        false,
-    ));
-    let slope = Slope::new(SlopeTarget::Body3d([0.3, -0.5, 0.8]));
+    let slope = Slope::new(SlopeTarget::Body3d([0.3, -0.5, 0.8], att));
     cases.push(("slope to a 3-D body".into(), Box::new(slope), false));
     cases
 }
@@ -970,6 +1018,14 @@ fn point_load_derivative() {
         ("node 3-D", node(3)),
         ("body point 2-D", body([0.45, -0.3])),
         ("body reference point 2-D", body([0.0, 0.0])),
+        (
+            "3-D Euler-parameter body point",
+            body3([0.3, -0.4, 0.2], Attitude::EulerParameters),
+        ),
+        (
+            "3-D director body point",
+            body3([0.3, -0.4, 0.2], Attitude::Directors),
+        ),
     ];
     for (name, point) in points {
         let (a, b) = random_field(&mut rng);
@@ -987,6 +1043,77 @@ fn point_load_derivative() {
         ));
     }
     eprintln!("point_load_derivative: worst {worst:.2e}");
+}
+
+/// Torques on 3-D bodies (both attitudes, spatial and body frames): the
+/// derivative of the generalized force against finite differences (off the
+/// attitude manifold), and on it the power identity `Q . qdot = n . omega`
+/// and, for directors, `sum_i d_i x Q_{d_i} = n`.
+#[test]
+fn body_torque_derivative_and_power() {
+    let mut rng = Rng(0x70_4C);
+    let mut worst: f64 = 0.0;
+    for att in [Attitude::EulerParameters, Attitude::Directors] {
+        for frame in [TorqueFrame::Spatial, TorqueFrame::Body] {
+            let l = BodyTorque {
+                torque: [
+                    rng.range(-2.0, 2.0),
+                    rng.range(-2.0, 2.0),
+                    rng.range(-2.0, 2.0),
+                ],
+                frame,
+                attitude: att,
+                time: TimeFunction::Constant,
+            };
+            let n = l.ndof();
+            let what = format!("torque {frame:?} on {}", att.name());
+            let s = 0.7;
+            let q = rng.vec(n, -1.0, 1.0);
+            let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
+            l.force(&q, s, &mut f, Some(&mut k));
+            let fd = fd_jacobian(&q, &vec![H; n], n, |x, out| l.force(x, s, out, None));
+            worst = worst.max(check(&format!("{what}: dQ/dq"), &k, &fd));
+            // On the manifold: power and resultant.
+            let p = {
+                let v = rng.vec(4, -1.0, 1.0);
+                let m = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+                [v[0] / m, v[1] / m, v[2] / m, v[3] / m]
+            };
+            let qr = att.from_quaternion(&p);
+            let w_body = [
+                rng.range(-3.0, 3.0),
+                rng.range(-3.0, 3.0),
+                rng.range(-3.0, 3.0),
+            ];
+            let qdot = att.rate_from_body_angular_velocity(&qr[..n], &w_body);
+            l.force(&qr[..n], 1.0, &mut f, None);
+            let omega = att.rotate(&qr[..n], &w_body);
+            let nspace = match frame {
+                TorqueFrame::Spatial => l.torque,
+                TorqueFrame::Body => att.rotate(&qr[..n], &l.torque),
+            };
+            let power: f64 = (0..n).map(|i| f[i] * qdot[i]).sum();
+            let expect: f64 = (0..3).map(|a| nspace[a] * omega[a]).sum();
+            eprintln!("{what}: Q.qdot - n.omega = {:.2e}", power - expect);
+            assert!((power - expect).abs() < 1e-12 * (1.0 + expect.abs()));
+            if att == Attitude::Directors {
+                let mut res = [0.0; 3];
+                for i in 0..3 {
+                    let (d, qi) = (&qr[3 * i..3 * i + 3], &f[3 * i..3 * i + 3]);
+                    res[0] += d[1] * qi[2] - d[2] * qi[1];
+                    res[1] += d[2] * qi[0] - d[0] * qi[2];
+                    res[2] += d[0] * qi[1] - d[1] * qi[0];
+                }
+                for a in 0..3 {
+                    assert!(
+                        (res[a] - nspace[a]).abs() < 1e-13,
+                        "{what}: resultant {res:?}"
+                    );
+                }
+            }
+        }
+    }
+    eprintln!("body_torque_derivative_and_power: worst {worst:.2e}");
 }
 
 /// The load derivative that `fill_step` puts into the Newton matrix
@@ -1178,12 +1305,13 @@ fn mechanism() -> Model {
 /// Three 3-D Euler-parameter bodies (revolute to the ground, universal,
 /// cylindrical), a node on a ball joint, a spring-damper and gravity: the
 /// configuration-dependent inertia and the dot-product joints in the Newton matrix.
-fn mechanism3d() -> Model {
+fn mechanism3d(attitude: Attitude) -> Model {
     let mut b = ModelBuilder::new(3).unwrap();
     b.gravity(&[0.0, -2.0, -9.81]).unwrap();
     let body = |p: [f64; 3], q: [f64; 4], w: [f64; 3]| Body3dSpec {
         position: p,
         orientation: q,
+        attitude,
         mass: 1.7,
         inertia: [[0.3, 0.02, -0.01], [0.02, 0.5, 0.03], [-0.01, 0.03, 0.4]],
         velocity: [0.1, -0.2, 0.3],
@@ -1341,7 +1469,11 @@ fn assembled_operators() {
 fn discrete_joint_derivative() {
     let mut rng = Rng(0xB0D);
     let t = 0.4;
-    for (label, model) in [("planar", mechanism()), ("3-D", mechanism3d())] {
+    for (label, model) in [
+        ("planar", mechanism()),
+        ("3-D", mechanism3d(Attitude::EulerParameters)),
+        ("3-D directors", mechanism3d(Attitude::Directors)),
+    ] {
         let u0: Vec<f64> = model.u0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
         let u1: Vec<f64> = u0.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
         let (mut worst, mut midpoint_miss): (f64, f64) = (0.0, 0.0);
@@ -1396,10 +1528,19 @@ fn discrete_joint_derivative() {
         eprintln!(
             "{label}: max |B_d du - dPhi| = {worst:.2e} (B(u_m) du - dPhi up to {midpoint_miss:.2e})"
         );
-        assert!(
-            midpoint_miss > 1e-4,
-            "{label}: no nonlinear joint exercised"
-        );
+        if label.contains("directors") {
+            // Every joint row on director bodies is at most quadratic: the
+            // midpoint Jacobian is already the exact discrete derivative.
+            assert!(
+                midpoint_miss < 1e-13,
+                "{label}: B(u_m) du - dPhi = {midpoint_miss:.2e}"
+            );
+        } else {
+            assert!(
+                midpoint_miss > 1e-4,
+                "{label}: no nonlinear joint exercised"
+            );
+        }
     }
 }
 
@@ -1520,7 +1661,12 @@ fn newton_matrix_is_residual_derivative() {
 
 #[test]
 fn newton_matrix_is_residual_derivative_3d() {
-    newton_matrix_check("3-D mechanism", mechanism3d());
+    newton_matrix_check("3-D mechanism", mechanism3d(Attitude::EulerParameters));
+}
+
+#[test]
+fn newton_matrix_is_residual_derivative_3d_directors() {
+    newton_matrix_check("3-D director mechanism", mechanism3d(Attitude::Directors));
 }
 
 fn newton_matrix_check(label: &str, model: Model) {

@@ -239,7 +239,10 @@ impl Assembler {
         let ghat: Vec<f64> = (0..n)
             .map(|i| match model.dofs.kind(i) {
                 DofKind::Translation(a) => model.gravity[a as usize],
-                DofKind::Rotation | DofKind::Slope(_) | DofKind::EulerParameter(_) => 0.0,
+                DofKind::Rotation
+                | DofKind::Slope(_)
+                | DofKind::EulerParameter(_)
+                | DofKind::Director(_) => 0.0,
             })
             .collect();
         let mut gravity_force = vec![0.0; n];
@@ -559,8 +562,8 @@ impl Assembler {
             ..
         } = &mut *sys.local;
         for (l, slots) in model.loads.iter().zip(&self.loads) {
-            let s = (1.0 - inp.w1) * l.load.time.value(inp.t_n)
-                + inp.w1 * l.load.time.value(inp.t_next);
+            let s = (1.0 - inp.w1) * l.load.time().value(inp.t_n)
+                + inp.w1 * l.load.time().value(inp.t_next);
             let k = l.dofs.len();
             gather(g.u_tilde, &l.dofs, &mut ql[..k]);
             let kl = &mut kl[..k * k];
@@ -847,7 +850,7 @@ impl Assembler {
             let k = l.dofs.len();
             gather(u, &l.dofs, &mut ql[..k]);
             l.load
-                .force(&ql[..k], l.load.time.value(t), &mut fl[..k], None);
+                .force(&ql[..k], l.load.time().value(t), &mut fl[..k], None);
             scatter_add(out, &l.dofs, &fl[..k], scale);
         }
     }
@@ -873,7 +876,7 @@ impl Assembler {
         let mut work = 0.0;
         for l in &model.loads {
             let k = l.dofs.len();
-            let s = (1.0 - w1) * l.load.time.value(t_n) + w1 * l.load.time.value(t_next);
+            let s = (1.0 - w1) * l.load.time().value(t_n) + w1 * l.load.time().value(t_next);
             gather(u_tilde, &l.dofs, &mut ql[..k]);
             l.load.force(&ql[..k], s, &mut fl[..k], None);
             work += gathered_dot(&fl[..k], &l.dofs, du);

@@ -1,4 +1,6 @@
-//! 3-D rigid body in Euler parameters (Nikravesh 1988 §11.1; Haug 1989 §11.2).
+//! 3-D rigid bodies: in Euler parameters (Nikravesh 1988 §11.1; Haug 1989
+//! §11.2), [`Rigid3d`], and in directors (Betsch & Steinmann 2001),
+//! [`RigidDirectors`] (below).
 //!
 //! Local DOFs `q = (x, y, z, p0, p1, p2, p3)`: centre of mass and Euler
 //! parameters; `|p| = 1` is the body's normalization joint, added by the model
@@ -97,5 +99,70 @@ impl Element for Rigid3d {
     fn kinetic_energy(&self, u: &[f64], v: &[f64]) -> f64 {
         let w = g_matrix(&vec4(&u[3..])) * vec4(&v[3..]);
         2.0 * w.dot(&(self.inertia * w))
+    }
+}
+
+/// A 3-D rigid body in directors (Betsch & Steinmann, CMAME 191 (2001)
+/// 467–488): local DOFs `q = (r, d1, d2, d3)` (12), the centre of mass and
+/// the body axes as spatial vectors, a material point `x = r + s_i d_i`. The
+/// kinetic energy `T = 1/2 m |rdot|^2 + 1/2 E_ij ddot_i . ddot_j` has the
+/// constant mass matrix `diag(m I3, E_ij I3)` with the Euler tensor about the
+/// centre of mass `E = 1/2 tr(J) I - J` (body axes): no nonlinear inertia.
+/// The six constraints `d_i . d_j = delta_ij` are the joint
+/// [`crate::joint::DirectorConstraints`], added by the model builder.
+#[derive(Debug, Clone)]
+pub struct RigidDirectors {
+    mass: f64,
+    euler_tensor: Matrix3<f64>,
+}
+
+impl RigidDirectors {
+    /// A body of mass `mass` and inertia tensor `inertia` (body axes, about
+    /// the centre of mass; row-major, symmetric).
+    pub fn new(mass: f64, inertia: [[f64; 3]; 3]) -> Self {
+        let j = Matrix3::from_row_slice(&inertia.concat());
+        RigidDirectors {
+            mass,
+            euler_tensor: 0.5 * j.trace() * Matrix3::identity() - j,
+        }
+    }
+
+    /// The Euler tensor `E = 1/2 tr(J) I - J`.
+    pub fn euler_tensor(&self) -> [[f64; 3]; 3] {
+        [0, 1, 2].map(|i| [0, 1, 2].map(|j| self.euler_tensor[(i, j)]))
+    }
+}
+
+impl Element for RigidDirectors {
+    const KIND: &'static str = "rigid_body3d_directors";
+
+    fn ndof(&self) -> usize {
+        12
+    }
+
+    fn mass(&self, m: &mut [f64]) -> bool {
+        m.fill(0.0);
+        for a in 0..3 {
+            m[a * 12 + a] = self.mass;
+        }
+        for i in 0..3 {
+            for j in 0..3 {
+                for a in 0..3 {
+                    m[(3 + 3 * i + a) * 12 + 3 + 3 * j + a] = self.euler_tensor[(i, j)];
+                }
+            }
+        }
+        true
+    }
+
+    fn potential(&self, _u: &[f64]) -> f64 {
+        0.0
+    }
+
+    fn force(&self, _u: &[f64], f: &mut [f64], k: Option<&mut [f64]>) {
+        f.fill(0.0);
+        if let Some(k) = k {
+            k.fill(0.0);
+        }
     }
 }

@@ -15,7 +15,7 @@ mod slope;
 
 pub use coincident::Coincident;
 pub use distance::{Distance, DistanceForm};
-pub use orient::{DotJoint, DotRow, EulerNormalization, Side, Vector};
+pub use orient::{DirectorConstraints, DotJoint, DotRow, EulerNormalization, Side, Vector};
 pub use point::{Point, PointPair};
 pub use prescribed::{Motion, Prescribed};
 pub use slider::Slider;

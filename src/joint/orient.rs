@@ -2,16 +2,17 @@
 //! §9.4, "dot-1" and "dot-2" constraints; Nikravesh 1988 §7.4).
 //!
 //! Each factor is the separation `d = r_B - r_A` of the joint's two points,
-//! a body-fixed direction `R(p) a` of the body on side A or B (a fixed
+//! a body-fixed direction `R(q) a` of the body on side A or B (any
+//! [`crate::attitude::Attitude`]; a fixed
 //! direction on a ground side), or a constant vector. Coincidence rows are
 //! `d . e_k`, perpendicularity rows `h_A . f_B` (dot-1) and translation rows
 //! `f_A . d` (dot-2), so revolute, universal, cylindrical, prismatic and fixed
 //! joints are row lists of one implementation:
 //! `B_r = x^T J_y + y^T J_x`, `d^2 Phi_r = J_x^T J_y + J_y^T J_x + y . H_x + x . H_y`.
 
-use super::point::{add_block, PointPair};
+use super::point::PointPair;
 use super::{Joint, MAX_JOINT_DOFS, MAX_ROWS};
-use crate::rotation::{rotate, rotate_hessian, rotate_jacobian};
+use crate::attitude::Attitude;
 
 /// Side of a joint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,13 +80,14 @@ impl DotJoint {
         }
     }
 
-    /// Local index of the Euler parameters of `side`, when it is a 3-D body.
-    fn euler_at(&self, side: Side) -> Option<usize> {
+    /// Attitude and local index of the rotation coordinates of `side`, when
+    /// it is a 3-D body.
+    fn attitude_at(&self, side: Side) -> Option<(Attitude, usize)> {
         let (pt, base) = match side {
             Side::A => (self.pair.a, 0),
             Side::B => (self.pair.b, self.pair.a.ndof()),
         };
-        matches!(pt, super::Point::Body3 { .. }).then_some(base + 3)
+        pt.attitude().map(|(att, at)| (att, base + at))
     }
 
     fn eval(&self, v: &Vector, q: &[f64]) -> Eval {
@@ -98,13 +100,14 @@ impl DotJoint {
                 }
                 self.pair.separation(q)
             }
-            Vector::Axis(side, dir) => match self.euler_at(side) {
-                Some(at) => {
-                    let j = rotate_jacobian(&q[at..at + 4], &dir);
+            Vector::Axis(side, dir) => match self.attitude_at(side) {
+                Some((att, at)) => {
+                    let nr = att.ncoords();
+                    let j = att.rotate_jacobian(&q[at..at + nr], &dir);
                     for a in 0..3 {
-                        jac[a][at..at + 4].copy_from_slice(&j[a]);
+                        jac[a][at..at + nr].copy_from_slice(&j[a][..nr]);
                     }
-                    rotate(&q[at..at + 4], &dir)
+                    att.rotate(&q[at..at + nr], &dir)
                 }
                 None => dir,
             },
@@ -119,8 +122,8 @@ impl DotJoint {
         match *v {
             Vector::Separation => self.pair.add_curvature(q, w, scale, h),
             Vector::Axis(side, dir) => {
-                if let Some(at) = self.euler_at(side) {
-                    add_block(h, n, at, &rotate_hessian(&dir, w), scale);
+                if let Some((att, at)) = self.attitude_at(side) {
+                    att.add_rotate_hessian(&dir, w, scale, h, n, at);
                 }
             }
             Vector::Constant(_) => {}
@@ -214,6 +217,66 @@ impl Joint for EulerNormalization {
     fn add_curvature(&self, _u: &[f64], _t: f64, w: &[f64], scale: f64, h: &mut [f64]) {
         for i in 0..4 {
             h[i * 4 + i] += scale * w[0];
+        }
+    }
+}
+
+/// The six internal constraints of a director body (Betsch & Steinmann 2001):
+/// `Phi = ((d1.d1 - 1)/2, (d2.d2 - 1)/2, (d3.d3 - 1)/2, d1.d2, d2.d3, d3.d1)`
+/// (local DOFs: the nine director coordinates `d1, d2, d3`). Quadratic, so
+/// the midpoint Jacobian is their exact discrete derivative, and invariant
+/// under rotations of all three directors.
+#[derive(Debug, Clone)]
+pub struct DirectorConstraints;
+
+impl DirectorConstraints {
+    /// The director pair `(i, j)` of row `r`.
+    pub const PAIRS: [(usize, usize); 6] = [(0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (2, 0)];
+}
+
+impl Joint for DirectorConstraints {
+    fn kind(&self) -> &'static str {
+        "director_constraints"
+    }
+
+    fn rows(&self) -> usize {
+        6
+    }
+
+    fn ndof(&self) -> usize {
+        9
+    }
+
+    fn phi(&self, u: &[f64], _t: f64, phi: &mut [f64]) {
+        for (p, &(i, j)) in phi.iter_mut().zip(&Self::PAIRS) {
+            let d: f64 = (0..3).map(|a| u[3 * i + a] * u[3 * j + a]).sum();
+            *p = if i == j { 0.5 * (d - 1.0) } else { d };
+        }
+    }
+
+    fn jacobian(&self, u: &[f64], _t: f64, b: &mut [f64]) {
+        b[..6 * 9].fill(0.0);
+        for (r, &(i, j)) in Self::PAIRS.iter().enumerate() {
+            for a in 0..3 {
+                // d(d_i.d_j)/dd_i = d_j (and /2 twice on the diagonal rows).
+                b[r * 9 + 3 * i + a] += if i == j { u[3 * i + a] } else { u[3 * j + a] };
+                if i != j {
+                    b[r * 9 + 3 * j + a] += u[3 * i + a];
+                }
+            }
+        }
+    }
+
+    fn add_curvature(&self, _u: &[f64], _t: f64, w: &[f64], scale: f64, h: &mut [f64]) {
+        for (&(i, j), &wr) in Self::PAIRS.iter().zip(w) {
+            for a in 0..3 {
+                if i == j {
+                    h[(3 * i + a) * 9 + 3 * i + a] += scale * wr;
+                } else {
+                    h[(3 * i + a) * 9 + 3 * j + a] += scale * wr;
+                    h[(3 * j + a) * 9 + 3 * i + a] += scale * wr;
+                }
+            }
         }
     }
 }

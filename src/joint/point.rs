@@ -1,15 +1,15 @@
 //! Material points that joints and loads attach to: a node, a point fixed in a
-//! planar rigid body or in a 3-D Euler-parameter body, or a fixed ground point.
+//! planar rigid body or in a 3-D body (any [`Attitude`]), or a fixed ground point.
 //!
 //! A point contributes its owner's DOFs to the local vector of a joint or load
 //! and provides its position r(q), Jacobian dr/dq and the contraction
 //! `sum_a w_a d^2 r_a / dq^2` used for the constraint-force derivative
 //! d(B^T lambda)/du (seed 000 eq. 4.19).
 
-use crate::rotation::{rotate, rotate_hessian, rotate_jacobian};
+use crate::attitude::{Attitude, MAX_ATTITUDE_COORDS};
 
-/// Maximum local DOFs of one point (a 3-D Euler-parameter body has 7).
-pub const MAX_POINT_DOFS: usize = 7;
+/// Maximum local DOFs of one point (a 3-D director body has 3 + 9).
+pub const MAX_POINT_DOFS: usize = 3 + MAX_ATTITUDE_COORDS;
 
 /// The Jacobian dr/dq of a point: `jac[axis][local dof]`.
 pub type PointJacobian = [[f64; MAX_POINT_DOFS]; 3];
@@ -29,10 +29,12 @@ pub enum Point {
         offset: [f64; 2],
     },
     /// A point at body-fixed offset `s` of a 3-D rigid body with DOFs
-    /// (x, y, z, p0, p1, p2, p3): r = x + R(p) s (see [`crate::rotation`]).
+    /// (x, y, z, rotation coordinates): r = x + R(q) s (see [`Attitude`]).
     Body3 {
         /// Offset in body coordinates.
         offset: [f64; 3],
+        /// The body's rotation coordinates.
+        attitude: Attitude,
     },
     /// A fixed point in space (no DOFs).
     Ground {
@@ -47,7 +49,7 @@ impl Point {
         match self {
             Point::Node { dim } => *dim,
             Point::Body2 { .. } => 3,
-            Point::Body3 { .. } => 7,
+            Point::Body3 { attitude, .. } => 3 + attitude.ncoords(),
             Point::Ground { .. } => 0,
         }
     }
@@ -64,8 +66,8 @@ impl Point {
                 let (s, c) = q[2].sin_cos();
                 [q[0] + c * p[0] - s * p[1], q[1] + s * p[0] + c * p[1], 0.0]
             }
-            Point::Body3 { offset } => {
-                let r = rotate(&q[3..7], &offset);
+            Point::Body3 { offset, attitude } => {
+                let r = attitude.rotate(&q[3..], &offset);
                 [q[0] + r[0], q[1] + r[1], q[2] + r[2]]
             }
             Point::Ground { position } => position,
@@ -89,11 +91,12 @@ impl Point {
                 j[0][2] = -s * p[0] - c * p[1];
                 j[1][2] = c * p[0] - s * p[1];
             }
-            Point::Body3 { offset } => {
-                let jr = rotate_jacobian(&q[3..7], &offset);
+            Point::Body3 { offset, attitude } => {
+                let jr = attitude.rotate_jacobian(&q[3..], &offset);
+                let nr = attitude.ncoords();
                 for a in 0..3 {
                     j[a][a] = 1.0;
-                    j[a][3..7].copy_from_slice(&jr[a]);
+                    j[a][3..3 + nr].copy_from_slice(&jr[a][..nr]);
                 }
             }
             Point::Ground { .. } => {}
@@ -119,17 +122,16 @@ impl Point {
             let ry = s * p[0] + c * p[1];
             h[(at + 2) * ld + at + 2] -= scale * (w[0] * rx + w[1] * ry);
         }
-        if let Point::Body3 { offset } = *self {
-            add_block(h, ld, at + 3, &rotate_hessian(&offset, w), scale);
+        if let Point::Body3 { offset, attitude } = *self {
+            attitude.add_rotate_hessian(&offset, w, scale, h, ld, at + 3);
         }
     }
-}
 
-/// Adds `scale * b` into the 4 x 4 block at (at, at) of the row-major `h` (leading dimension `ld`).
-pub fn add_block(h: &mut [f64], ld: usize, at: usize, b: &[[f64; 4]; 4], scale: f64) {
-    for (i, row) in b.iter().enumerate() {
-        for (j, x) in row.iter().enumerate() {
-            h[(at + i) * ld + at + j] += scale * x;
+    /// The attitude and local index of the rotation coordinates of a 3-D body point.
+    pub fn attitude(&self) -> Option<(Attitude, usize)> {
+        match *self {
+            Point::Body3 { attitude, .. } => Some((attitude, 3)),
+            _ => None,
         }
     }
 }

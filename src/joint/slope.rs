@@ -8,7 +8,8 @@
 //! * A direction fixed in a planar rigid body, `d = R(theta) d0` (a slope
 //!   attachment; with a revolute joint at the same point it welds the beam end
 //!   to the body): `Phi = s x d`, one row.
-//! * A direction fixed in a 3-D Euler-parameter body: `Phi_i = s . R(p) a_i`
+//! * A direction fixed in a 3-D body: `Phi_i = s . R(q) a_i` (any
+//!   [`Attitude`])
 //!   with `a_1, a_2` the body-frame normals of d0 (two rows; with a spherical
 //!   joint at the same point it attaches the beam end to the body, torsion
 //!   being absent from the beam).
@@ -16,11 +17,10 @@
 //! The length of s is left to the beam's axial strain.
 //!
 //! Local DOFs: `[s]` (ground, D components), `[sx, sy, theta]` (planar body)
-//! or `[sx, sy, sz, p0, p1, p2, p3]` (3-D body).
+//! or `[sx, sy, sz, q_rot]` (3-D body: its 4 or 9 rotation coordinates).
 
-use super::point::add_block;
 use super::Joint;
-use crate::rotation::{rotate, rotate_hessian, rotate_jacobian};
+use crate::attitude::Attitude;
 
 /// Where the reference direction lives.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,8 +31,9 @@ pub enum SlopeTarget {
     Ground3d([f64; 3]),
     /// A direction d0 in the frame of a planar rigid body (its angle is the last local DOF).
     Body([f64; 2]),
-    /// A direction d0 in the frame of a 3-D body (its Euler parameters are the last four local DOFs).
-    Body3d([f64; 3]),
+    /// A direction d0 in the frame of a 3-D body (its rotation coordinates
+    /// are the last local DOFs).
+    Body3d([f64; 3], Attitude),
 }
 
 /// Keeps a beam node's slope parallel to a ground or body-fixed direction.
@@ -58,7 +59,7 @@ impl Slope {
                 normals[0] = [d[1], -d[0], 0.0];
                 SlopeTarget::Ground(d)
             }
-            SlopeTarget::Ground3d(d) | SlopeTarget::Body3d(d) => {
+            SlopeTarget::Ground3d(d) | SlopeTarget::Body3d(d, _) => {
                 let d = unit(d);
                 // n1 = d x e_k / |d x e_k| with e_k the axis least aligned with d
                 // (|d x e_k| >= sqrt(2/3)), n2 = d x n1 (body frame for Body3d).
@@ -70,7 +71,7 @@ impl Slope {
                 let n1 = unit(cross(&d, &e));
                 normals = [n1, cross(&d, &n1)];
                 match target {
-                    SlopeTarget::Body3d(_) => SlopeTarget::Body3d(d),
+                    SlopeTarget::Body3d(_, att) => SlopeTarget::Body3d(d, att),
                     _ => SlopeTarget::Ground3d(d),
                 }
             }
@@ -101,7 +102,7 @@ impl Joint for Slope {
 
     fn rows(&self) -> usize {
         match self.target {
-            SlopeTarget::Ground3d(_) | SlopeTarget::Body3d(_) => 2,
+            SlopeTarget::Ground3d(_) | SlopeTarget::Body3d(..) => 2,
             SlopeTarget::Ground(_) | SlopeTarget::Body(_) => 1,
         }
     }
@@ -110,7 +111,7 @@ impl Joint for Slope {
         match self.target {
             SlopeTarget::Ground(_) => 2,
             SlopeTarget::Ground3d(_) | SlopeTarget::Body(_) => 3,
-            SlopeTarget::Body3d(_) => 7,
+            SlopeTarget::Body3d(_, att) => 3 + att.ncoords(),
         }
     }
 
@@ -120,9 +121,9 @@ impl Joint for Slope {
                 let d = Self::body_direction(d0, u[2]);
                 phi[0] = u[0] * d[1] - u[1] * d[0];
             }
-            SlopeTarget::Body3d(_) => {
+            SlopeTarget::Body3d(_, att) => {
                 for (p, a) in phi.iter_mut().zip(&self.normals) {
-                    let n = rotate(&u[3..7], a);
+                    let n = att.rotate(&u[3..], a);
                     *p = (0..3).map(|i| u[i] * n[i]).sum();
                 }
             }
@@ -144,11 +145,12 @@ impl Joint for Slope {
                 // d' = (-d_y, d_x): dPhi/dtheta = s . d
                 b[2] = u[0] * d[0] + u[1] * d[1];
             }
-            SlopeTarget::Body3d(_) => {
-                for (row, a) in b.chunks_mut(7).zip(&self.normals) {
-                    row[..3].copy_from_slice(&rotate(&u[3..7], a));
-                    let j = rotate_jacobian(&u[3..7], a);
-                    for (k, x) in row[3..7].iter_mut().enumerate() {
+            SlopeTarget::Body3d(_, att) => {
+                let n = 3 + att.ncoords();
+                for (row, a) in b.chunks_mut(n).zip(&self.normals) {
+                    row[..3].copy_from_slice(&att.rotate(&u[3..], a));
+                    let j = att.rotate_jacobian(&u[3..], a);
+                    for (k, x) in row[3..n].iter_mut().enumerate() {
                         *x = (0..3).map(|i| u[i] * j[i][k]).sum();
                     }
                 }
@@ -164,19 +166,21 @@ impl Joint for Slope {
 
     fn add_curvature(&self, u: &[f64], _t: f64, w: &[f64], scale: f64, h: &mut [f64]) {
         // Ground targets are linear in s: no curvature.
-        if let SlopeTarget::Body3d(_) = self.target {
+        if let SlopeTarget::Body3d(_, att) = self.target {
             let s3 = [u[0], u[1], u[2]];
+            let nr = att.ncoords();
+            let n = 3 + nr;
             for (&wr, a) in w.iter().zip(&self.normals) {
                 let c = scale * wr;
-                // d2/ds dp = d(R a)/dp; d2/dp2 = Hessian of s . R(p) a.
-                let j = rotate_jacobian(&u[3..7], a);
+                // d2/ds dq = d(R a)/dq; d2/dq2 = Hessian of s . R(q) a.
+                let j = att.rotate_jacobian(&u[3..], a);
                 for i in 0..3 {
-                    for k in 0..4 {
-                        h[i * 7 + 3 + k] += c * j[i][k];
-                        h[(3 + k) * 7 + i] += c * j[i][k];
+                    for k in 0..nr {
+                        h[i * n + 3 + k] += c * j[i][k];
+                        h[(3 + k) * n + i] += c * j[i][k];
                     }
                 }
-                add_block(h, 7, 3, &rotate_hessian(a, &s3), c);
+                att.add_rotate_hessian(a, &s3, c, h, n, 3);
             }
         }
         if let SlopeTarget::Body(d0) = self.target {

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use super::dof::{beam_components, point_components, DofMap, BODY2D_COMPONENTS};
 use super::{LoadEntry, Model};
+use crate::attitude::Attitude;
 use crate::element::{
     Beam, Element, ElementBlock, ElementSet, RotationalSpringDamper, SpringDamper, Truss,
 };
@@ -19,7 +20,7 @@ use crate::joint::{
     Coincident, Distance, DistanceForm, Joint, JointBlock, JointSet, Motion, Point, PointPair,
     Prescribed, Slider, Slope, SlopeTarget,
 };
-use crate::load::{PointLoad, TimeFunction};
+use crate::load::{BodyTorque, Load, PointLoad, TimeFunction, TorqueFrame};
 
 /// A model-building error: which entity, which field, what is wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -114,8 +115,8 @@ pub enum PointRef {
 enum Entity {
     Node(Vec<usize>),
     Body2([usize; 3]),
-    /// A 3-D rigid body: centre of mass and Euler parameters.
-    Body3([usize; 7]),
+    /// A 3-D rigid body: centre of mass and rotation coordinates.
+    Body3(Vec<usize>, Attitude),
     /// A beam node: position (dim DOFs), then slope vector (dim DOFs).
     BeamNode(Vec<usize>),
 }
@@ -125,7 +126,7 @@ impl Entity {
         match self {
             Entity::Node(d) => d,
             Entity::Body2(d) => d,
-            Entity::Body3(d) => d,
+            Entity::Body3(d, _) => d,
             Entity::BeamNode(d) => d,
         }
     }
@@ -362,7 +363,7 @@ impl ModelBuilder {
         match self.entities.get(node) {
             Some(Entity::Node(d)) => Ok(d.clone()),
             Some(Entity::BeamNode(d)) => Ok(d[..self.dim].to_vec()),
-            Some(Entity::Body2(_) | Entity::Body3(_)) => Err(err(
+            Some(Entity::Body2(_) | Entity::Body3(..)) => Err(err(
                 what,
                 id,
                 Some("nodes"),
@@ -416,8 +417,11 @@ impl ModelBuilder {
                     Some(n.clone()),
                     d.to_vec(),
                 )),
-                Some(Entity::Body3(d)) => Ok((
-                    Point::Body3 { offset: [0.0; 3] },
+                Some(Entity::Body3(d, attitude)) => Ok((
+                    Point::Body3 {
+                        offset: [0.0; 3],
+                        attitude: *attitude,
+                    },
                     Some(n.clone()),
                     d.to_vec(),
                 )),
@@ -439,10 +443,13 @@ impl ModelBuilder {
                         d.to_vec(),
                     ))
                 }
-                Some(Entity::Body3(d)) => {
+                Some(Entity::Body3(d, attitude)) => {
                     finite(what, id, field, offset)?;
                     Ok((
-                        Point::Body3 { offset: *offset },
+                        Point::Body3 {
+                            offset: *offset,
+                            attitude: *attitude,
+                        },
                         Some(body.clone()),
                         d.to_vec(),
                     ))
@@ -769,8 +776,54 @@ impl ModelBuilder {
                 matrix: [[0.0; 3]; 3],
                 offset: [torque, 0.0, 0.0],
                 time,
-            },
+            }
+            .into(),
             dofs: vec![theta],
+        });
+        Ok(())
+    }
+
+    /// Applies the torque vector `torque * time(t)` to 3-D body `body`,
+    /// constant in space or in body axes (`frame`): a [`BodyTorque`] on the
+    /// body's rotation coordinates.
+    pub fn torque3d(
+        &mut self,
+        id: &str,
+        body: &str,
+        torque: [f64; 3],
+        frame: TorqueFrame,
+        time: TimeFunction,
+    ) -> Result<(), BuildError> {
+        let (dofs, attitude) = match self.entities.get(body) {
+            Some(Entity::Body3(d, att)) => (d[3..].to_vec(), *att),
+            Some(_) => {
+                return Err(err(
+                    "load",
+                    id,
+                    Some("body"),
+                    format!("'{body}' is not a 3-D rigid body"),
+                ))
+            }
+            None => {
+                return Err(err(
+                    "load",
+                    id,
+                    Some("body"),
+                    format!("body '{body}' is not defined"),
+                ))
+            }
+        };
+        finite("load", id, "torque", &torque)?;
+        self.claim_id("load", id)?;
+        self.loads.push(LoadEntry {
+            name: id.to_string(),
+            load: Load::Torque(BodyTorque {
+                torque,
+                frame,
+                attitude,
+                time,
+            }),
+            dofs,
         });
         Ok(())
     }
@@ -883,7 +936,8 @@ impl ModelBuilder {
                 matrix,
                 offset,
                 time,
-            },
+            }
+            .into(),
             dofs,
         });
         Ok(())
@@ -965,7 +1019,10 @@ impl ModelBuilder {
             Entity::Body2(_) => Point::Body2 {
                 offset: [offset[0], offset[1]],
             },
-            Entity::Body3(_) => Point::Body3 { offset },
+            Entity::Body3(_, attitude) => Point::Body3 {
+                offset,
+                attitude: *attitude,
+            },
         };
         Some(p.position(&q)[..self.dim].to_vec())
     }
@@ -1040,7 +1097,7 @@ impl ModelBuilder {
                     self.dim
                 ),
             )),
-            Some(Entity::Body2(_) | Entity::Body3(_)) => Err(err(
+            Some(Entity::Body2(_) | Entity::Body3(..)) => Err(err(
                 what,
                 id,
                 Some(field),
@@ -1159,19 +1216,19 @@ impl ModelBuilder {
         let (target, dofs) = match body {
             None if dim == 3 => (SlopeTarget::Ground3d(dir), ds),
             None => (SlopeTarget::Ground([dir[0], dir[1]]), ds),
-            Some(bid) if matches!(self.entities.get(bid), Some(Entity::Body3(_))) && dim == 3 => {
-                let Some(Entity::Body3(b)) = self.entities.get(bid) else {
+            Some(bid) if matches!(self.entities.get(bid), Some(Entity::Body3(..))) && dim == 3 => {
+                let Some(Entity::Body3(b, att)) = self.entities.get(bid) else {
                     unreachable!("matched above")
                 };
-                let p0 = [3, 4, 5, 6].map(|k| self.u0[b[k]]);
-                // Default: the initial slope in body coordinates, R(p0)^T s0.
+                let q0: Vec<f64> = b[3..].iter().map(|&k| self.u0[k]).collect();
+                // Default: the initial slope in body coordinates, R(q0)^T s0.
                 let d0 = match direction {
                     Some(_) => dir,
-                    None => crate::rotation::rotate_back(&p0, &s0),
+                    None => att.rotate_back(&q0, &s0),
                 };
                 let mut dofs = ds.clone();
                 dofs.extend_from_slice(&b[3..]);
-                (SlopeTarget::Body3d(d0), dofs)
+                (SlopeTarget::Body3d(d0, *att), dofs)
             }
             Some(bid) => {
                 let th = match self.entities.get(bid) {

@@ -11,6 +11,8 @@ pub enum DofKind {
     Slope(u8),
     /// An Euler parameter (0..3) of a 3-D rigid body (no gravity).
     EulerParameter(u8),
+    /// A director component `3 i + axis` (0..9) of a 3-D director body (no gravity).
+    Director(u8),
 }
 
 /// Global DOF numbering with a label per DOF, e.g. `pendulum1.theta`.

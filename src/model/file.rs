@@ -10,8 +10,9 @@ use super::spec::{
     OutputSpec, PointSpec, ProbeSpec, TimeSpec, SCHEMA_VERSION,
 };
 use super::Model;
+use crate::attitude::Attitude;
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
-use crate::load::TimeFunction;
+use crate::load::{TimeFunction, TorqueFrame};
 use crate::output::{OutputConfig, OutputInterval};
 use crate::probe::{ConstraintLevel, EnergyTerm};
 
@@ -580,10 +581,36 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 id,
                 body,
                 torque,
+                frame,
                 time,
-            } => check_time(time)
-                .map_err(|m| load_err(id, m))
-                .and_then(|_| b.torque(id, body, *torque, time_function(time))),
+            } => check_time(time).map_err(|m| load_err(id, m)).and_then(|_| {
+                match (torque, frame.as_deref()) {
+                    (Numbers::One(t), None) if dim == 2 => {
+                        b.torque(id, body, *t, time_function(time))
+                    }
+                    (Numbers::Many(t), frame) if dim == 3 => {
+                        let t = exact3("load", id, "torque", t)?;
+                        let frame = match frame {
+                            None | Some("spatial") => TorqueFrame::Spatial,
+                            Some("body") => TorqueFrame::Body,
+                            Some(f) => {
+                                return Err(load_err(
+                                    id,
+                                    format!(
+                                        "unknown frame '{f}' (expected \"spatial\" or \"body\")"
+                                    ),
+                                ))
+                            }
+                        };
+                        b.torque3d(id, body, t, frame, time_function(time))
+                    }
+                    _ if dim == 2 => Err(load_err(
+                        id,
+                        "a planar torque is a number (and takes no `frame`)".into(),
+                    )),
+                    _ => Err(load_err(id, "a 3-D torque is a vector [nx, ny, nz]".into())),
+                }
+            }),
             LoadSpec::LinearField {
                 id,
                 point,
@@ -707,6 +734,9 @@ fn body(b: &mut ModelBuilder, s: &BodySpec) -> Result<(), BuildError> {
                 "`orientation` is for 3-D bodies; use `angle`".into(),
             ));
         }
+        if s.attitude.is_some() {
+            return Err(fail("attitude", "`attitude` is for 3-D bodies".into()));
+        }
         return b.body2d(
             id,
             &s.position,
@@ -755,9 +785,19 @@ fn body(b: &mut ModelBuilder, s: &BodySpec) -> Result<(), BuildError> {
             )
         })?,
     };
+    let attitude = match s.attitude.as_deref() {
+        None => Attitude::EulerParameters,
+        Some(name) => Attitude::from_name(name).ok_or_else(|| {
+            fail(
+                "attitude",
+                format!("unknown attitude '{name}' (expected \"euler\" or \"directors\")"),
+            )
+        })?,
+    };
     let spec = Body3dSpec {
         position: exact3("body", id, "position", &s.position)?,
         orientation,
+        attitude,
         mass: s.mass,
         inertia,
         velocity: match &s.velocity {

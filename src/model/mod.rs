@@ -20,15 +20,15 @@ pub use spec::ModelSpec;
 
 use crate::element::ElementSet;
 use crate::joint::JointSet;
-use crate::load::PointLoad;
+use crate::load::Load;
 
 /// A load with its name and global DOFs.
 pub struct LoadEntry {
     /// Load name.
     pub name: String,
     /// The load.
-    pub load: PointLoad,
-    /// Global DOFs of the load point.
+    pub load: Load,
+    /// Global DOFs of the load (its point's owner, or a body's rotation coordinates).
     pub dofs: Vec<usize>,
 }
 

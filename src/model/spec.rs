@@ -85,6 +85,9 @@ pub struct BodySpec {
     pub angle: f64,
     /// Initial Euler parameters (p0, p1, p2, p3) (3-D bodies; default identity).
     pub orientation: Option<Vec<f64>>,
+    /// Rotation coordinates of a 3-D body: `euler` (Euler parameters, the
+    /// default) or `directors` (the body axes as spatial vectors).
+    pub attitude: Option<String>,
     /// Mass (> 0).
     pub mass: f64,
     /// Inertia about the centre of mass: a number (planar), or
@@ -383,14 +386,17 @@ pub enum LoadSpec {
         /// Time function (default constant).
         time: Option<TimeSpec>,
     },
-    /// A torque on a planar rigid body, scaled by a time function.
+    /// A torque on a rigid body, scaled by a time function.
     Torque {
         /// Unique id.
         id: String,
         /// The body.
         body: String,
-        /// Torque (counter-clockwise positive).
-        torque: f64,
+        /// Torque: a number on a planar body (counter-clockwise positive), a
+        /// vector on a 3-D body.
+        torque: Numbers,
+        /// Frame of a 3-D torque: `spatial` (default) or `body` (body axes).
+        frame: Option<String>,
         /// Time function (default constant).
         time: Option<TimeSpec>,
     },

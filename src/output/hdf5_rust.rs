@@ -28,6 +28,7 @@ use super::{
     AttrValue, ConstraintNorms, Energy, Field, Mesh, NewtonStats, OutputConfig, OutputError,
     Recorder, RunInfo, RunStatus, RunTotals, StepRecord,
 };
+use crate::attitude::Attitude;
 use crate::probe::ProbeSummary;
 
 // ---------------------------------------------------------------------------
@@ -129,6 +130,9 @@ pub(super) enum Pick {
     Column(usize),
     /// A constant (a coordinate that is not a DOF).
     Fixed(f64),
+    /// Component `k` of the unit quaternion of the director body whose nine
+    /// director components are these columns (`Attitude::quaternion`).
+    Quaternion([usize; 9], usize),
 }
 
 /// One streamed dataset of the layout.
@@ -432,7 +436,13 @@ pub(super) fn plan_columns(
                 Some(n),
                 1,
             ));
-            let rot: Vec<Pick> = b.rotation.iter().copied().map(Pick::Column).collect();
+            // A director body's orientation is written as its quaternion.
+            let rot: Vec<Pick> = match (b.attitude, <[usize; 9]>::try_from(&b.rotation[..])) {
+                (Some(Attitude::Directors), Ok(d)) => {
+                    (0..4).map(|k| Pick::Quaternion(d, k)).collect()
+                }
+                _ => b.rotation.iter().copied().map(Pick::Column).collect(),
+            };
             let (name, width) = match rot.len() {
                 1 => ("angle", None),
                 k => ("orientation", Some(k)),
@@ -469,10 +479,11 @@ pub(super) fn plan_columns(
             Source::GatherLambda => n_mult,
             _ => continue,
         };
-        if c.picks
-            .iter()
-            .any(|p| matches!(p, Pick::Column(i) if *i >= len))
-        {
+        if c.picks.iter().any(|p| match p {
+            Pick::Column(i) => *i >= len,
+            Pick::Quaternion(d, _) => d.iter().any(|i| *i >= len),
+            Pick::Fixed(_) => false,
+        }) {
             return Err(h5_error(
                 path,
                 format!(
@@ -677,6 +688,9 @@ impl ColumnBuf {
                 (None, Some(from)) => v.extend(c.picks.iter().map(|p| match *p {
                     Pick::Column(i) => from[i],
                     Pick::Fixed(x) => x,
+                    Pick::Quaternion(d, k) => {
+                        Attitude::Directors.quaternion(&d.map(|i| from[i]))[k]
+                    }
                 })),
                 (None, None) => v.push(c.source.scalar(rec)),
             },

@@ -5,6 +5,7 @@
 //! written to `/mesh` and used for `/points`, `/bodies/*`, `/joints/*` and the
 //! XDMF side file (`docs/output-format.md`).
 
+use crate::attitude::Attitude;
 use crate::model::{DofKind, Model};
 
 /// A point-like entity: a node or the reference point of a rigid body.
@@ -52,9 +53,11 @@ pub struct MeshBody {
     pub name: String,
     /// Index of its reference point in [`Mesh::points`].
     pub point: usize,
-    /// Columns of `/u` holding its rotation: the angle of a planar body, or
-    /// the four Euler parameters of a 3-D body.
+    /// Columns of `/u` holding its rotation: the angle of a planar body, the
+    /// four Euler parameters or the nine director components of a 3-D body.
     pub rotation: Vec<usize>,
+    /// The rotation coordinates of a 3-D body (`None`: a planar body).
+    pub attitude: Option<Attitude>,
 }
 
 /// A joint and its rows of `/lambda`.
@@ -105,6 +108,7 @@ impl Mesh {
                 dofs: [None; 3],
             };
             let mut rotation = Vec::new();
+            let mut attitude = None;
             for d in range {
                 match model.dofs.kind(d) {
                     DofKind::Translation(a) => {
@@ -113,6 +117,10 @@ impl Mesh {
                         owner[d] = Some(points.len());
                     }
                     DofKind::Rotation | DofKind::EulerParameter(_) => rotation.push(d),
+                    DofKind::Director(_) => {
+                        rotation.push(d);
+                        attitude = Some(Attitude::Directors);
+                    }
                     DofKind::Slope(_) => {}
                 }
             }
@@ -123,6 +131,10 @@ impl Mesh {
                 bodies.push(MeshBody {
                     name: name.to_string(),
                     point: points.len(),
+                    attitude: match rotation.len() {
+                        1 => None,
+                        _ => attitude.or(Some(Attitude::EulerParameters)),
+                    },
                     rotation,
                 });
             }

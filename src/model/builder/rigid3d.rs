@@ -1,17 +1,20 @@
-//! 3-D rigid bodies in Euler parameters and the 3-D joints between them
-//! (spherical, revolute, universal, cylindrical, prismatic, fixed).
+//! 3-D rigid bodies (Euler parameters or directors, [`Attitude`]) and the 3-D
+//! joints between them (spherical, revolute, universal, cylindrical,
+//! prismatic, fixed).
 //!
 //! Joint axes are given in global coordinates at the initial configuration
-//! and converted here to each body's frame, `a = R(p_0)^T a_global`; the
+//! and converted here to each body's frame, `a = R(q_0)^T a_global`; the
 //! joints themselves are the dot-product rows of [`crate::joint::DotJoint`].
 
 use nalgebra::{Matrix3, Vector3};
 
 use super::{err, finite, positive_named, BuildError, Entity, ModelBuilder, PointRef};
-use crate::element::Rigid3d;
-use crate::joint::{Coincident, DotJoint, DotRow, EulerNormalization, Point, Side, Vector};
+use crate::attitude::Attitude;
+use crate::element::{Rigid3d, RigidDirectors};
+use crate::joint::{
+    Coincident, DirectorConstraints, DotJoint, DotRow, EulerNormalization, Point, Side, Vector,
+};
 use crate::model::dof::DofKind;
-use crate::rotation::{rate_from_body_angular_velocity, rotate_back};
 
 /// Component labels and kinds of a 3-D rigid body.
 const BODY3D_COMPONENTS: [(&str, DofKind); 7] = [
@@ -24,13 +27,33 @@ const BODY3D_COMPONENTS: [(&str, DofKind); 7] = [
     ("p3", DofKind::EulerParameter(3)),
 ];
 
+/// Component labels and kinds of a 3-D director body: centre of mass, then
+/// the body axes d1, d2, d3 as spatial vectors.
+const BODY3D_DIRECTOR_COMPONENTS: [(&str, DofKind); 12] = [
+    ("x", DofKind::Translation(0)),
+    ("y", DofKind::Translation(1)),
+    ("z", DofKind::Translation(2)),
+    ("d1x", DofKind::Director(0)),
+    ("d1y", DofKind::Director(1)),
+    ("d1z", DofKind::Director(2)),
+    ("d2x", DofKind::Director(3)),
+    ("d2y", DofKind::Director(4)),
+    ("d2z", DofKind::Director(5)),
+    ("d3x", DofKind::Director(6)),
+    ("d3y", DofKind::Director(7)),
+    ("d3z", DofKind::Director(8)),
+];
+
 /// Initial state and inertia of a 3-D rigid body.
 #[derive(Debug, Clone)]
 pub struct Body3dSpec {
     /// Centre of mass.
     pub position: [f64; 3],
-    /// Euler parameters (p0, p1, p2, p3); normalized if within 1e-6 of unit length.
+    /// Initial attitude as Euler parameters (p0, p1, p2, p3); normalized if
+    /// within 1e-6 of unit length.
     pub orientation: [f64; 4],
+    /// Rotation coordinates of the body.
+    pub attitude: Attitude,
     /// Mass (> 0).
     pub mass: f64,
     /// Inertia tensor about the centre of mass in body axes (symmetric, positive semidefinite).
@@ -88,8 +111,11 @@ fn perpendiculars(h: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
 }
 
 impl ModelBuilder {
-    /// Adds a 3-D rigid body (DOFs `id.x .. id.z, id.p0 .. id.p3`) and its
-    /// normalization joint `id.normalization`, Phi = (p.p - 1)/2.
+    /// Adds a 3-D rigid body and its internal constraints: in Euler parameters
+    /// DOFs `id.x .. id.z, id.p0 .. id.p3` and the normalization joint
+    /// `id.normalization`, Phi = (p.p - 1)/2; in directors DOFs
+    /// `id.x .. id.z, id.d1x .. id.d3z` and the joint `id.orthonormality`,
+    /// `d_i . d_j = delta_ij` (six rows, [`DirectorConstraints`]).
     pub fn body3d(&mut self, id: &str, b: &Body3dSpec) -> Result<(), BuildError> {
         if self.dim != 3 {
             return Err(err(
@@ -130,18 +156,36 @@ impl ModelBuilder {
         }
         self.claim_id("body", id)?;
         let p = b.orientation.map(|x| x / norm);
-        let pdot = rate_from_body_angular_velocity(&p, &b.angular_velocity);
-        let d = self.dofs.add(id, &BODY3D_COMPONENTS);
+        let att = b.attitude;
+        let nr = att.ncoords();
+        let q = att.from_quaternion(&p);
+        let qdot = att.rate_from_body_angular_velocity(&q[..nr], &b.angular_velocity);
+        let comps: &[(&str, DofKind)] = match att {
+            Attitude::EulerParameters => &BODY3D_COMPONENTS,
+            Attitude::Directors => &BODY3D_DIRECTOR_COMPONENTS,
+        };
+        let d = self.dofs.add(id, comps);
         self.u0.extend_from_slice(&b.position);
-        self.u0.extend_from_slice(&p);
+        self.u0.extend_from_slice(&q[..nr]);
         self.v0.extend_from_slice(&b.velocity);
-        self.v0.extend_from_slice(&pdot);
-        self.elements.push(id, Rigid3d::new(b.mass, b.inertia), &d);
-        self.joints
-            .push(&format!("{id}.normalization"), EulerNormalization, &d[3..]);
-        let mut dofs = [0; 7];
-        dofs.copy_from_slice(&d);
-        self.entities.insert(id.to_string(), Entity::Body3(dofs));
+        self.v0.extend_from_slice(&qdot[..nr]);
+        match att {
+            Attitude::EulerParameters => {
+                self.elements.push(id, Rigid3d::new(b.mass, b.inertia), &d);
+                self.joints
+                    .push(&format!("{id}.normalization"), EulerNormalization, &d[3..]);
+            }
+            Attitude::Directors => {
+                self.elements
+                    .push(id, RigidDirectors::new(b.mass, b.inertia), &d);
+                self.joints.push(
+                    &format!("{id}.orthonormality"),
+                    DirectorConstraints,
+                    &d[3..],
+                );
+            }
+        }
+        self.entities.insert(id.to_string(), Entity::Body3(d, att));
         Ok(())
     }
 
@@ -169,10 +213,16 @@ impl ModelBuilder {
                 .push(id, Coincident::new("spherical", 3, pair), &dofs);
             return Ok(());
         }
-        // Initial Euler parameters of each side (None: the ground frame).
+        // Initial attitude and rotation coordinates of each side (None: the
+        // ground frame).
         let na = pair.a.ndof();
         let side_p = |pt: Point, at: usize, field: &'static str| match pt {
-            Point::Body3 { .. } => Ok(Some([3, 4, 5, 6].map(|k| self.u0[dofs[at + k]]))),
+            Point::Body3 { attitude, .. } => Ok(Some((
+                attitude,
+                (3..pt.ndof())
+                    .map(|k| self.u0[dofs[at + k]])
+                    .collect::<Vec<f64>>(),
+            ))),
             Point::Ground { .. } => Ok(None),
             _ => Err(err(
                 "joint",
@@ -185,8 +235,8 @@ impl ModelBuilder {
         let pb = side_p(pair.b, na, "b")?;
         let axis_in = |side: Side, v: &Vector3<f64>| {
             let g = [v[0], v[1], v[2]];
-            let local = match if side == Side::A { pa } else { pb } {
-                Some(p) => rotate_back(&p, &g),
+            let local = match if side == Side::A { &pa } else { &pb } {
+                Some((att, q)) => att.rotate_back(q, &g),
                 None => g,
             };
             Vector::Axis(side, local)
