@@ -265,6 +265,7 @@ fn other_elements(c: &mut Criterion) {
                 u: std::hint::black_box(&u),
                 v: &v,
                 a: &a,
+                midpoint: None,
             };
             body.inertia_force(
                 &x,

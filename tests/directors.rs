@@ -146,7 +146,9 @@ fn free_body(att: Attitude) -> Body {
 /// intermediate axis, 2000 steps): with directors, energy and all three
 /// components of the angular momentum are constant to round-off and the
 /// spin about the intermediate axis reverses. The Euler-parameter body's
-/// drifts are measured and reported (not conserved, docs/theory/rigid3d.md).
+/// drifts are measured and reported: its energy is conserved (the
+/// energy-consistent midpoint force), its angular momentum is not
+/// (docs/theory/rigid3d.md).
 #[test]
 fn free_asymmetric_body_conserves_energy_and_angular_momentum() {
     let text = model_text("free_body");

@@ -71,6 +71,17 @@ fn time_loop_does_not_allocate() {
         "double pendulum (dense LU)"
     );
 
+    // Configuration-dependent inertia with the energy-consistent midpoint
+    // force (3-D Euler-parameter body).
+    let file = load_model_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/heavy_top.toml"
+    ))
+    .unwrap();
+    let spec = file.integrator.clone();
+    let top = Simulation::new(file.model);
+    assert_eq!(allocations_in_steps(&top, &spec), 0, "heavy top");
+
     let truss = Simulation::new(hanging_truss_chain(60).unwrap());
     let band = IntegratorSpec {
         scheme: Some("generalized-alpha(0.8)".into()),

@@ -18,7 +18,9 @@ pub use pattern::Pattern;
 use rayon::prelude::*;
 use sprs::{CsMat, TriMat};
 
-use crate::element::{gather, ElementSet, GlobalLevel, RateForce, RateState, MAX_LOCAL_DOFS};
+use crate::element::{
+    gather, ElementSet, GlobalLevel, MidpointStart, RateForce, RateState, MAX_LOCAL_DOFS,
+};
 use crate::joint::{MAX_JOINT_DOFS, MAX_ROWS};
 use crate::model::{DofKind, Model};
 use crate::output::{ConstraintNorms, Energy};
@@ -587,6 +589,10 @@ impl Assembler {
             u: inp.level.u_tilde,
             v: inp.v_tilde,
             a: inp.a_tilde,
+            midpoint: inp.level.w.is_midpoint().then_some(MidpointStart {
+                u_n: inp.level.u_n,
+                dt: inp.t_next - inp.t_n,
+            }),
         };
         let coefs = inp.matrix.then_some([coef_ut, inp.coef_v, inp.coef_mass]);
         self.rate_forces(model, &x, coefs, sys);
@@ -788,7 +794,12 @@ impl Assembler {
         // Dampers and configuration-dependent inertia at a = 0: the residual
         // gets F_d(u, v) + g(u, v), the matrix M(u).
         let zero = vec![0.0; n];
-        let x = RateState { u, v, a: &zero };
+        let x = RateState {
+            u,
+            v,
+            a: &zero,
+            midpoint: None,
+        };
         self.rate_forces(model, &x, Some([0.0, 0.0, 1.0]), sys);
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
         let mut extra = [0.0; MAX_ROWS];

@@ -158,6 +158,20 @@ pub struct RateState<'a> {
     pub v: &'a [f64],
     /// Accelerations.
     pub a: &'a [f64],
+    /// In a time step with the midpoint weights (u = (u_n + u_{n+1})/2,
+    /// v = (u_{n+1} - u_n)/dt, a = (v_{n+1} - v_n)/dt): where the step
+    /// started, from which the element can recover both ends.
+    pub midpoint: Option<MidpointStart<'a>>,
+}
+
+/// The start of a midpoint-weighted step: with the [`RateState`] (u, v, a)
+/// the ends are `u_{n+1} = 2 u - u_n` and `v_{n,n+1} = v -+ dt a / 2`.
+#[derive(Debug, Clone, Copy)]
+pub struct MidpointStart<'a> {
+    /// Positions at t_n.
+    pub u_n: &'a [f64],
+    /// Time step.
+    pub dt: f64,
 }
 
 /// Outputs of a rate-dependent force: the force and its derivatives with
@@ -304,14 +318,21 @@ impl<E: Element> ElementSet for ElementBlock<E> {
     }
     fn inertia_force(&self, i: usize, x: &RateState<'_>, out: &mut RateForce<'_>) {
         let n = self.ndof;
-        let mut l = [[0.0; MAX_LOCAL_DOFS]; 3];
+        let mut l = [[0.0; MAX_LOCAL_DOFS]; 4];
         for (b, src) in l.iter_mut().zip([x.u, x.v, x.a]) {
             gather(src, self.dofs(i), &mut b[..n]);
+        }
+        if let Some(m) = x.midpoint {
+            gather(m.u_n, self.dofs(i), &mut l[3][..n]);
         }
         let local = RateState {
             u: &l[0][..n],
             v: &l[1][..n],
             a: &l[2][..n],
+            midpoint: x.midpoint.map(|m| MidpointStart {
+                u_n: &l[3][..n],
+                dt: m.dt,
+            }),
         };
         self.elems[i].inertia_force(&local, out);
     }
