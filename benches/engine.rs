@@ -9,7 +9,7 @@
 //! - per-element cost of the planar and spatial Euler–Bernoulli beam
 //!   (`element/beam2d`, `element/beam3d`) and of the other element types
 //!   (`element/*`: truss, thin-beam axial spring and bending, spring-damper,
-//!   Euler-parameter rigid body).
+//!   Euler-parameter rigid body, director orthonormality rows, torque loads).
 //!
 //! Run: `cargo bench --bench engine` (one group: `cargo bench --bench engine -- chain`).
 
@@ -200,13 +200,18 @@ fn beam_element(c: &mut Criterion) {
 
 /// Per-element cost of the other element types: force + tangent (trusses,
 /// thin-beam elements, springs), the damper force with its u and v
-/// derivatives, and the Euler-parameter body's inertial force with its u, v
-/// and a derivatives.
+/// derivatives, the Euler-parameter body's inertial force with its u, v and
+/// a derivatives (plain, and with the energy-consistent midpoint correction),
+/// the director body's orthonormality rows (Jacobian + curvature; the body
+/// itself has a constant mass) and the torque loads on 3-D bodies.
 fn other_elements(c: &mut Criterion) {
+    use flexmb::attitude::Attitude;
     use flexmb::element::{
-        AxialSpring, Bending, Element, RateForce, RateState, Rigid3d, SpringDamper, Truss,
+        AxialSpring, Bending, Element, MidpointStart, RateForce, RateState, Rigid3d, SpringDamper,
+        Truss,
     };
-    use flexmb::joint::{Point, PointPair};
+    use flexmb::joint::{DirectorConstraints, Joint, Point, PointPair};
+    use flexmb::load::{BodyTorque, TimeFunction, TorqueFrame};
     let mut g = c.benchmark_group("element");
     let mut buf = vec![0.0; 10 + 3 * 100];
     let (f, rest) = buf.split_at_mut(10);
@@ -259,25 +264,69 @@ fn other_elements(c: &mut Criterion) {
         [0.1, 0.0, 0.2, 0.01, 0.3, -0.2, 0.1],
         [0.0, 1.0, 0.0, 0.2, -0.1, 0.3, 0.05],
     );
-    g.bench_function("rigid_body3d/inertial force+u,v,a derivatives", |b| {
+    let u0 = [0.1, 0.2, 0.3, 0.9, 0.3, -0.2, 0.2449].map(|x| x - 1e-3);
+    for (name, midpoint) in [
+        ("rigid_body3d/inertial force+u,v,a derivatives", None),
+        (
+            "rigid_body3d/energy-consistent midpoint force+u,v,a derivatives",
+            Some(MidpointStart { u_n: &u0, dt: 1e-2 }),
+        ),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let x = RateState {
+                    u: std::hint::black_box(&u),
+                    v: &v,
+                    a: &a,
+                    midpoint,
+                };
+                body.inertia_force(
+                    &x,
+                    &mut RateForce {
+                        f: &mut f[..7],
+                        k: &mut k[..49],
+                        c: &mut cc[..49],
+                        m: &mut m[..49],
+                    },
+                )
+            })
+        });
+    }
+    let dirs = [0.9, 0.1, 0.0, -0.1, 0.95, 0.05, 0.0, -0.05, 1.02];
+    let w = [0.3, -0.2, 0.1, 0.5, 0.7, -0.4];
+    g.bench_function("director_orthonormality/B+curvature", |b| {
         b.iter(|| {
-            let x = RateState {
-                u: std::hint::black_box(&u),
-                v: &v,
-                a: &a,
-                midpoint: None,
-            };
-            body.inertia_force(
-                &x,
-                &mut RateForce {
-                    f: &mut f[..7],
-                    k: &mut k[..49],
-                    c: &mut cc[..49],
-                    m: &mut m[..49],
-                },
-            )
+            let d = std::hint::black_box(&dirs);
+            DirectorConstraints.jacobian(d, 0.0, &mut k[..54]);
+            m[..81].fill(0.0);
+            DirectorConstraints.add_curvature(d, 0.0, &w, 1.0, &mut m[..81]);
         })
     });
+    for (attitude, q) in [
+        (Attitude::EulerParameters, &u[3..7]),
+        (Attitude::Directors, &dirs[..]),
+    ] {
+        for frame in [TorqueFrame::Spatial, TorqueFrame::Body] {
+            let load = BodyTorque {
+                torque: [0.3, -1.0, 0.5],
+                frame,
+                attitude,
+                time: TimeFunction::Constant,
+            };
+            let n = load.ndof();
+            let name = format!("torque {}/{frame:?}/force+tangent", attitude.name());
+            g.bench_function(name, |b| {
+                b.iter(|| {
+                    load.force(
+                        std::hint::black_box(q),
+                        1.0,
+                        &mut f[..n],
+                        Some(&mut k[..n * n]),
+                    )
+                })
+            });
+        }
+    }
     g.finish();
 }
 

@@ -64,7 +64,8 @@ impl SpringDamper {
     fn length(&self, q: &[f64], hess: Option<&mut [f64]>) -> Length {
         let n = self.pair.ndof();
         let d = self.pair.separation(q);
-        let j = self.pair.jacobian(q);
+        let mut j = [[0.0; crate::joint::MAX_JOINT_DOFS]; 3];
+        self.pair.put_jacobian(q, &mut j);
         let l = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
         let mut g = [0.0; MAX_LOCAL_DOFS];
         for (k, gk) in g.iter_mut().enumerate().take(n) {

@@ -41,7 +41,8 @@ impl Joint for Coincident {
     }
 
     fn jacobian(&self, u: &[f64], _t: f64, b: &mut [f64]) {
-        let j = self.pair.jacobian(u);
+        let mut j = [[0.0; crate::joint::MAX_JOINT_DOFS]; 3];
+        self.pair.put_jacobian(u, &mut j);
         let n = self.ndof();
         for r in 0..self.dim {
             b[r * n..(r + 1) * n].copy_from_slice(&j[r][..n]);

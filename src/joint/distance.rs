@@ -54,7 +54,8 @@ impl Distance {
     /// (d, J^T d) with J^T d over the local DOFs.
     fn jtd(&self, u: &[f64]) -> ([f64; 3], [f64; MAX_LOCAL_DOFS]) {
         let d = self.pair.separation(u);
-        let j = self.pair.jacobian(u);
+        let mut j = [[0.0; crate::joint::MAX_JOINT_DOFS]; 3];
+        self.pair.put_jacobian(u, &mut j);
         let mut g = [0.0; MAX_LOCAL_DOFS];
         for (k, gk) in g.iter_mut().enumerate().take(self.ndof()) {
             *gk = d[0] * j[0][k] + d[1] * j[1][k] + d[2] * j[2][k];
@@ -96,7 +97,8 @@ impl Joint for Distance {
     fn add_curvature(&self, u: &[f64], _t: f64, w: &[f64], scale: f64, h: &mut [f64]) {
         let n = self.ndof();
         let (d, g) = self.jtd(u);
-        let j = self.pair.jacobian(u);
+        let mut j = [[0.0; crate::joint::MAX_JOINT_DOFS]; 3];
+        self.pair.put_jacobian(u, &mut j);
         let (_, f1, f2) = self.form.eval(dot3(&d));
         let c = scale * w[0];
         for k in 0..n {

@@ -94,10 +94,7 @@ impl DotJoint {
         let mut jac = [[0.0; MAX_JOINT_DOFS]; 3];
         let value = match *v {
             Vector::Separation => {
-                let j = self.pair.jacobian(q);
-                for a in 0..3 {
-                    jac[a][..j[a].len()].copy_from_slice(&j[a]);
-                }
+                self.pair.put_jacobian(q, &mut jac);
                 self.pair.separation(q)
             }
             Vector::Axis(side, dir) => match self.attitude_at(side) {

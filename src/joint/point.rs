@@ -11,9 +11,6 @@ use crate::attitude::{Attitude, MAX_ATTITUDE_COORDS};
 /// Maximum local DOFs of one point (a 3-D director body has 3 + 9).
 pub const MAX_POINT_DOFS: usize = 3 + MAX_ATTITUDE_COORDS;
 
-/// The Jacobian dr/dq of a point: `jac[axis][local dof]`.
-pub type PointJacobian = [[f64; MAX_POINT_DOFS]; 3];
-
 /// Where a point sits.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Point {
@@ -74,34 +71,42 @@ impl Point {
         }
     }
 
-    /// Jacobian dr/dq.
-    pub fn jacobian(&self, q: &[f64]) -> PointJacobian {
-        let mut j = [[0.0; MAX_POINT_DOFS]; 3];
+    /// Writes `sign * dr/dq` into columns `at..at + ndof` of `j` (3 rows;
+    /// other entries untouched): the joints assemble pair Jacobians in place
+    /// instead of copying per-point arrays.
+    pub fn put_jacobian<const W: usize>(
+        &self,
+        q: &[f64],
+        sign: f64,
+        j: &mut [[f64; W]; 3],
+        at: usize,
+    ) {
         match *self {
             Point::Node { dim } => {
                 for (a, row) in j.iter_mut().enumerate().take(dim) {
-                    row[a] = 1.0;
+                    row[at + a] = sign;
                 }
             }
             Point::Body2 { offset: p } => {
                 let (s, c) = q[2].sin_cos();
-                j[0][0] = 1.0;
-                j[1][1] = 1.0;
+                j[0][at] = sign;
+                j[1][at + 1] = sign;
                 // d(R p)/dtheta = [-s p0 - c p1, c p0 - s p1]
-                j[0][2] = -s * p[0] - c * p[1];
-                j[1][2] = c * p[0] - s * p[1];
+                j[0][at + 2] = sign * (-s * p[0] - c * p[1]);
+                j[1][at + 2] = sign * (c * p[0] - s * p[1]);
             }
             Point::Body3 { offset, attitude } => {
                 let jr = attitude.rotate_jacobian(&q[3..], &offset);
                 let nr = attitude.ncoords();
-                for a in 0..3 {
-                    j[a][a] = 1.0;
-                    j[a][3..3 + nr].copy_from_slice(&jr[a][..nr]);
+                for (a, (row, jra)) in j.iter_mut().zip(&jr).enumerate() {
+                    row[at + a] = sign;
+                    for (x, y) in row[at + 3..at + 3 + nr].iter_mut().zip(&jra[..nr]) {
+                        *x = sign * y;
+                    }
                 }
             }
             Point::Ground { .. } => {}
         }
-        j
     }
 
     /// Adds `scale * sum_a w_a d^2 r_a/dq^2` into the `ld x ld` row-major block
@@ -164,22 +169,12 @@ impl PointPair {
         [rb[0] - ra[0], rb[1] - ra[1], rb[2] - ra[2]]
     }
 
-    /// dd/dq as `jac[axis][local dof]` over the pair's DOFs.
-    pub fn jacobian(&self, q: &[f64]) -> [[f64; 2 * MAX_POINT_DOFS]; 3] {
+    /// Writes dd/dq into the first `ndof` columns of `j` (3 rows; other
+    /// entries untouched).
+    pub fn put_jacobian<const W: usize>(&self, q: &[f64], j: &mut [[f64; W]; 3]) {
         let (qa, qb) = self.split(q);
-        let na = self.a.ndof();
-        let ja = self.a.jacobian(qa);
-        let jb = self.b.jacobian(qb);
-        let mut j = [[0.0; 2 * MAX_POINT_DOFS]; 3];
-        for a in 0..3 {
-            for k in 0..na {
-                j[a][k] = -ja[a][k];
-            }
-            for k in 0..self.b.ndof() {
-                j[a][na + k] = jb[a][k];
-            }
-        }
-        j
+        self.a.put_jacobian(qa, -1.0, j, 0);
+        self.b.put_jacobian(qb, 1.0, j, self.a.ndof());
     }
 
     /// Adds `scale * sum_a w_a d^2 d_a/dq^2` into the row-major `h` (ndof x ndof).

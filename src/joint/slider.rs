@@ -86,7 +86,8 @@ impl Joint for Slider {
     fn jacobian(&self, u: &[f64], _t: f64, b: &mut [f64]) {
         let nd = self.ndof();
         let d = self.pair.separation(u);
-        let j = self.pair.jacobian(u);
+        let mut j = [[0.0; crate::joint::MAX_JOINT_DOFS]; 3];
+        self.pair.put_jacobian(u, &mut j);
         let (n, np) = self.normals(u);
         for k in 0..nd {
             b[k] = n[0] * j[0][k] + n[1] * j[1][k];
@@ -112,7 +113,8 @@ impl Joint for Slider {
             .add_curvature(u, &[w0 * n[0], w0 * n[1], 0.0], 1.0, h);
         if let Some(k) = self.theta_a() {
             let d = self.pair.separation(u);
-            let j = self.pair.jacobian(u);
+            let mut j = [[0.0; crate::joint::MAX_JOINT_DOFS]; 3];
+            self.pair.put_jacobian(u, &mut j);
             let mut npj = [0.0; MAX_LOCAL_DOFS];
             for (q, x) in npj.iter_mut().enumerate().take(nd) {
                 *x = np[0] * j[0][q] + np[1] * j[1][q];

@@ -96,7 +96,8 @@ impl PointLoad {
     pub fn force(&self, q: &[f64], s: f64, f: &mut [f64], k: Option<&mut [f64]>) {
         let n = self.ndof();
         let r = self.point.position(q);
-        let j = self.point.jacobian(q);
+        let mut j = [[0.0; crate::joint::point::MAX_POINT_DOFS]; 3];
+        self.point.put_jacobian(q, 1.0, &mut j, 0);
         let mut fs = [0.0; 3];
         for (a, fa) in fs.iter_mut().enumerate() {
             *fa = s * (self.offset[a] + (0..3).map(|b| self.matrix[a][b] * r[b]).sum::<f64>());
