@@ -7,12 +7,12 @@
 
 mod common;
 
-use common::{max_diff, model_path, order};
+use common::{max_diff, model_path, order, run_file};
 use flexmb::attitude::Attitude;
 use flexmb::integrate::{IntegratorSpec, OptionChoice};
 use flexmb::model::load_model_str;
 use flexmb::output::MemoryRecorder;
-use flexmb::run::{RunSummary, Simulation};
+use flexmb::run::RunSummary;
 use nalgebra::{Matrix3, Vector3};
 
 /// Runs model text with scheme `midpoint`, the given option, dt and end time.
@@ -25,11 +25,7 @@ fn run_str(text: &str, option: &str, dt: f64, t_end: f64) -> (RunSummary, Memory
         t_end: Some(t_end),
         ..IntegratorSpec::default()
     };
-    let config = file.integrator(&over).expect("integrator");
-    let mut rec = MemoryRecorder::default();
-    let summary = Simulation::new(file.model)
-        .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
-        .expect("in-memory run");
+    let (summary, rec) = run_file(file, &over);
     assert!(summary.failure.is_none(), "{}", summary.line());
     (summary, rec)
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use common::fd::{fd_gradient, fd_jacobian_h, Rng};
-use common::{max_abs, max_diff, model_path, order};
+use common::{max_abs, max_diff, model_path, order, run_file};
 use flexmb::element::{Element, MidpointStart, RateForce, RateState, Rigid3d};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::model::load_model_str;
@@ -33,12 +33,7 @@ fn run_str(text: &str, scheme: &str, dt: f64, t_end: f64) -> (RunSummary, Memory
         t_end: Some(t_end),
         ..IntegratorSpec::default()
     };
-    let config = file.integrator(&over).expect("integrator");
-    let mut rec = MemoryRecorder::default();
-    let summary = Simulation::new(file.model)
-        .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
-        .expect("in-memory run");
-    (summary, rec)
+    run_file(file, &over)
 }
 
 fn heavy_top(dt: f64, t_end: f64) -> (RunSummary, MemoryRecorder) {

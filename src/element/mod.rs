@@ -80,11 +80,19 @@ pub trait Element: Send + Sync + 'static {
         false
     }
 
-    /// Potential (strain) energy V(u).
-    fn potential(&self, u: &[f64]) -> f64;
+    /// Potential (strain) energy V(u). Default: none (rigid bodies).
+    fn potential(&self, _u: &[f64]) -> f64 {
+        0.0
+    }
 
     /// Internal force P(u) = dV/du and, when asked, the tangent dP/du (row-major).
-    fn force(&self, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>);
+    fn force(&self, _u: &[f64], f: &mut [f64], k: Option<&mut [f64]>) {
+        let n = self.ndof();
+        f[..n].fill(0.0);
+        if let Some(k) = k {
+            k[..n * n].fill(0.0);
+        }
+    }
 
     /// Internal force at the EOM time level and, when asked, its derivative
     /// with respect to u_{n+1} (`None`: a residual-only evaluation, for Newton

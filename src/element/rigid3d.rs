@@ -209,17 +209,6 @@ impl Element for Rigid3d {
         true
     }
 
-    fn potential(&self, _u: &[f64]) -> f64 {
-        0.0
-    }
-
-    fn force(&self, _u: &[f64], f: &mut [f64], k: Option<&mut [f64]>) {
-        f.fill(0.0);
-        if let Some(k) = k {
-            k.fill(0.0);
-        }
-    }
-
     fn inertia_force(&self, x: &RateState<'_>, out: &mut RateForce<'_>) {
         let (p, pd, pdd) = (vec4(&x.u[3..]), vec4(&x.v[3..]), vec4(&x.a[3..]));
         let j = &self.inertia;
@@ -303,16 +292,5 @@ impl Element for RigidDirectors {
             }
         }
         true
-    }
-
-    fn potential(&self, _u: &[f64]) -> f64 {
-        0.0
-    }
-
-    fn force(&self, _u: &[f64], f: &mut [f64], k: Option<&mut [f64]>) {
-        f.fill(0.0);
-        if let Some(k) = k {
-            k.fill(0.0);
-        }
     }
 }
