@@ -255,6 +255,16 @@ fn bad_models_name_file_line_and_reason() {
             "`option` must be 1, 2, 3, 4 or \"dg\", got \"dgx\"",
         ),
         (
+            "bad_convergence.toml",
+            PENDULUM.replace("dt = 0.01", "dt = 0.01\nconvergence = \"fast\""),
+            "`convergence` must be \"increment\" or \"rate\", got \"fast\"",
+        ),
+        (
+            "bad_refactor.toml",
+            PENDULUM.replace("dt = 0.01", "dt = 0.01\nrefactor = \"never\""),
+            "`refactor` must be \"iteration\" or \"step\", got \"never\"",
+        ),
+        (
             "dg_newmark.toml",
             PENDULUM.replace(
                 "dt = 0.01",
