@@ -421,3 +421,33 @@ fn constant_torque_changes_angular_momentum_and_energy() {
         }
     }
 }
+
+/// Bad attitude and torque-frame names are model errors that name the line
+/// and the field.
+#[test]
+fn bad_attitude_and_torque_frame_are_named() {
+    let text = model_text("free_body");
+    let err = |t: &str| match load_model_str(t, "free_body.toml") {
+        Ok(_) => panic!("model should be rejected"),
+        Err(e) => e.to_string(),
+    };
+    let bad = text.replace("attitude = \"directors\"", "attitude = \"quaternion\"");
+    let msg = err(&bad);
+    println!("{msg}");
+    assert!(
+        msg.contains("free_body.toml:15")
+            && msg.contains("`attitude`")
+            && msg.contains("unknown attitude 'quaternion'"),
+        "{msg}"
+    );
+    let torque = "\n[[load]]\nid = \"spin\"\ntype = \"torque\"\nbody = \"body\"\ntorque = [0.0, 0.0, 1.0]\nframe = \"world\"\n";
+    let bad = text.replace("\n[integrator]", &format!("{torque}\n[integrator]"));
+    let msg = err(&bad);
+    println!("{msg}");
+    assert!(
+        msg.contains("free_body.toml:28")
+            && msg.contains("`frame`")
+            && msg.contains("unknown frame 'world'"),
+        "{msg}"
+    );
+}

@@ -594,8 +594,9 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                             None | Some("spatial") => TorqueFrame::Spatial,
                             Some("body") => TorqueFrame::Body,
                             Some(f) => {
-                                return Err(load_err(
+                                return Err(load_field_err(
                                     id,
+                                    "frame",
                                     format!(
                                         "unknown frame '{f}' (expected \"spatial\" or \"body\")"
                                     ),
@@ -604,11 +605,16 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                         };
                         b.torque3d(id, body, t, frame, time_function(time))
                     }
-                    _ if dim == 2 => Err(load_err(
+                    _ if dim == 2 => Err(load_field_err(
                         id,
+                        "torque",
                         "a planar torque is a number (and takes no `frame`)".into(),
                     )),
-                    _ => Err(load_err(id, "a 3-D torque is a vector [nx, ny, nz]".into())),
+                    _ => Err(load_field_err(
+                        id,
+                        "torque",
+                        "a 3-D torque is a vector [nx, ny, nz]".into(),
+                    )),
                 }
             }),
             LoadSpec::LinearField {
@@ -694,6 +700,13 @@ fn load_err(id: &str, message: String) -> BuildError {
         id: id.to_string(),
         field: None,
         message,
+    }
+}
+
+fn load_field_err(id: &str, field: &'static str, message: String) -> BuildError {
+    BuildError {
+        field: Some(field),
+        ..load_err(id, message)
     }
 }
 
