@@ -14,6 +14,8 @@
 //! The rotation coordinates of a body follow its centre of mass `(x, y, z)`
 //! in its local DOF list.
 
+use nalgebra::{Matrix3, Rotation3, UnitQuaternion};
+
 use crate::rotation;
 
 /// Most rotation coordinates of a 3-D body (directors: 9).
@@ -161,44 +163,21 @@ impl Attitude {
     }
 
     /// The rotation as a unit quaternion `(p0, p1, p2, p3)` with `p0 >= 0`
-    /// for directors (from the rotation matrix `[d1 d2 d3]`, Shepperd's
-    /// method); the Euler parameters themselves otherwise.
+    /// for directors (nalgebra's conversion of the rotation matrix
+    /// `[d1 d2 d3]`); the Euler parameters themselves otherwise.
     pub fn quaternion(self, q: &[f64]) -> [f64; 4] {
         match self {
             Attitude::EulerParameters => [q[0], q[1], q[2], q[3]],
             Attitude::Directors => {
-                // a[r][c] = (d_c)_r.
-                let a = |r: usize, c: usize| q[3 * c + r];
-                let tr = a(0, 0) + a(1, 1) + a(2, 2);
-                let cand = [tr, a(0, 0), a(1, 1), a(2, 2)];
-                let k = (0..4)
-                    .max_by(|&x, &y| cand[x].total_cmp(&cand[y]))
-                    .unwrap_or(0);
-                let mut p = [0.0; 4];
-                match k {
-                    0 => {
-                        let s = 2.0 * (1.0 + tr).sqrt();
-                        p = [
-                            0.25 * s,
-                            (a(2, 1) - a(1, 2)) / s,
-                            (a(0, 2) - a(2, 0)) / s,
-                            (a(1, 0) - a(0, 1)) / s,
-                        ];
-                    }
-                    _ => {
-                        let i = k - 1;
-                        let (j, l) = ((i + 1) % 3, (i + 2) % 3);
-                        let s = 2.0 * (1.0 + a(i, i) - a(j, j) - a(l, l)).sqrt();
-                        p[0] = (a(l, j) - a(j, l)) / s;
-                        p[1 + i] = 0.25 * s;
-                        p[1 + j] = (a(j, i) + a(i, j)) / s;
-                        p[1 + l] = (a(l, i) + a(i, l)) / s;
-                    }
-                }
+                // Column c of the rotation is d_c.
+                let m = Matrix3::from_column_slice(&q[..9]);
+                let u = UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(m));
+                let p = [u.w, u.i, u.j, u.k];
                 if p[0] < 0.0 {
-                    p = p.map(|x| -x);
+                    p.map(|x| -x)
+                } else {
+                    p
                 }
-                p
             }
         }
     }
