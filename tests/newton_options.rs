@@ -162,3 +162,68 @@ fn modified_newton_on_the_flexible_slider_crank() {
     assert!(rel < 1e-9, "{rel:e}");
     assert!(sm.max_rel_energy_change < 1e-8, "{}", sm.line());
 }
+
+/// Modified Newton reuses the factorization on every solver path: the band LU
+/// and the sparse LU (faer) on a hanging truss chain of 60 nodes
+/// (generalized-alpha(0.8), dt 1e-3, 500 steps), and the dense LU on the
+/// double pendulum (V0(1,1,0), dt 0.01): one factorization per step, the same
+/// motion as Newton to the tolerance.
+#[test]
+fn modified_newton_factors_once_per_step_on_every_solver_path() {
+    use flexmb::integrate::{Integrator, State};
+    use flexmb::model::{hanging_truss_chain, load_model_file};
+    use flexmb::run::Simulation;
+    let dp = load_model_file(common::model_path("double_pendulum")).unwrap();
+    let cases = [
+        ("dense", Simulation::new(dp.model), "midpoint", 0.01, false),
+        (
+            "band",
+            Simulation::new(hanging_truss_chain(60).unwrap()),
+            "generalized-alpha(0.8)",
+            1e-3,
+            false,
+        ),
+        (
+            "sparse",
+            Simulation::new(hanging_truss_chain(60).unwrap()),
+            "generalized-alpha(0.8)",
+            1e-3,
+            true,
+        ),
+    ];
+    for (label, sim, scheme, dt, sparse) in cases {
+        // (iterations, factorizations, final u) over 500 steps.
+        let run = |refactor: &str| {
+            let config = IntegratorSpec {
+                scheme: Some(scheme.into()),
+                dt: Some(dt),
+                t_end: Some(500.0 * dt),
+                sparse: Some(sparse),
+                refactor: Some(refactor.into()),
+                ..IntegratorSpec::default()
+            }
+            .resolve()
+            .unwrap();
+            let sys = sim.system();
+            let mut integ = config.build(&sys).unwrap();
+            let mut state = State::initial(&sim.model);
+            integ.start(&sys, &mut state).unwrap();
+            let (mut it, mut fa) = (0, 0);
+            for _ in 0..500 {
+                let s = integ.step(&sys, &mut state, dt).unwrap();
+                it += s.iterations;
+                fa += s.factorizations;
+            }
+            (it, fa, state.u)
+        };
+        let (it_n, fa_n, un) = run("iteration");
+        let (it_m, fa_m, um) = run("step");
+        let du = max_diff(&un, &um);
+        println!(
+            "{label} LU: Newton {it_n} iterations / {fa_n} factorizations, modified Newton {it_m} / {fa_m}; max |du| {du:.2e}"
+        );
+        assert_eq!(fa_n, it_n, "{label}: Newton factors every iteration");
+        assert_eq!(fa_m, 500, "{label}: modified Newton factors once per step");
+        assert!(du < 1e-9, "{label}: {du:e}");
+    }
+}

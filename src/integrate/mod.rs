@@ -69,6 +69,9 @@ impl State {
 pub struct StepStats {
     /// Newton iterations (linear solves).
     pub iterations: u32,
+    /// Factorizations of the Newton matrix (fewer than `iterations` with
+    /// modified Newton).
+    pub factorizations: u32,
     /// Max-norm of the residual at the last evaluated iterate.
     pub residual: f64,
     /// Work of the non-conservative forces (loads other than gravity, dampers) over the step.

@@ -364,6 +364,7 @@ impl Integrator for OneStepIntegrator {
         let mut iterations = 0;
         let mut prev_ratio = None;
         let mut refresh = true;
+        let mut factorizations = 0;
         // Accumulated unknown increment (delta), per DOF, kept in `du`.
         ws.du.fill(0.0);
         while iterations < newton.max_iter {
@@ -400,6 +401,7 @@ impl Integrator for OneStepIntegrator {
                 if let Err(e) = ws.solver.factor(&ws.sys.values) {
                     return Err(singular(sys, ws, state.step + 1, t_next, e));
                 }
+                factorizations += 1;
             }
             for (r, e) in ws.rhs.iter_mut().zip(&ws.sys.residual) {
                 *r = -e;
@@ -466,6 +468,7 @@ impl Integrator for OneStepIntegrator {
         ws.stepped = true;
         Ok(StepStats {
             iterations,
+            factorizations,
             residual: residual_norm,
             external_work: work,
         })
