@@ -1,7 +1,9 @@
 //! Generated models for benchmarks and scaling tests.
 
-use super::builder::{BuildError, ModelBuilder, PointRef, ProbeTarget};
+use super::builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget};
 use super::Model;
+use crate::attitude::Attitude;
+use crate::load::TimeFunction;
 
 /// A planar chain of `nodes` point masses (0.01 each, 0.1 apart along x)
 /// joined by Green-strain trusses (EA = 1e4), its first node pinned to the
@@ -24,6 +26,260 @@ pub fn hanging_truss_chain(nodes: usize) -> Result<Model, BuildError> {
         )?;
     }
     b.ground_pin("pin", &PointRef::Entity("n0".into()), &[0.0, 0.0])?;
+    b.build()
+}
+
+/// A generator error on field `field` of generator `name`.
+fn generator_error(name: &str, field: &'static str, message: String) -> BuildError {
+    BuildError {
+        what: "generator",
+        id: name.into(),
+        field: Some(field),
+        message,
+    }
+}
+
+/// Rejects a zero size.
+fn at_least_one(name: &str, field: &'static str, x: usize) -> Result<(), BuildError> {
+    if x == 0 {
+        Err(generator_error(name, field, "must be at least 1".into()))
+    } else {
+        Ok(())
+    }
+}
+
+/// SPEC.md §7 L1, the hanging beam: a planar Euler–Bernoulli (ANCF) beam of
+/// length 10 along +x made of `elements` equal `beam` elements with
+/// E = 1e7, A = 1e-4, I = 1e-10, rho = 1000 (EA = 1e3, EI = 1e-3,
+/// rho A = 0.1), its node at x = 0 pinned to the ground (position pinned,
+/// slope free), at rest and straight at t = 0 under gravity 9.81 along -y.
+///
+/// With N = `elements`: `4 (N + 1)` DOFs (position and slope of each of the
+/// N + 1 beam nodes), 2 constraint rows (the pin), N elements. Beam nodes
+/// `b0..bN` (`b0` at the origin), elements `e1..eN`, the pin `pin`.
+pub fn hanging_beam(elements: usize) -> Result<Model, BuildError> {
+    at_least_one("hanging_beam", "elements", elements)?;
+    let (length, e, area, inertia, rho) = (10.0, 1e7, 1e-4, 1e-10, 1000.0);
+    let mut b = ModelBuilder::new(2)?;
+    b.gravity(&[0.0, -9.81])?;
+    let n = elements;
+    for k in 0..=n {
+        let x = length * k as f64 / n as f64;
+        b.beam_node(&format!("b{k}"), &[x, 0.0], &[1.0, 0.0], None, None, 0.0)?;
+    }
+    for k in 1..=n {
+        b.beam(
+            &format!("e{k}"),
+            &format!("b{}", k - 1),
+            &format!("b{k}"),
+            e * area,
+            e * inertia,
+            rho * area,
+            None,
+        )?;
+    }
+    b.ground_pin("pin", &PointRef::Entity("b0".into()), &[0.0, 0.0])?;
+    b.build()
+}
+
+/// SPEC.md §7 L2, the planar truss lattice: (n + 1) x (m + 1) nodes at
+/// (i, j), i = 0..=n, j = 0..=m (spacing 1, mass 1 each, at rest), joined by
+/// Green-strain trusses (EA = 1e5, massless) on every horizontal and vertical
+/// edge and on one diagonal per cell, from (i, j) to (i + 1, j + 1); the
+/// m + 1 nodes of the edge x = 0 pinned to the ground; a constant point force
+/// (0, -10) on the tip node (n, 0); no gravity.
+///
+/// DOFs `2 (n + 1)(m + 1)`; constraint rows `2 (m + 1)`; elements
+/// `n (m + 1) + m (n + 1) + n m` (horizontal, vertical, diagonal). Node ids
+/// `n{i}_{j}`, trusses `h{i}_{j}` (from (i, j) along +x), `v{i}_{j}` (along
+/// +y), `d{i}_{j}` (diagonal), pins `pin{j}`, the load `tip_load`.
+pub fn truss_lattice(n: usize, m: usize) -> Result<Model, BuildError> {
+    at_least_one("truss_lattice", "n", n)?;
+    at_least_one("truss_lattice", "m", m)?;
+    let ea = 1e5;
+    let id = |i: usize, j: usize| format!("n{i}_{j}");
+    let mut b = ModelBuilder::new(2)?;
+    for i in 0..=n {
+        for j in 0..=m {
+            b.node(&id(i, j), &[i as f64, j as f64], None, 1.0)?;
+        }
+    }
+    for i in 0..=n {
+        for j in 0..=m {
+            if i < n {
+                b.truss(
+                    &format!("h{i}_{j}"),
+                    &id(i, j),
+                    &id(i + 1, j),
+                    ea,
+                    None,
+                    0.0,
+                )?;
+            }
+            if j < m {
+                b.truss(
+                    &format!("v{i}_{j}"),
+                    &id(i, j),
+                    &id(i, j + 1),
+                    ea,
+                    None,
+                    0.0,
+                )?;
+            }
+            if i < n && j < m {
+                b.truss(
+                    &format!("d{i}_{j}"),
+                    &id(i, j),
+                    &id(i + 1, j + 1),
+                    ea,
+                    None,
+                    0.0,
+                )?;
+            }
+        }
+    }
+    for j in 0..=m {
+        b.ground_pin(
+            &format!("pin{j}"),
+            &PointRef::Entity(id(0, j)),
+            &[0.0, j as f64],
+        )?;
+    }
+    b.point_load(
+        "tip_load",
+        "point_force",
+        &PointRef::Entity(id(n, 0)),
+        [[0.0; 3]; 3],
+        [0.0, -10.0, 0.0],
+        TimeFunction::Constant,
+    )?;
+    b.build()
+}
+
+/// SPEC.md §7 L3, the space truss lattice: (n + 1) x (n + 1) x (m + 1) nodes
+/// at (i, j, k), i, j = 0..=n, k = 0..=m (spacing 1, mass 1 each, at rest),
+/// joined by Green-strain trusses (EA = 1e5, massless) on every edge along
+/// x, y and z and on one diagonal of every face of the cubic cells:
+/// xy faces from (i, j, k) to (i + 1, j + 1, k), xz faces from (i, j, k) to
+/// (i + 1, j, k + 1), yz faces from (i, j, k) to (i, j + 1, k + 1). Every
+/// cell is then a cube with all six faces triangulated, infinitesimally rigid
+/// (Dehn), and cells share faces, so the lattice is stiff. The (n + 1)^2
+/// nodes of the face z = 0 are pinned to the ground (3-D `ground_pin`); a
+/// constant point force (0, -10, 0) acts on the node (n, 0, m); no gravity.
+///
+/// DOFs `3 (n + 1)^2 (m + 1)`; constraint rows `3 (n + 1)^2`; elements
+/// `2 n (n + 1)(m + 1) + m (n + 1)^2` edges plus
+/// `n^2 (m + 1) + 2 n (n + 1) m` face diagonals. Node ids `n{i}_{j}_{k}`,
+/// trusses `x{i}_{j}_{k}`, `y..`, `z..` (edges from (i, j, k)), `dxy..`,
+/// `dxz..`, `dyz..` (diagonals from (i, j, k)), pins `pin{i}_{j}`, the load
+/// `tip_load`.
+pub fn space_truss_lattice(n: usize, m: usize) -> Result<Model, BuildError> {
+    at_least_one("space_truss_lattice", "n", n)?;
+    at_least_one("space_truss_lattice", "m", m)?;
+    let ea = 1e5;
+    let id = |i: usize, j: usize, k: usize| format!("n{i}_{j}_{k}");
+    let mut b = ModelBuilder::new(3)?;
+    for i in 0..=n {
+        for j in 0..=n {
+            for k in 0..=m {
+                b.node(&id(i, j, k), &[i as f64, j as f64, k as f64], None, 1.0)?;
+            }
+        }
+    }
+    for i in 0..=n {
+        for j in 0..=n {
+            for k in 0..=m {
+                let a = id(i, j, k);
+                let (x, y, z) = (i < n, j < n, k < m);
+                let mut bar = |name: &str, to: String| {
+                    b.truss(&format!("{name}{i}_{j}_{k}"), &a, &to, ea, None, 0.0)
+                };
+                if x {
+                    bar("x", id(i + 1, j, k))?;
+                }
+                if y {
+                    bar("y", id(i, j + 1, k))?;
+                }
+                if z {
+                    bar("z", id(i, j, k + 1))?;
+                }
+                if x && y {
+                    bar("dxy", id(i + 1, j + 1, k))?;
+                }
+                if x && z {
+                    bar("dxz", id(i + 1, j, k + 1))?;
+                }
+                if y && z {
+                    bar("dyz", id(i, j + 1, k + 1))?;
+                }
+            }
+        }
+    }
+    for i in 0..=n {
+        for j in 0..=n {
+            b.ground_pin(
+                &format!("pin{i}_{j}"),
+                &PointRef::Entity(id(i, j, 0)),
+                &[i as f64, j as f64, 0.0],
+            )?;
+        }
+    }
+    b.point_load(
+        "tip_load",
+        "point_force",
+        &PointRef::Entity(id(n, 0, m)),
+        [[0.0; 3]; 3],
+        [0.0, -10.0, 0.0],
+        TimeFunction::Constant,
+    )?;
+    b.build()
+}
+
+/// SPEC.md §7 L4, the rigid chain: `bodies` 3-D rigid bodies in Euler
+/// parameters, each a slender rod of length 1 along its body x axis (mass 1,
+/// central inertia diag(1e-3, 1/12, 1/12)), laid along +x with centres at
+/// (k + 1/2, 0, 0) and identity attitude, at rest; consecutive rods joined
+/// end to end by revolute joints with axis z, the left end of the first rod
+/// on a revolute joint with axis z to the ground at the origin; gravity 9.81
+/// along -y.
+///
+/// With N = `bodies`: `7 N` DOFs; `6 N` constraint rows (one Euler-parameter
+/// normalization per body plus 5 rows per revolute joint, N joints);
+/// N elements (the bodies). Body ids `r0..`, joints `hinge0` (to the ground)
+/// and `hinge{k}` between `r{k-1}` and `r{k}`.
+pub fn rigid_chain(bodies: usize) -> Result<Model, BuildError> {
+    at_least_one("rigid_chain", "bodies", bodies)?;
+    let mut b = ModelBuilder::new(3)?;
+    b.gravity(&[0.0, -9.81, 0.0])?;
+    let axis = Joint3d::Revolute {
+        axis: [0.0, 0.0, 1.0],
+    };
+    let end = |k: usize, side: f64| PointRef::Body {
+        body: format!("r{k}"),
+        offset: [0.5 * side, 0.0, 0.0],
+    };
+    for k in 0..bodies {
+        let spec = Body3dSpec {
+            position: [k as f64 + 0.5, 0.0, 0.0],
+            orientation: [1.0, 0.0, 0.0, 0.0],
+            attitude: Attitude::EulerParameters,
+            mass: 1.0,
+            inertia: [
+                [1e-3, 0.0, 0.0],
+                [0.0, 1.0 / 12.0, 0.0],
+                [0.0, 0.0, 1.0 / 12.0],
+            ],
+            velocity: [0.0; 3],
+            angular_velocity: [0.0; 3],
+        };
+        b.body3d(&format!("r{k}"), &spec)?;
+        let left = if k == 0 {
+            PointRef::Ground([0.0; 3])
+        } else {
+            end(k - 1, 1.0)
+        };
+        b.joint3d(&format!("hinge{k}"), &left, &end(k, -1.0), axis)?;
+    }
     b.build()
 }
 

@@ -15,7 +15,10 @@ pub use dof::{DofKind, DofMap};
 pub use file::{
     apply_sets, load_model_file, load_model_str, load_model_with_sets, ModelError, ModelFile,
 };
-pub use generate::{hanging_truss_chain, slider_crank_flexible, SliderCrankParams};
+pub use generate::{
+    hanging_beam, hanging_truss_chain, rigid_chain, slider_crank_flexible, space_truss_lattice,
+    truss_lattice, SliderCrankParams,
+};
 pub use spec::ModelSpec;
 
 use crate::element::ElementSet;
