@@ -25,6 +25,7 @@
 pub mod assembly;
 pub mod attitude;
 pub mod batch;
+pub mod bench;
 pub mod element;
 pub mod integrate;
 pub mod joint;

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::assembly::Assembler;
-use crate::integrate::{Integrator, IntegratorConfig, State, StepError, System};
+use crate::integrate::{Integrator, IntegratorConfig, NewtonTimings, State, StepError, System};
 use crate::model::Model;
 use crate::output::{
     Hdf5Recorder, Mesh, NewtonStats, NullRecorder, OutputConfig, OutputError, OutputInterval,
@@ -53,6 +53,9 @@ pub struct RunSummary {
     pub failure: Option<StepError>,
     /// Summary of each probe over the recorded steps (model order).
     pub probes: Vec<(String, ProbeSummary)>,
+    /// Where the Newton iterations spent their time, when the integrator
+    /// configuration asked for it (`IntegratorConfig::timing`).
+    pub timings: Option<NewtonTimings>,
 }
 
 impl RunSummary {
@@ -144,6 +147,7 @@ impl Simulation {
             wall_seconds: 0.0,
             failure: None,
             probes: self.probe_summaries(),
+            timings: None,
         };
         if let Err(e) = integrator.start(&sys, &mut state) {
             summary.failure = Some(e.clone());
@@ -286,6 +290,7 @@ impl Simulation {
         }
         summary.t_end_reached = state.t;
         summary.wall_seconds = started.elapsed().as_secs_f64();
+        summary.timings = integrator.timings();
         let status = match &summary.failure {
             None => RunStatus::Completed,
             Some(e) => RunStatus::Failed {
@@ -354,6 +359,7 @@ impl Simulation {
             wall_seconds: started.elapsed().as_secs_f64(),
             failure: Some(e),
             probes: self.probe_summaries(),
+            timings: None,
         })
     }
 

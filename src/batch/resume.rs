@@ -84,5 +84,6 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
         wall_seconds: number("wall_seconds")?,
         failure: None,
         probes,
+        timings: None,
     })
 }

@@ -53,6 +53,36 @@ enum Command {
     Plot(PlotArgs),
     /// Combine the shard summaries of a sweep into summary.csv and summary.h5 (docs/batch.md).
     BatchMerge(BatchMergeArgs),
+    /// Time steps of the large-mesh problems (SPEC.md §7) at growing sizes: sizes,
+    /// time per step split into assembly / factorization / solve / output, Newton
+    /// iterations, peak memory, fitted scaling exponents (docs/bench.md).
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Problems: l1 (hanging beam), l2 (truss lattice), l3 (space truss lattice),
+    /// l4 (rigid chain), chain (hanging truss chain).
+    #[arg(required = true)]
+    problems: Vec<String>,
+    /// Sizes, comma separated, e.g. `--sizes 100,1000,10000` (see docs/bench.md for
+    /// what a size counts in each problem).
+    #[arg(long, value_delimiter = ',', required = true)]
+    sizes: Vec<usize>,
+    /// Time steps per case.
+    #[arg(long, default_value_t = 20)]
+    steps: u64,
+    /// Write each case's results to DIR/PROBLEM-SIZE.h5 and time the recording.
+    #[arg(long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// Also write the table as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    #[command(flatten)]
+    integrator: IntegratorArgs,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -237,7 +267,72 @@ fn main() -> ExitCode {
         Command::Batch(args) => batch(&args),
         Command::Plot(args) => plot(&args),
         Command::BatchMerge(args) => batch_merge(&args),
+        Command::Bench(args) => bench(&args),
     }
+}
+
+fn bench(args: &BenchArgs) -> ExitCode {
+    use flexmb::bench::{csv, run_case, table, BenchCase, Problem};
+    let mut problems = Vec::new();
+    for name in &args.problems {
+        match Problem::from_name(name) {
+            Some(p) => problems.push(p),
+            None => {
+                let names: Vec<&str> = Problem::ALL.iter().map(|p| p.name()).collect();
+                eprintln!(
+                    "error: unknown problem '{name}' (expected one of {})",
+                    names.join(", ")
+                );
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    }
+    if args.sizes.contains(&0) || args.steps == 0 {
+        eprintln!("error: sizes and --steps must be positive");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let mut sizes = args.sizes.clone();
+    sizes.sort_unstable();
+    let cases: Vec<BenchCase> = problems
+        .iter()
+        .flat_map(|&p| {
+            sizes.iter().map(move |&size| BenchCase {
+                problem: p,
+                size,
+                steps: args.steps,
+                integrator: args.integrator.spec(),
+                output: args.output.clone(),
+            })
+        })
+        .collect();
+    let bar = progress_bar(
+        cases.len() as u64,
+        args.quiet,
+        "{elapsed_precise} [{bar:30}] {pos}/{len} cases {msg}",
+    );
+    let mut rows = Vec::new();
+    for case in &cases {
+        bar.set_message(format!("{} size {}", case.problem.name(), case.size));
+        match run_case(case) {
+            Ok(row) => rows.push(row),
+            Err(e) => {
+                bar.abandon();
+                print!("{}", table(&rows));
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_CASE_FAILED);
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    print!("{}", table(&rows));
+    if let Some(path) = &args.csv {
+        if let Err(e) = std::fs::write(path, csv(&rows)) {
+            eprintln!("error: {}: {e}", path.display());
+            return ExitCode::from(EXIT_OUTPUT);
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn plot(args: &PlotArgs) -> ExitCode {

@@ -105,6 +105,9 @@ pub struct IntegratorConfig {
     pub newton: NewtonSettings,
     /// Force the sparse LU.
     pub force_sparse: bool,
+    /// Measure the Newton time split ([`super::newton::NewtonTimings`],
+    /// reported in [`crate::run::RunSummary::timings`]); set by `flexmb bench`.
+    pub timing: bool,
 }
 
 impl IntegratorSpec {
@@ -298,6 +301,7 @@ impl IntegratorSpec {
                 refactor,
             },
             force_sparse: self.sparse.unwrap_or(false),
+            timing: false,
         })
     }
 }
@@ -388,13 +392,14 @@ impl IntegratorConfig {
 
     /// The integrator for the model in `sys`.
     pub fn build(&self, sys: &System<'_>) -> Result<OneStepIntegrator, StepError> {
+        let started = std::time::Instant::now();
         let scheme_for: Box<dyn Fn(f64) -> super::LinearScheme + Send + Sync> = match self.method {
             Method::Gssss { coefficients, form } => {
                 Box::new(move |dt| coefficients.scheme(form, dt))
             }
             Method::TwoField => Box::new(two_field_scheme),
         };
-        OneStepIntegrator::new(
+        let mut integrator = OneStepIntegrator::new(
             sys,
             self.label(),
             self.parameters(),
@@ -402,6 +407,10 @@ impl IntegratorConfig {
             self.option,
             self.newton,
             self.force_sparse,
-        )
+        )?;
+        if self.timing {
+            integrator.measure_timings(started.elapsed());
+        }
+        Ok(integrator)
     }
 }

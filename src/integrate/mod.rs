@@ -15,7 +15,7 @@ pub mod two_field;
 
 pub use config::{IntegratorConfig, IntegratorSpec, Method, OptionChoice};
 pub use gssss::{Family, Gssss, SolveForm};
-pub use newton::{NewtonStop, Refactor};
+pub use newton::{NewtonStop, NewtonTimings, Refactor};
 pub use scheme::{ConstraintOption, JacobianKind, LinearScheme};
 
 use crate::assembly::Assembler;

@@ -23,6 +23,8 @@
 //! not relax the test, so such runs stop
 //! with a Newton failure as in the seed.
 
+use std::time::{Duration, Instant};
+
 use crate::assembly::{At, ConstraintForce, Mult, SaddleSystem, StepInput};
 use crate::element::GlobalLevel;
 use crate::linalg::{diagnose_singular, SaddlePointSolver, SolveError};
@@ -62,6 +64,23 @@ pub enum Refactor {
     /// [`SLOW_CONTRACTION`] (modified Newton; the other iterations assemble
     /// the residual only and reuse the factorization).
     Step,
+}
+
+/// Where a run's Newton iterations spent their time (`flexmb bench`), when
+/// the integrator was built with [`IntegratorConfig::timing`](super::IntegratorConfig).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NewtonTimings {
+    /// Building the integrator: the solver's symbolic analysis (band
+    /// ordering, sparse symbolic LU) and the consistent-start workspace.
+    pub setup: Duration,
+    /// Filling the residual and the Newton matrix.
+    pub assembly: Duration,
+    /// Numeric factorizations.
+    pub factorization: Duration,
+    /// Triangular solves.
+    pub solve: Duration,
+    /// Number of factorizations.
+    pub factorizations: u64,
 }
 
 /// Contraction rate above which a modified-Newton step refreshes its matrix.
@@ -207,6 +226,8 @@ pub struct OneStepIntegrator {
     option: ConstraintOption,
     newton: NewtonSettings,
     ws: Workspace,
+    /// Time split of the Newton iterations, when measured.
+    timings: Option<NewtonTimings>,
 }
 
 /// Vectors and solver reused by every step (no allocation in the time loop).
@@ -281,7 +302,22 @@ impl OneStepIntegrator {
                 stiffness_scale: max_abs(sys.asm.stiffness(sys.model, &sys.model.u0).data()),
                 coord_scale: 1.0 + max_abs(&sys.model.u0),
             },
+            timings: None,
         })
+    }
+
+    /// Measures from now on where the Newton iterations spend their time
+    /// ([`NewtonTimings`]); `setup` is the time it took to build the integrator.
+    pub fn measure_timings(&mut self, setup: Duration) {
+        self.timings = Some(NewtonTimings {
+            setup,
+            ..NewtonTimings::default()
+        });
+    }
+
+    /// The time split so far, when measured.
+    pub fn timings(&self) -> Option<NewtonTimings> {
+        self.timings
     }
 
     fn scheme(&mut self, dt: f64) -> LinearScheme {
@@ -294,6 +330,14 @@ impl OneStepIntegrator {
             }
         }
     }
+}
+
+/// Adds the time since `since` to `into` (when measuring) and restarts the clock.
+fn lap(since: Option<Instant>, into: Option<&mut Duration>) -> Option<Instant> {
+    let (since, into) = (since?, into?);
+    let now = Instant::now();
+    *into += now - since;
+    Some(now)
 }
 
 fn max_abs(x: &[f64]) -> f64 {
@@ -391,7 +435,9 @@ impl Integrator for OneStepIntegrator {
                 forces,
                 matrix: refresh,
             };
+            let clock = self.timings.is_some().then(Instant::now);
             sys.asm.fill_step(sys.model, &inp, &mut ws.sys);
+            let clock = lap(clock, self.timings.as_mut().map(|t| &mut t.assembly));
             residual_norm = max_abs(&ws.sys.residual);
             if !residual_norm.is_finite() {
                 ws.history.push((residual_norm, f64::NAN));
@@ -403,12 +449,14 @@ impl Integrator for OneStepIntegrator {
                 }
                 factorizations += 1;
             }
+            let clock = lap(clock, self.timings.as_mut().map(|t| &mut t.factorization));
             for (r, e) in ws.rhs.iter_mut().zip(&ws.sys.residual) {
                 *r = -e;
             }
             if let Err(e) = ws.solver.solve(&mut ws.rhs) {
                 return Err(singular(sys, ws, state.step + 1, t_next, e));
             }
+            lap(clock, self.timings.as_mut().map(|t| &mut t.solve));
             let (xd, xl) = ws.rhs.split_at(n);
             for (i, &x) in xd.iter().enumerate() {
                 ws.u_next[i] += pu.c * x;
@@ -466,6 +514,9 @@ impl Integrator for OneStepIntegrator {
         state.t = t_next;
         state.step += 1;
         ws.stepped = true;
+        if let Some(t) = self.timings.as_mut() {
+            t.factorizations += u64::from(factorizations);
+        }
         Ok(StepStats {
             iterations,
             factorizations,
