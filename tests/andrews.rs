@@ -287,13 +287,7 @@ fn discrete_derivative_energy_balance() {
 fn second_order_convergence() {
     for (scheme, option) in [("midpoint", 2), ("generalized-alpha(0.8)", 2)] {
         let (errors, orders) = convergence(MODEL, scheme, option, 2f64.powi(-5), 13..=16, Err(19));
-        eprintln!(
-            "{scheme} option {option}: orders {orders:.3?}, errors {:?}",
-            errors
-                .iter()
-                .map(|e| e.map(|x| format!("{x:.1e}")))
-                .collect::<Vec<_>>()
-        );
+        print_orders(&format!("{scheme} option {option}"), &errors, orders);
         assert_orders(&format!("{scheme} option {option}"), orders, 1.9, 2.2);
     }
 }

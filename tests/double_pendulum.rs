@@ -145,13 +145,7 @@ fn seed_jacobian_iteration_counts() {
 fn second_order_convergence() {
     for (scheme, option) in combinations() {
         let (errors, orders) = convergence(MODEL, scheme, option, 0.25, 5..=8, Err(10));
-        println!(
-            "{scheme} option {option}: orders {orders:.3?}, errors {:?}",
-            errors
-                .iter()
-                .map(|e| e.map(|x| format!("{x:.1e}")))
-                .collect::<Vec<_>>()
-        );
+        print_orders(&format!("{scheme} option {option}"), &errors, orders);
         assert_orders(&format!("{scheme} option {option}"), orders, 1.9, 2.2);
     }
 }

@@ -721,13 +721,7 @@ fn second_order_convergence() {
             .collect();
         let (c, f) = (errors[2], errors[3]);
         let orders = [0, 1, 2, 3].map(|q| order(c[q], f[q]));
-        println!(
-            "{scheme} option {option}: orders {orders:.3?}, errors {:?}",
-            errors
-                .iter()
-                .map(|e| e.map(|x| format!("{x:.1e}")))
-                .collect::<Vec<_>>()
-        );
+        print_orders(&format!("{scheme} option {option}"), &errors, orders);
         let what = format!("{scheme} option {option}");
         assert_orders(&what, [orders[0], orders[1], orders[2], 2.0], 1.9, 2.2);
         // lambda: measured 1.92-2.23 (options 2 and 3: 2.23, error ratio 4.7

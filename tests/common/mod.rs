@@ -131,6 +131,15 @@ pub fn convergence(
     (errors, [0, 1, 2, 3].map(|q| order(c[q], f[q])))
 }
 
+/// Prints the finest-pair orders and the errors of every level (u, v, a, lambda).
+pub fn print_orders(what: &str, errors: &[[f64; 4]], orders: [f64; 4]) {
+    let errors: Vec<[String; 4]> = errors
+        .iter()
+        .map(|e| e.map(|x| format!("{x:.1e}")))
+        .collect();
+    println!("{what}: orders {orders:.3?}, errors {errors:?}");
+}
+
 /// Asserts every finest-pair order is in [lo, hi], naming the variable.
 pub fn assert_orders(what: &str, orders: [f64; 4], lo: f64, hi: f64) {
     for (name, p) in ["u", "v", "a", "lambda"].iter().zip(orders) {
