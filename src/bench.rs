@@ -220,7 +220,7 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
     let mut config: IntegratorConfig = defaults
         .overridden_by(&case.integrator)
         .resolve()
-        .map_err(|(field, msg)| format!("{field}: {msg}"))?;
+        .map_err(|e| format!("{}: {e}", e.field))?;
     config.t_end = config.dt * case.steps as f64;
     config.timing = true;
     let solver = SaddlePointSolver::new(asm.pattern(), config.force_sparse)

@@ -4,8 +4,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::assembly::Assembler;
-use crate::integrate::{Integrator, IntegratorConfig, NewtonTimings, State, StepError, System};
+use crate::integrate::{
+    accumulate_stats, Integrator, IntegratorConfig, NewtonTimings, StatSpec, StatTotal, State,
+    StepError, System,
+};
 use crate::model::Model;
+use crate::output::AttrValue;
 use crate::output::{
     Hdf5Recorder, Mesh, NewtonStats, NullRecorder, OutputConfig, OutputError, OutputInterval,
     Recorder, RunInfo, RunStatus, RunTotals, StepRecord,
@@ -56,9 +60,18 @@ pub struct RunSummary {
     /// Where the Newton iterations spent their time, when the integrator
     /// configuration asked for it (`IntegratorConfig::timing`).
     pub timings: Option<NewtonTimings>,
+    /// The method's statistics over the run (name, total), in its order.
+    pub stats: Vec<(&'static str, f64)>,
+    /// Largest velocity-constraint violation over recorded steps.
+    pub max_velocity_violation: f64,
 }
 
 impl RunSummary {
+    /// The total of statistic `name` of the method, if it reports one.
+    pub fn stat(&self, name: &str) -> Option<f64> {
+        self.stats.iter().find(|s| s.0 == name).map(|s| s.1)
+    }
+
     /// Newton iterations per completed step.
     pub fn iterations_per_step(&self) -> f64 {
         if self.steps == 0 {
@@ -126,6 +139,7 @@ impl Simulation {
             Ok(i) => i,
             Err(e) => return self.fail_at_start(config, recorder, e, started),
         };
+        let specs = integrator.statistics();
         recorder.begin(&RunInfo {
             integrator: integrator.name(),
             parameters: integrator.parameters(),
@@ -134,6 +148,7 @@ impl Simulation {
             multiplier_names: self.model.multiplier_names(),
             mesh: Mesh::from_model(&self.model),
             probe_names: self.model.probes.iter().map(|p| p.name.clone()).collect(),
+            stat_names: specs.iter().map(|s| s.name.to_string()).collect(),
         })?;
         let mut summary = RunSummary {
             integrator: integrator.name(),
@@ -148,6 +163,8 @@ impl Simulation {
             failure: None,
             probes: self.probe_summaries(),
             timings: None,
+            stats: specs.iter().map(|s| (s.name, 0.0)).collect(),
+            max_velocity_violation: 0.0,
         };
         if let Err(e) = integrator.start(&sys, &mut state) {
             summary.failure = Some(e.clone());
@@ -161,7 +178,7 @@ impl Simulation {
             return Ok(summary);
         }
 
-        let mut rec = Recording::new(&self.model);
+        let mut rec = Recording::new(&self.model, specs.len());
         let e0 = self.asm.energy(&self.model, &state.u, &state.v);
         summary.energy_initial = e0.total;
         let scale = if e0.total.abs() > 0.0 {
@@ -170,13 +187,14 @@ impl Simulation {
             1.0
         };
         let mut work = 0.0;
-        let mut last_stats = NewtonStats::default();
-        let mut record = |state: &State,
-                          integ: &dyn Integrator,
-                          stats: NewtonStats,
-                          work: f64,
-                          summary: &mut RunSummary,
-                          recorder: &mut dyn Recorder|
+        let mut totals = vec![0.0; specs.len()];
+        let record = |state: &State,
+                      integ: &dyn Integrator,
+                      stats: NewtonStats,
+                      work: f64,
+                      rec: &mut Recording,
+                      summary: &mut RunSummary,
+                      recorder: &mut dyn Recorder|
          -> Result<(), OutputError> {
             let mut e = self.asm.energy(&self.model, &state.u, &state.v);
             e.external_work = work;
@@ -188,6 +206,7 @@ impl Simulation {
             summary.max_rel_energy_change = summary.max_rel_energy_change.max(drift.abs());
             summary.final_rel_energy_change = drift;
             summary.max_position_violation = summary.max_position_violation.max(c.position);
+            summary.max_velocity_violation = summary.max_velocity_violation.max(c.velocity);
             let mut step = StepRecord {
                 step: state.step,
                 time: state.t,
@@ -199,6 +218,7 @@ impl Simulation {
                 constraints: c,
                 newton: stats,
                 probes: &[],
+                stats: &rec.stats,
             };
             for ((p, x), (_, s)) in self
                 .model
@@ -211,74 +231,42 @@ impl Simulation {
                 s.add(state.t, *x);
             }
             step.probes = &rec.probes;
-            recorder.record(&step)
+            let written = recorder.record(&step);
+            rec.stats.fill(0.0);
+            written
         };
         record(
             &state,
-            &integrator,
-            last_stats,
+            integrator.as_ref(),
+            NewtonStats::default(),
             work,
+            &mut rec,
             &mut summary,
             recorder,
         )?;
 
-        let dt = config.dt;
-        let n_steps = step_count(config.t_end, dt);
+        let t_end = config.t_end;
+        let dense =
+            matches!(output.interval, OutputInterval::Time(_)) && integrator.has_dense_output();
         let mut next_out = match output.interval {
             OutputInterval::Time(h) => h,
             OutputInterval::Steps(_) => 0.0,
         };
         let mut recorded_last = true;
-        for k in 1..=n_steps {
-            let t_target = if k == n_steps {
-                config.t_end
-            } else {
-                k as f64 * dt
-            };
-            let h = t_target - state.t;
-            match integrator.step(&sys, &mut state, h) {
-                Ok(stats) => {
-                    state.t = t_target;
-                    work += stats.external_work;
-                    summary.steps += 1;
-                    summary.newton_iterations += stats.iterations as u64;
-                    last_stats = NewtonStats {
-                        iterations: stats.iterations,
-                        residual: stats.residual,
-                    };
-                    let due = match output.interval {
-                        OutputInterval::Steps(every) => k % every == 0,
-                        OutputInterval::Time(h_out) => {
-                            if state.t >= next_out - 1e-9 * dt {
-                                while next_out <= state.t + 1e-9 * dt {
-                                    next_out += h_out;
-                                }
-                                true
-                            } else {
-                                false
-                            }
-                        }
-                    };
-                    recorded_last = due || k == n_steps;
-                    if recorded_last {
-                        record(
-                            &state,
-                            &integrator,
-                            last_stats,
-                            work,
-                            &mut summary,
-                            recorder,
-                        )?;
-                    }
-                    progress(&state);
-                }
+        let mut last_stats = NewtonStats::default();
+        let mut dense_state = State::initial(&self.model);
+        while state.t < t_end {
+            let t_prev = state.t;
+            let report = match integrator.advance(&sys, &mut state, t_end) {
+                Ok(r) => r,
                 Err(e) => {
                     if !recorded_last {
                         record(
                             &state,
-                            &integrator,
+                            integrator.as_ref(),
                             last_stats,
                             work,
+                            &mut rec,
                             &mut summary,
                             recorder,
                         )?;
@@ -286,11 +274,95 @@ impl Simulation {
                     summary.failure = Some(e);
                     break;
                 }
+            };
+            let h = state.t - t_prev;
+            work += report.external_work;
+            summary.steps += 1;
+            summary.newton_iterations += u64::from(report.newton_iterations);
+            accumulate_stats(specs, &mut totals, &report.stats);
+            accumulate_stats(specs, &mut rec.stats, &report.stats);
+            last_stats = NewtonStats {
+                iterations: report.newton_iterations,
+                residual: report.residual,
+            };
+            let last = state.t >= t_end;
+            if dense {
+                // Output times inside the step from the method's dense output,
+                // then the step's end when it is an output time or t_end.
+                let OutputInterval::Time(h_out) = output.interval else {
+                    unreachable!("dense output is used with a time interval only")
+                };
+                while next_out < state.t - 1e-9 * h {
+                    if let Err(e) = integrator.interpolate(&sys, next_out, &mut dense_state) {
+                        summary.failure = Some(e);
+                        break;
+                    }
+                    dense_state.step = state.step;
+                    record(
+                        &dense_state,
+                        integrator.as_ref(),
+                        last_stats,
+                        work,
+                        &mut rec,
+                        &mut summary,
+                        recorder,
+                    )?;
+                    next_out += h_out;
+                }
+                if summary.failure.is_some() {
+                    break;
+                }
+                let at_output = (next_out - state.t).abs() <= 1e-9 * h;
+                if at_output {
+                    next_out += h_out;
+                }
+                recorded_last = at_output || last;
+                if recorded_last {
+                    record(
+                        &state,
+                        integrator.as_ref(),
+                        last_stats,
+                        work,
+                        &mut rec,
+                        &mut summary,
+                        recorder,
+                    )?;
+                }
+            } else {
+                let due = match output.interval {
+                    OutputInterval::Steps(every) => summary.steps.is_multiple_of(every),
+                    OutputInterval::Time(h_out) => {
+                        if state.t >= next_out - 1e-9 * h {
+                            while next_out <= state.t + 1e-9 * h {
+                                next_out += h_out;
+                            }
+                            true
+                        } else {
+                            false
+                        }
+                    }
+                };
+                recorded_last = due || last;
+                if recorded_last {
+                    record(
+                        &state,
+                        integrator.as_ref(),
+                        last_stats,
+                        work,
+                        &mut rec,
+                        &mut summary,
+                        recorder,
+                    )?;
+                }
             }
+            progress(&state);
         }
         summary.t_end_reached = state.t;
         summary.wall_seconds = started.elapsed().as_secs_f64();
         summary.timings = integrator.timings();
+        for ((_, total), x) in summary.stats.iter_mut().zip(&totals) {
+            *total = *x;
+        }
         let status = match &summary.failure {
             None => RunStatus::Completed,
             Some(e) => RunStatus::Failed {
@@ -301,6 +373,7 @@ impl Simulation {
             steps: summary.steps,
             newton_iterations: summary.newton_iterations,
             wall_seconds: summary.wall_seconds,
+            stats: stat_attributes(specs, &totals),
         });
         recorder.finish(&status, state.t)?;
         Ok(summary)
@@ -360,6 +433,8 @@ impl Simulation {
             failure: Some(e),
             probes: self.probe_summaries(),
             timings: None,
+            stats: Vec::new(),
+            max_velocity_violation: f64::NAN,
         })
     }
 
@@ -372,21 +447,39 @@ impl Simulation {
     }
 }
 
-/// Buffers for the aligned output vectors.
+/// Buffers for the recorded rows.
 struct Recording {
     a: Vec<f64>,
     lambda: Vec<f64>,
     probes: Vec<f64>,
+    /// Statistics accumulated since the last recorded row.
+    stats: Vec<f64>,
 }
 
 impl Recording {
-    fn new(model: &Model) -> Self {
+    fn new(model: &Model, n_stats: usize) -> Self {
         Recording {
             a: vec![0.0; model.n_dofs()],
             lambda: vec![0.0; model.n_constraints()],
             probes: vec![0.0; model.probes.len()],
+            stats: vec![0.0; n_stats],
         }
     }
+}
+
+/// The root attributes `stats.<name>` of the totals: counters as integers.
+fn stat_attributes(specs: &[StatSpec], totals: &[f64]) -> Vec<(String, AttrValue)> {
+    specs
+        .iter()
+        .zip(totals)
+        .map(|(s, &x)| {
+            let v = match s.total {
+                StatTotal::Sum => AttrValue::I64(x.round() as i64),
+                StatTotal::Max => AttrValue::F64(x),
+            };
+            (s.name.to_string(), v)
+        })
+        .collect()
 }
 
 /// Number of steps of size dt to reach t_end (the last one may be shorter).

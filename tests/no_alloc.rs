@@ -11,7 +11,7 @@
 use std::alloc::{GlobalAlloc, Layout, System as SystemAlloc};
 use std::cell::Cell;
 
-use flexmb::integrate::{Integrator, IntegratorSpec, State};
+use flexmb::integrate::{IntegratorSpec, State};
 use flexmb::model::{hanging_truss_chain, load_model_file};
 use flexmb::run::Simulation;
 
@@ -57,11 +57,19 @@ fn allocations_in_steps(sim: &Simulation, spec: &IntegratorSpec) -> usize {
     assert!(allocations() > setup);
     let mut state = State::initial(&sim.model);
     integ.start(&sys, &mut state).unwrap();
-    integ.step(&sys, &mut state, config.dt).unwrap();
+    {
+        let t = state.t + config.dt;
+        integ.advance(&sys, &mut state, t)
+    }
+    .unwrap();
     let (mut a, mut l) = (state.a.clone(), state.lambda.clone());
     let before = allocations();
     for _ in 2..=500 {
-        integ.step(&sys, &mut state, config.dt).unwrap();
+        {
+            let t = state.t + config.dt;
+            integ.advance(&sys, &mut state, t)
+        }
+        .unwrap();
         integ.aligned(&state, &mut a, &mut l);
         std::hint::black_box(sim.asm.energy(&sim.model, &state.u, &state.v));
         std::hint::black_box(

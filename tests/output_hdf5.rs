@@ -68,6 +68,7 @@ struct Step {
     energy: Energy,
     constraints: ConstraintNorms,
     newton: NewtonStats,
+    stats: Vec<f64>,
 }
 
 impl Step {
@@ -82,6 +83,7 @@ impl Step {
             v: vec(2 << 20, n_dof),
             a: vec(3 << 20, n_dof),
             lambda: vec(4 << 20, n_mult),
+            stats: vec(5 << 20, 2),
             energy: Energy {
                 kinetic: value(step, 1),
                 potential: value(step, 2),
@@ -113,6 +115,7 @@ impl Step {
             constraints: self.constraints,
             newton: self.newton,
             probes: &[],
+            stats: &self.stats,
         }
     }
 }
@@ -143,6 +146,7 @@ fn run_info(n_dof: usize, n_mult: usize) -> RunInfo {
             .collect(),
         mesh: Mesh::default(),
         probe_names: Vec::new(),
+        stat_names: vec!["nfcn".into(), "drift".into()],
     }
 }
 
@@ -617,6 +621,12 @@ fn expected_json(mem: &MemoryRecorder, config: &OutputConfig, status: &str) -> J
     } else {
         absent.push(Json::Str("newton/iterations".into()));
     }
+    for (i, name) in mem.info.stat_names.iter().enumerate() {
+        ds.push((
+            format!("stats/{name}"),
+            f64_dataset(vec![steps], mem.stats.iter().map(|s| s[i])),
+        ));
+    }
     let expected = expected_mesh(mem, config);
     ds.extend(expected.iter().map(|(path, shape, v)| {
         let json = match v {
@@ -659,7 +669,7 @@ fn expected_json(mem: &MemoryRecorder, config: &OutputConfig, status: &str) -> J
     for (name, v) in &mem.info.parameters {
         attrs.push((format!("integrator.{name}"), attr_json(v)));
     }
-    if let Some(t) = mem.totals {
+    if let Some(t) = &mem.totals {
         attrs.push(("steps".into(), attr_json(&AttrValue::I64(t.steps as i64))));
         attrs.push((
             "newton_iterations".into(),
@@ -669,6 +679,9 @@ fn expected_json(mem: &MemoryRecorder, config: &OutputConfig, status: &str) -> J
             "wall_seconds".into(),
             attr_json(&AttrValue::F64(t.wall_seconds)),
         ));
+        for (name, v) in &t.stats {
+            attrs.push((format!("stats.{name}"), attr_json(v)));
+        }
     }
     obj(vec![
         ("datasets", Json::Obj(ds)),

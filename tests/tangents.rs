@@ -27,15 +27,15 @@
 //! the max-norm of the difference divided by the max-norm of the reference.
 //! Run with `--nocapture` to see the observed errors.
 
-use flexmb::assembly::{Assembler, ConstraintForce, Pattern, SaddleSystem, StepInput};
+use flexmb::assembly::{Assembler, Pattern, SaddleSystem};
 use flexmb::attitude::Attitude;
 use flexmb::element::{
     Element, EomLevel, GlobalLevel, LevelWeights, RotationalSpringDamper, SpringDamper, Truss,
 };
+use flexmb::integrate::gssss::two_field_scheme;
+use flexmb::integrate::gssss::{constraint_force, fill_step, ConstraintForce, StepInput};
+use flexmb::integrate::gssss::{ConstraintOption, JacobianKind, LinearScheme, PredCorr};
 use flexmb::integrate::gssss::{Family, Gssss, SolveForm};
-use flexmb::integrate::newton::constraint_force;
-use flexmb::integrate::scheme::{ConstraintOption, JacobianKind, LinearScheme, PredCorr};
-use flexmb::integrate::two_field::two_field_scheme;
 use flexmb::joint::{
     Coincident, DirectorConstraints, Distance, DistanceForm, DotJoint, DotRow, EulerNormalization,
     Joint, Motion, Point, PointPair, Prescribed, Side, Slider, Slope, SlopeTarget, Vector,
@@ -1191,7 +1191,7 @@ fn assembled_load_derivative() {
             matrix: true,
         };
         let mut sys = asm.new_system();
-        asm.fill_step(&model, &inp, &mut sys);
+        fill_step(&asm, &model, &inp, &mut sys);
         let mut f = vec![0.0; n];
         asm.add_loads(&model, &u, t, &mut f, 1.0);
         let minus_f: Vec<f64> = f.iter().map(|x| -x).collect();
@@ -1609,7 +1609,7 @@ impl StepFixture {
             forces,
             matrix,
         };
-        asm.fill_step(model, &inp, &mut sys);
+        fill_step(asm, model, &inp, &mut sys);
         sys
     }
 }

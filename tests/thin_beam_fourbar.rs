@@ -22,8 +22,8 @@ mod common;
 use common::fd::{fd_gradient, fd_jacobian_h, Rng};
 use common::*;
 use flexmb::element::{AxialSpring, Bending, Element, EomLevel, LevelWeights};
+use flexmb::integrate::gssss::two_field_scheme;
 use flexmb::integrate::gssss::{Family, Gssss, SolveForm};
-use flexmb::integrate::two_field::two_field_scheme;
 use flexmb::integrate::IntegratorSpec;
 
 const MODEL: &str = "thin_beam_fourbar";

@@ -13,7 +13,7 @@
 mod common;
 
 use common::{max_abs, max_diff, model_path};
-use flexmb::integrate::{Integrator, IntegratorSpec, State};
+use flexmb::integrate::{IntegratorSpec, State};
 use flexmb::model::load_model_file;
 use flexmb::run::Simulation;
 
@@ -38,8 +38,16 @@ fn relative_step_difference(model: &str, scheme: &str, option: u8) -> f64 {
     let mut worst: f64 = 0.0;
     for _ in 0..200 {
         let mut by_v = state.clone();
-        a_form.step(&sys, &mut state, 0.01).unwrap();
-        v_form.step(&sys, &mut by_v, 0.01).unwrap();
+        {
+            let t = state.t + 0.01;
+            a_form.advance(&sys, &mut state, t)
+        }
+        .unwrap();
+        {
+            let t = by_v.t + 0.01;
+            v_form.advance(&sys, &mut by_v, t)
+        }
+        .unwrap();
         for (x, y) in [
             (&state.u, &by_v.u),
             (&state.v, &by_v.v),

@@ -18,85 +18,77 @@ pub use pattern::Pattern;
 use rayon::prelude::*;
 use sprs::{CsMat, TriMat};
 
-use crate::element::{
-    gather, ElementSet, GlobalLevel, MidpointStart, RateForce, RateState, MAX_LOCAL_DOFS,
-};
+use crate::element::{gather, ElementSet, GlobalLevel, RateForce, RateState, MAX_LOCAL_DOFS};
 use crate::joint::{MAX_JOINT_DOFS, MAX_ROWS};
+use crate::load::TimeFunction;
 use crate::model::{DofKind, Model};
 use crate::output::{ConstraintNorms, Energy};
 
 /// Element entries (force + tangent values) above which element loops run in parallel.
 const PARALLEL_ENTRIES: usize = 100_000;
 
-/// Configuration at which a joint quantity is evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum At {
-    /// u_n.
-    Prev,
-    /// u_{n+1} (current iterate).
-    Next,
-    /// u~ (EOM time level).
-    Tilde,
-}
-
-/// Multiplier vector used in a constraint-force term.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Mult {
-    /// lambda_n.
-    Prev,
-    /// The current iterate lambda.
-    Iterate,
-    /// (1 - w) lambda_n + w lambda.
-    Blend(f64),
-}
-
-/// The discrete constraint force `B~^T lambda~` of an integrator option
-/// (seed 000 eqs. 3.8–3.11) and its derivatives.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ConstraintForce {
-    /// `B~^T lambda~ = sum_k c_k B(at_k)^T mult_k` (unused terms have c = 0).
-    pub force: [(f64, At, Mult); 2],
-    /// Multiplier column of the Newton matrix: `sum_k c_k B(at_k)^T`.
-    pub column: [(f64, At); 2],
-    /// Derivative of the force with respect to u_{n+1}: `c * sum_r mult_r d^2 Phi_r(at)`.
-    pub curvature: (f64, At, Mult),
-    /// Gonzalez's discrete derivative (option `dg`, midpoint schemes): every
-    /// `B(u~)` of `force` and `column` is `B_d(u_n, u_{n+1})`
-    /// ([`crate::joint::JointSet::discrete_jacobian`]) and the curvature term is
-    /// `d(B_d^T mult)/du_{n+1}` (its `c` and `at` are unused).
-    pub discrete: bool,
-}
-
-/// Inputs of one Newton iteration of a time step.
+/// How [`Assembler::add_element_forces`] evaluates the internal forces.
 #[derive(Debug, Clone, Copy)]
-pub struct StepInput<'a> {
-    /// Positions and levels for the elements.
-    pub level: GlobalLevel<'a>,
-    /// Iterate of the acceleration at the EOM time level, a~.
-    pub a_tilde: &'a [f64],
-    /// Iterate of the velocity at the EOM time level, v~ (dampers).
-    pub v_tilde: &'a [f64],
-    /// d v~ / d delta (coefficient of the damping matrix in S).
-    pub coef_v: f64,
-    /// Multipliers of the previous step.
-    pub lambda_n: &'a [f64],
-    /// Current multiplier iterate.
-    pub lambda: &'a [f64],
-    /// t_n.
-    pub t_n: f64,
-    /// t_{n+1}.
-    pub t_next: f64,
-    /// Weight W1 of the parameters-outside terms (load time factors).
-    pub w1: f64,
-    /// d a~ / d delta (coefficient of M in S).
-    pub coef_mass: f64,
-    /// d u_{n+1} / d delta (scales the tangents; the constraint rows are divided by it).
-    pub coef_u: f64,
-    /// Constraint-force option.
-    pub forces: ConstraintForce,
-    /// Whether to fill the Newton matrix too (false: the residual only, for
-    /// an iteration that reuses the last factorization; `values` is left as is).
-    pub matrix: bool,
+pub enum ElementEval<'a> {
+    /// `P(u)` with the tangent `K(u) = dP/du`.
+    At(&'a [f64]),
+    /// The force at an interpolated time level of a one-step scheme
+    /// ([`crate::element::Element::eom_force`]: `P(u~)`, an independent strain
+    /// approximation, or the discrete gradient `P(u_n, u_{n+1})` for midpoint
+    /// weights) with its derivative with respect to u_{n+1}.
+    Level(GlobalLevel<'a>),
+}
+
+/// A multiplier vector formed from two: `(1 - w) first + w second`.
+#[derive(Debug, Clone, Copy)]
+pub struct MultiplierMix<'a> {
+    /// The first vector.
+    pub first: &'a [f64],
+    /// The second vector.
+    pub second: &'a [f64],
+    /// The weight of `second`.
+    pub w: f64,
+}
+
+impl<'a> MultiplierMix<'a> {
+    /// One vector as it is.
+    pub fn of(x: &'a [f64]) -> Self {
+        MultiplierMix {
+            first: x,
+            second: x,
+            w: 0.0,
+        }
+    }
+
+    /// Entry `r` of the mix.
+    #[inline]
+    pub fn at(&self, r: usize) -> f64 {
+        if self.w == 0.0 {
+            self.first[r]
+        } else {
+            (1.0 - self.w) * self.first[r] + self.w * self.second[r]
+        }
+    }
+}
+
+/// The joint terms of one configuration `u` that a method adds with
+/// [`Assembler::add_joint_terms`]: any of the constraint force `c B^T w`,
+/// the multiplier column `c B^T` of the matrix and the curvature
+/// `c d(B^T w)/du`.
+#[derive(Debug, Clone, Copy)]
+pub struct JointTerms<'a> {
+    /// Configuration.
+    pub u: &'a [f64],
+    /// Time.
+    pub t: f64,
+    /// Gonzalez's discrete Jacobian `B_d(u0, u)` in place of B(u): its start `u0`.
+    pub discrete_from: Option<&'a [f64]>,
+    /// Constraint force `c B^T w` into the residual.
+    pub force: Option<(f64, MultiplierMix<'a>)>,
+    /// Coefficient of the multiplier column `B^T` of the matrix (0: none).
+    pub column: f64,
+    /// Curvature `c d(B^T w)/du` into the matrix.
+    pub curvature: Option<(f64, MultiplierMix<'a>)>,
 }
 
 /// Values of the saddle-point system `A x = -r` and assembly workspace.
@@ -118,7 +110,7 @@ struct Local {
     f: [f64; MAX_LOCAL_DOFS],
     k: [f64; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
     q: [f64; MAX_LOCAL_DOFS],
-    b: [[f64; MAX_ROWS * MAX_LOCAL_DOFS]; 3],
+    b: [f64; MAX_ROWS * MAX_LOCAL_DOFS],
     h: [f64; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
     c: [f64; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
     m: [f64; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
@@ -130,7 +122,7 @@ impl Local {
             f: [0.0; MAX_LOCAL_DOFS],
             k: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
             q: [0.0; MAX_LOCAL_DOFS],
-            b: [[0.0; MAX_ROWS * MAX_LOCAL_DOFS]; 3],
+            b: [0.0; MAX_ROWS * MAX_LOCAL_DOFS],
             h: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
             c: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
             m: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
@@ -455,7 +447,7 @@ impl Assembler {
     /// Runs `f(block, element, force, tangent)` over every element and adds
     /// `force` into `residual[..n]` and, with `coef_k = Some(c)`, `c * tangent`
     /// into the matrix (`None`: `f` gets no tangent to fill).
-    fn element_pass<F>(&self, model: &Model, sys: &mut SaddleSystem, coef_k: Option<f64>, f: F)
+    pub fn element_pass<F>(&self, model: &Model, sys: &mut SaddleSystem, coef_k: Option<f64>, f: F)
     where
         F: Fn(&dyn ElementSet, usize, &mut [f64], Option<&mut [f64]>) + Sync,
     {
@@ -521,7 +513,7 @@ impl Assembler {
     }
 
     /// Adds `coef * M` into the matrix values.
-    fn add_mass(&self, values: &mut [f64], coef: f64) {
+    pub fn add_mass(&self, values: &mut [f64], coef: f64) {
         scatter_add(values, &self.mass_slots, self.mass.data(), coef);
     }
 
@@ -530,78 +522,40 @@ impl Assembler {
         mass_mul(&self.mass, x, out);
     }
 
-    /// Fills residual and matrix of one Newton iteration of a time step:
-    /// `e1 = M a~ + P~ + B~^T lambda~ - F~ - M g`, `e2 = Phi(u_{n+1}, t_{n+1}) / coef_u`,
-    /// `S = coef_mass M + coef_u (K~ + H~ - K~_load)`, C and B as the option says.
-    pub fn fill_step(&self, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
-        let n = self.n;
-        let g = inp.level;
-        sys.residual.fill(0.0);
-        if inp.matrix {
-            sys.values.fill(0.0);
-            self.add_mass(&mut sys.values, inp.coef_mass);
-        }
-
-        // Inertia and gravity.
-        self.mass_mul_add(inp.a_tilde, &mut sys.residual[..n]);
-        for (r, fg) in sys.residual[..n].iter_mut().zip(&self.gravity_force) {
+    /// Subtracts the gravity load `M g` from `residual[..n]`.
+    pub fn subtract_gravity(&self, residual: &mut [f64]) {
+        for (r, fg) in residual.iter_mut().zip(&self.gravity_force) {
             *r -= fg;
         }
+    }
 
-        // Internal forces at the EOM time level.
-        let coef_k = inp.matrix.then_some(inp.coef_u);
-        self.element_pass(model, sys, coef_k, |b, i, f, k| b.eom_force(i, &g, f, k));
-
-        // Dampers and configuration-dependent inertia at (u~, v~, a~).
-        self.rate_pass(model, inp, sys);
-
-        // External loads: position part at u~, time factor outside.
-        let c3 = g.w.c3;
-        let Local {
-            f: fl,
-            k: kl,
-            q: ql,
-            ..
-        } = &mut *sys.local;
-        for (l, slots) in model.loads.iter().zip(&self.loads) {
-            let s = (1.0 - inp.w1) * l.load.time().value(inp.t_n)
-                + inp.w1 * l.load.time().value(inp.t_next);
-            let k = l.dofs.len();
-            gather(g.u_tilde, &l.dofs, &mut ql[..k]);
-            let kl = &mut kl[..k * k];
-            l.load
-                .force(&ql[..k], s, &mut fl[..k], inp.matrix.then_some(&mut *kl));
-            scatter_add(&mut sys.residual, &l.dofs, &fl[..k], -1.0);
-            if inp.matrix {
-                scatter_add(&mut sys.values, slots, kl, -inp.coef_u * c3);
+    /// Adds every element's internal force, evaluated as `eval` says, into
+    /// `residual[..n]` and, with `coef_k = Some(c)`, `c` times its derivative
+    /// into the matrix (the tangent K(u), or for [`ElementEval::Level`] the
+    /// derivative with respect to u_{n+1}: K(u~) c3 or the discrete gradient's).
+    pub fn add_element_forces(
+        &self,
+        model: &Model,
+        eval: &ElementEval<'_>,
+        coef_k: Option<f64>,
+        sys: &mut SaddleSystem,
+    ) {
+        match eval {
+            ElementEval::At(u) => {
+                self.element_pass(model, sys, coef_k, |b, i, f, k| b.force(i, u, f, k))
+            }
+            ElementEval::Level(g) => {
+                self.element_pass(model, sys, coef_k, |b, i, f, k| b.eom_force(i, g, f, k))
             }
         }
-
-        self.joint_pass(model, inp, sys);
     }
 
-    /// Rate-dependent element forces at (u~, v~, a~): dampers `F_d(u~, v~)` and
-    /// configuration-dependent inertia `M(u~) a~ + g(u~, v~)`, with
-    /// `S += d u~/d delta K + d v~/d delta C + d a~/d delta M`.
-    fn rate_pass(&self, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
-        let coef_ut = inp.coef_u * inp.level.w.c3;
-        let x = RateState {
-            u: inp.level.u_tilde,
-            v: inp.v_tilde,
-            a: inp.a_tilde,
-            midpoint: inp.level.w.is_midpoint().then_some(MidpointStart {
-                u_n: inp.level.u_n,
-                dt: inp.t_next - inp.t_n,
-            }),
-        };
-        let coefs = inp.matrix.then_some([coef_ut, inp.coef_v, inp.coef_mass]);
-        self.rate_forces(model, &x, coefs, sys);
-    }
-
-    /// Adds every rate-dependent element force at `x` into the residual and,
-    /// with `coefs = Some(..)`, `coefs[0] K + coefs[1] C + coefs[2] M` into
-    /// the matrix.
-    fn rate_forces(
+    /// Adds every rate-dependent element force at `x` into the residual:
+    /// dampers `F_d(u, v)` and configuration-dependent inertia
+    /// `M(u) a + g(u, v)`; with `coefs = Some([c_u, c_v, c_a])` also
+    /// `c_u dF/du + c_v dF/dv + c_a dF/da` (that is c_u K + c_v D + c_a M(u))
+    /// into the matrix.
+    pub fn add_rate_forces(
         &self,
         model: &Model,
         x: &RateState<'_>,
@@ -645,125 +599,139 @@ impl Assembler {
         }
     }
 
-    /// Joint contributions of [`Assembler::fill_step`].
-    fn joint_pass(&self, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
+    /// Subtracts the external loads (gravity excluded) at positions `u` from
+    /// `residual[..n]`, each scaled by `factor(time function)`, and with
+    /// `coef_k = Some(c)` subtracts `c dF/du` from the matrix.
+    pub fn add_load_terms(
+        &self,
+        model: &Model,
+        u: &[f64],
+        factor: &dyn Fn(&TimeFunction) -> f64,
+        coef_k: Option<f64>,
+        sys: &mut SaddleSystem,
+    ) {
+        let Local {
+            f: fl,
+            k: kl,
+            q: ql,
+            ..
+        } = &mut *sys.local;
+        for (l, slots) in model.loads.iter().zip(&self.loads) {
+            let s = factor(l.load.time());
+            let k = l.dofs.len();
+            gather(u, &l.dofs, &mut ql[..k]);
+            let kl = &mut kl[..k * k];
+            l.load.force(
+                &ql[..k],
+                s,
+                &mut fl[..k],
+                coef_k.is_some().then_some(&mut *kl),
+            );
+            scatter_add(&mut sys.residual, &l.dofs, &fl[..k], -1.0);
+            if let Some(c) = coef_k {
+                scatter_add(&mut sys.values, slots, kl, -c);
+            }
+        }
+    }
+
+    /// Writes the constraint rows: `residual[n..] = Phi(u, t) / scale` and,
+    /// with `matrix`, the row block B(u, t) of the matrix.
+    pub fn set_constraint_rows(
+        &self,
+        model: &Model,
+        u: &[f64],
+        t: f64,
+        scale: f64,
+        matrix: bool,
+        sys: &mut SaddleSystem,
+    ) {
         let n = self.n;
-        let g = inp.level;
-        let cf = &inp.forces;
-        let config = |at: At| match at {
-            At::Prev => g.u_n,
-            At::Next => g.u_next,
-            At::Tilde => g.u_tilde,
-        };
-        let uses = |at: At| {
-            cf.force.iter().any(|t| t.0 != 0.0 && t.1 == at)
-                || cf.column.iter().any(|t| t.0 != 0.0 && t.1 == at)
-                || at == At::Next
-        };
-        let ats = [At::Prev, At::Next, At::Tilde];
-        let Local { b: bl, h: hl, .. } = &mut *sys.local;
+        let Local { b: bl, .. } = &mut *sys.local;
         let mut phi = [0.0; MAX_ROWS];
-        let mut lam = [[0.0; MAX_ROWS]; 2];
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                let r0 = s.row0 + i * rows;
+                blk.phi(i, u, t, &mut phi[..rows]);
+                for (e, p) in sys.residual[n + r0..n + r0 + rows]
+                    .iter_mut()
+                    .zip(&phi[..rows])
+                {
+                    *e = p / scale;
+                }
+                if matrix {
+                    blk.jacobian(i, u, t, &mut bl[..rows * k]);
+                    let slots = &s.b[i * rows * k..(i + 1) * rows * k];
+                    scatter_set(&mut sys.values, slots, &bl[..rows * k]);
+                }
+            }
+        }
+    }
+
+    /// Adds the joint terms of one configuration ([`JointTerms`]): the
+    /// constraint force `c B^T w` into `residual[..n]`, the multiplier
+    /// column `c B^T` and the curvature `c d(B^T w)/du` into the matrix, with
+    /// B = B(u, t), or Gonzalez's discrete Jacobian `B_d(u0, u)` when
+    /// `terms.discrete_from = Some(u0)`
+    /// ([`crate::joint::JointSet::discrete_jacobian`]).
+    pub fn add_joint_terms(&self, model: &Model, terms: &JointTerms<'_>, sys: &mut SaddleSystem) {
+        let Local { b: bl, h: hl, .. } = &mut *sys.local;
+        let mut w = [0.0; MAX_ROWS];
+        let mut wc = [0.0; MAX_ROWS];
         for (blk, s) in model.joints.iter().zip(&self.joints) {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
                 let d = blk.dofs(i);
                 let r0 = s.row0 + i * rows;
-                lam[0][..rows].copy_from_slice(&inp.lambda_n[r0..r0 + rows]);
-                lam[1][..rows].copy_from_slice(&inp.lambda[r0..r0 + rows]);
-                let mult = |m: Mult, r: usize| match m {
-                    Mult::Prev => lam[0][r],
-                    Mult::Iterate => lam[1][r],
-                    Mult::Blend(w) => (1.0 - w) * lam[0][r] + w * lam[1][r],
-                };
-                let idx = |at: At| ats.iter().position(|x| *x == at).unwrap_or(0);
-                for (a, at) in ats.iter().enumerate() {
-                    if cf.discrete && *at == At::Tilde {
-                        continue;
+                let curvature = terms.curvature.map(|(c, mix)| {
+                    for (r, x) in wc.iter_mut().enumerate().take(rows) {
+                        *x = mix.at(r0 + r);
                     }
-                    if uses(*at) {
-                        blk.jacobian(i, config(*at), inp.t_next, &mut bl[a][..rows * k]);
+                    c
+                });
+                match terms.discrete_from {
+                    Some(u0) => {
+                        hl[..k * k].fill(0.0);
+                        blk.discrete_jacobian(
+                            i,
+                            u0,
+                            terms.u,
+                            terms.t,
+                            &mut bl[..rows * k],
+                            curvature.map(|_| (&wc[..rows], &mut hl[..k * k])),
+                        );
                     }
+                    None => blk.jacobian(i, terms.u, terms.t, &mut bl[..rows * k]),
                 }
-                let mut w = [0.0; MAX_ROWS];
-                let (ch, at, m) = cf.curvature;
-                for (r, wr) in w.iter_mut().enumerate().take(rows) {
-                    *wr = mult(m, r);
-                }
-                if cf.discrete {
-                    // B_d in place of B(u~), and d(B_d^T lambda)/du_{n+1}.
-                    hl[..k * k].fill(0.0);
-                    blk.discrete_jacobian(
-                        i,
-                        g.u_n,
-                        g.u_next,
-                        inp.t_next,
-                        &mut bl[idx(At::Tilde)][..rows * k],
-                        inp.matrix.then_some((&w[..rows], &mut hl[..k * k])),
-                    );
-                }
-
-                // e2 and the constraint row block B(u_{n+1}).
-                blk.phi(i, g.u_next, inp.t_next, &mut phi[..rows]);
-                for (e, p) in sys.residual[n + r0..n + r0 + rows]
-                    .iter_mut()
-                    .zip(&phi[..rows])
-                {
-                    *e = p / inp.coef_u;
-                }
-                let blk_slots = i * rows * k..(i + 1) * rows * k;
-                if inp.matrix {
-                    scatter_set(
-                        &mut sys.values,
-                        &s.b[blk_slots.clone()],
-                        &bl[idx(At::Next)][..rows * k],
-                    );
-                }
-
-                // Constraint force and multiplier column.
-                for &(c, at, m) in &cf.force {
-                    if c == 0.0 {
-                        continue;
+                if let Some((c, mix)) = terms.force {
+                    for (r, x) in w.iter_mut().enumerate().take(rows) {
+                        *x = c * mix.at(r0 + r);
                     }
-                    let b = &bl[idx(at)];
                     for r in 0..rows {
-                        let lr = c * mult(m, r);
                         for (p, &dof) in d.iter().enumerate() {
-                            sys.residual[dof] += b[r * k + p] * lr;
+                            sys.residual[dof] += bl[r * k + p] * w[r];
                         }
                     }
                 }
-                if !inp.matrix {
-                    continue;
+                let blk_slots = i * rows * k..(i + 1) * rows * k;
+                if terms.column != 0.0 {
+                    scatter_add(
+                        &mut sys.values,
+                        &s.c[blk_slots],
+                        &bl[..rows * k],
+                        terms.column,
+                    );
                 }
-                for &(c, at) in &cf.column {
-                    if c == 0.0 {
-                        continue;
+                if let Some(c) = curvature {
+                    if terms.discrete_from.is_none() {
+                        hl[..k * k].fill(0.0);
+                        blk.add_curvature(i, terms.u, terms.t, &wc[..rows], 1.0, &mut hl[..k * k]);
                     }
                     scatter_add(
                         &mut sys.values,
-                        &s.c[blk_slots.clone()],
-                        &bl[idx(at)][..rows * k],
+                        &s.h[i * k * k..(i + 1) * k * k],
+                        &hl[..k * k],
                         c,
-                    );
-                }
-
-                // d(B~^T lambda~)/du_{n+1}.
-                if cf.discrete {
-                    scatter_add(
-                        &mut sys.values,
-                        &s.h[i * k * k..(i + 1) * k * k],
-                        &hl[..k * k],
-                        inp.coef_u,
-                    );
-                } else if ch != 0.0 {
-                    hl[..k * k].fill(0.0);
-                    blk.add_curvature(i, config(at), inp.t_next, &w[..rows], 1.0, &mut hl[..k * k]);
-                    scatter_add(
-                        &mut sys.values,
-                        &s.h[i * k * k..(i + 1) * k * k],
-                        &hl[..k * k],
-                        inp.coef_u * ch,
                     );
                 }
             }
@@ -800,7 +768,7 @@ impl Assembler {
             a: &zero,
             midpoint: None,
         };
-        self.rate_forces(model, &x, Some([0.0, 0.0, 1.0]), sys);
+        self.add_rate_forces(model, &x, Some([0.0, 0.0, 1.0]), sys);
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
         let mut extra = [0.0; MAX_ROWS];
         for (blk, s) in model.joints.iter().zip(&self.joints) {
@@ -866,34 +834,31 @@ impl Assembler {
         }
     }
 
-    /// Work of the external loads (gravity excluded) over one step,
     /// Work over a step of the non-conservative forces: external loads
-    /// (gravity excluded) at their EOM level, `F~ . (u_{n+1} - u_n)`, and
-    /// dampers, `-F_d(u~, v~) . (u_{n+1} - u_n)`; exact energy bookkeeping for
-    /// the midpoint schemes.
-    #[allow(clippy::too_many_arguments)]
+    /// (gravity excluded) at positions `u`, each scaled by `factor(time
+    /// function)`, `F . du`, and dampers, `-F_d(u, v) . du`. With the state
+    /// and time factors of a midpoint step this is the exact energy
+    /// bookkeeping of the midpoint schemes.
     pub fn nonconservative_work(
         &self,
         model: &Model,
-        u_tilde: &[f64],
-        v_tilde: &[f64],
+        u: &[f64],
+        v: &[f64],
         du: &[f64],
-        t_n: f64,
-        t_next: f64,
-        w1: f64,
+        factor: &dyn Fn(&TimeFunction) -> f64,
     ) -> f64 {
         let mut fl = [0.0; MAX_LOCAL_DOFS];
         let mut ql = [0.0; MAX_LOCAL_DOFS];
         let mut work = 0.0;
         for l in &model.loads {
             let k = l.dofs.len();
-            let s = (1.0 - w1) * l.load.time().value(t_n) + w1 * l.load.time().value(t_next);
-            gather(u_tilde, &l.dofs, &mut ql[..k]);
-            l.load.force(&ql[..k], s, &mut fl[..k], None);
+            gather(u, &l.dofs, &mut ql[..k]);
+            l.load
+                .force(&ql[..k], factor(l.load.time()), &mut fl[..k], None);
             work += gathered_dot(&fl[..k], &l.dofs, du);
         }
         if model.elements.iter().any(|b| b.is_dissipative()) {
-            work -= self.damper_work(model, u_tilde, v_tilde, du);
+            work -= self.damper_work(model, u, v, du);
         }
         work
     }

@@ -85,5 +85,11 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
         failure: None,
         probes,
         timings: None,
+        stats: Vec::new(),
+        max_velocity_violation: run
+            .constraints
+            .iter()
+            .map(|c| c.velocity)
+            .fold(0.0, f64::max),
     })
 }

@@ -173,6 +173,13 @@ struct RunArgs {
 /// Overrides of the model file's `[integrator]` table.
 #[derive(Args)]
 struct IntegratorArgs {
+    /// Method: gssss (default).
+    #[arg(long)]
+    method: Option<String>,
+    /// What a fixed-step method does when Newton fails: fixed (stop) or cutback
+    /// (halve dt and retry, regrow after successes).
+    #[arg(long)]
+    step_control: Option<String>,
     /// Preset: newmark, midpoint-endpoint, midpoint, generalized-alpha(RHO), hht(RHO), wbz(RHO), u0v0-optimal(RHO).
     #[arg(long)]
     scheme: Option<String>,
@@ -226,6 +233,8 @@ struct IntegratorArgs {
 impl IntegratorArgs {
     fn spec(&self) -> IntegratorSpec {
         IntegratorSpec {
+            method: self.method.clone(),
+            step_control: self.step_control.clone(),
             scheme: self.scheme.clone(),
             family: self.family.clone(),
             rho1: self.rho1,

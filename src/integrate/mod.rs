@@ -1,22 +1,33 @@
 //! Time integrators of the constrained equations of motion
-//! `M a + P(u) + B(u)^T lambda = F(t)`, `Phi(u, t) = 0`.
+//! `M a + P(u) + B(u)^T lambda = F(t)`, `Phi(u, t) = 0`: a family of methods
+//! behind one contract.
 //!
-//! Integrators see only the global operators of the [`Assembler`]. The GSSSS
-//! family ([`gssss`]) and the two-field midpoint scheme ([`two_field`]) are
-//! linear forms ([`scheme::LinearScheme`]) run by one Newton implementation
-//! ([`newton::OneStepIntegrator`]).
+//! The problem is the model with its [`Assembler`] (the neutral operators
+//! M, f, K, D, Phi, B, gamma, curvature and discrete gradients at any state);
+//! the method is an [`Integrator`] that owns its step:
+//! [`Integrator::advance`] takes one accepted step toward a stop time, chosen
+//! fixed (GSSSS, RK4, Heun), adaptively with rejections (Dormand–Prince), or
+//! cut back after a Newton failure. Methods are built from typed settings by
+//! one factory ([`IntegratorConfig::build`]) and declare their statistics
+//! ([`StatSpec`]), which the run loop sums and the recorder writes.
+//!
+//! Methods: the GSSSS family and the two-field midpoint scheme ([`gssss`],
+//! seed 000) on one Newton driver; explicit Runge–Kutta with tableaux as data
+//! on the index-1 form with Baumgarte or post-stabilization ([`rk`], seed 001)
+//! and the embedded projection method (seed 004), sharing one
+//! [`projector::Projector`].
 
-mod config;
 pub mod gssss;
 mod initial;
 pub mod newton;
-pub mod scheme;
-pub mod two_field;
+mod settings;
 
-pub use config::{IntegratorConfig, IntegratorSpec, Method, OptionChoice};
-pub use gssss::{Family, Gssss, SolveForm};
+pub use gssss::{ConstraintOption, Family, Gssss, JacobianKind, LinearScheme, SolveForm, Variant};
 pub use newton::{NewtonStop, NewtonTimings, Refactor};
-pub use scheme::{ConstraintOption, JacobianKind, LinearScheme};
+pub use settings::{
+    GssssSettings, IntegratorConfig, IntegratorSpec, MethodConfig, OptionChoice, SettingsError,
+    StepControl,
+};
 
 use crate::assembly::Assembler;
 use crate::model::Model;
@@ -64,18 +75,82 @@ impl State {
     }
 }
 
-/// Statistics of one step.
+/// Largest number of statistics a method declares.
+pub const MAX_STATS: usize = 10;
+
+/// How the per-step values of a statistic make the run's total.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatTotal {
+    /// A counter: the total is the sum (written as an integer).
+    Sum,
+    /// A measure: the total is the largest value.
+    Max,
+}
+
+/// One statistic a method reports with every step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatSpec {
+    /// Name: `/stats/<name>` per recorded step and the root attribute `stats.<name>`.
+    pub name: &'static str,
+    /// How steps combine.
+    pub total: StatTotal,
+}
+
+impl StatSpec {
+    /// A counter.
+    pub const fn count(name: &'static str) -> Self {
+        StatSpec {
+            name,
+            total: StatTotal::Sum,
+        }
+    }
+
+    /// A largest-value measure.
+    pub const fn max(name: &'static str) -> Self {
+        StatSpec {
+            name,
+            total: StatTotal::Max,
+        }
+    }
+}
+
+/// Combines the values of statistics `specs` of one step into running totals.
+pub fn accumulate_stats(specs: &[StatSpec], totals: &mut [f64], step: &[f64]) {
+    for ((s, t), x) in specs.iter().zip(totals.iter_mut()).zip(step) {
+        match s.total {
+            StatTotal::Sum => *t += x,
+            StatTotal::Max => *t = t.max(*x),
+        }
+    }
+}
+
+/// What one accepted step did.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StepStats {
-    /// Newton iterations (linear solves).
-    pub iterations: u32,
-    /// Factorizations of the Newton matrix (fewer than `iterations` with
-    /// modified Newton).
-    pub factorizations: u32,
-    /// Max-norm of the residual at the last evaluated iterate.
+pub struct StepReport {
+    /// Size of the accepted step.
+    pub h: f64,
+    /// Newton iterations (linear solves) of the accepted step (0 for explicit methods).
+    pub newton_iterations: u32,
+    /// Max-norm of the residual at the last evaluated Newton iterate (0 for explicit methods).
     pub residual: f64,
     /// Work of the non-conservative forces (loads other than gravity, dampers) over the step.
     pub external_work: f64,
+    /// Values of the method's statistics ([`Integrator::statistics`]) for
+    /// this step, rejected attempts included.
+    pub stats: [f64; MAX_STATS],
+}
+
+impl StepReport {
+    /// A report of a step of size `h` with every statistic zero.
+    pub fn new(h: f64) -> Self {
+        StepReport {
+            h,
+            newton_iterations: 0,
+            residual: 0.0,
+            external_work: 0.0,
+            stats: [0.0; MAX_STATS],
+        }
+    }
 }
 
 /// Why a step (or the start of a run) failed.
@@ -173,24 +248,47 @@ pub fn largest_entries(model: &Model, residual: &[f64], k: usize) -> Vec<(String
         .collect()
 }
 
-/// A time integrator.
+/// A time integration method: it owns its step.
 pub trait Integrator {
     /// Descriptive name, e.g. `GSSSS V0(1,1,0), option 2, a-form`.
     fn name(&self) -> String;
     /// Parameters for the output metadata.
     fn parameters(&self) -> Vec<(String, AttrValue)>;
+    /// The statistics every [`StepReport`] carries, in order.
+    fn statistics(&self) -> &'static [StatSpec];
     /// Makes `state.a` and `state.lambda` consistent with `state.u`, `state.v`.
     fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError>;
-    /// Advances `state` by `dt`.
-    fn step(
+    /// Takes one accepted step from `state.t` toward `t_stop`, never past it:
+    /// the method chooses the step, and rejects and retries inside.
+    fn advance(
         &mut self,
         sys: &System<'_>,
         state: &mut State,
-        dt: f64,
-    ) -> Result<StepStats, StepError>;
+        t_stop: f64,
+    ) -> Result<StepReport, StepError>;
+    /// Whether [`Integrator::interpolate`] serves times inside the last step.
+    fn has_dense_output(&self) -> bool {
+        false
+    }
+    /// The state at `t` inside the last accepted step (dense output), with
+    /// consistent a and lambda; only called when [`Integrator::has_dense_output`].
+    fn interpolate(
+        &mut self,
+        _sys: &System<'_>,
+        _t: f64,
+        _out: &mut State,
+    ) -> Result<(), StepError> {
+        Err(StepError::Setup {
+            reason: format!("{} has no dense output", self.name()),
+        })
+    }
     /// Acceleration and multipliers at `state.t` (undoing the time-level shift
     /// of the scheme's variables by linear extrapolation, seed 000 §4.1.1 and eq. 3.31).
     fn aligned(&self, state: &State, a: &mut [f64], lambda: &mut [f64]);
+    /// Where the Newton iterations spent their time, when measured.
+    fn timings(&self) -> Option<NewtonTimings> {
+        None
+    }
 }
 
 /// Convenience: the system view of a model and its assembler.

@@ -895,7 +895,8 @@ impl ModelFile {
         self.integrator
             .overridden_by(overrides)
             .resolve()
-            .map_err(|(field, m)| {
+            .map_err(|e| {
+                let (field, m) = (e.field, e.message);
                 let line = self.integrator_line.map(|start| {
                     let from = self
                         .text

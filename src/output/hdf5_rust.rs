@@ -121,6 +121,8 @@ pub(super) enum Source {
     GatherLambda,
     /// Values picked from the probe values ([`Column::picks`]).
     GatherProbes,
+    /// A method statistic (`/stats/<name>`).
+    GatherStats,
 }
 
 /// One value of a gathered row.
@@ -215,6 +217,7 @@ impl Source {
             Source::GatherU => Some(rec.u),
             Source::GatherLambda => Some(rec.lambda),
             Source::GatherProbes => Some(rec.probes),
+            Source::GatherStats => Some(rec.stats),
             _ => None,
         }
     }
@@ -231,7 +234,11 @@ impl Source {
             Source::CAcceleration => rec.constraints.acceleration,
             Source::Residual => rec.newton.residual,
             Source::Step | Source::Iterations | Source::U | Source::V | Source::A => 0.0,
-            Source::Lambda | Source::GatherU | Source::GatherLambda | Source::GatherProbes => 0.0,
+            Source::Lambda
+            | Source::GatherU
+            | Source::GatherLambda
+            | Source::GatherProbes
+            | Source::GatherStats => 0.0,
         }
     }
 }
@@ -473,6 +480,15 @@ pub(super) fn plan_columns(
             1,
         ));
     }
+    for (i, name) in info.stat_names.iter().enumerate() {
+        columns.push(column(
+            format!("stats/{}", path_component(name)),
+            Source::GatherStats,
+            vec![Pick::Column(i)],
+            None,
+            1,
+        ));
+    }
     for c in &columns {
         let len = match c.source {
             Source::GatherU => n_dof,
@@ -630,6 +646,9 @@ pub(super) fn final_attributes(
             attr::WALL_SECONDS.to_string(),
             AttrValue::F64(t.wall_seconds),
         ));
+        for (name, x) in &t.stats {
+            attrs.push((format!("stats.{name}"), x.clone()));
+        }
     }
     for (name, s) in probes {
         for (stat, x) in s.fields() {
@@ -979,7 +998,7 @@ impl<B: Backend> Recorder for Streamer<B> {
     }
 
     fn totals(&mut self, totals: &RunTotals) {
-        self.totals = Some(*totals);
+        self.totals = Some(totals.clone());
     }
 }
 

@@ -30,6 +30,8 @@ pub struct MemoryRecorder {
     pub newton: Vec<NewtonStats>,
     /// Probe values, one vector per recorded step.
     pub probes: Vec<Vec<f64>>,
+    /// The method's statistics, one vector per recorded step.
+    pub stats: Vec<Vec<f64>>,
     /// Final status, once finished.
     pub status: Option<RunStatus>,
     /// Last time reached.
@@ -55,11 +57,12 @@ impl Recorder for MemoryRecorder {
         self.constraints.push(rec.constraints);
         self.newton.push(rec.newton);
         self.probes.push(rec.probes.to_vec());
+        self.stats.push(rec.stats.to_vec());
         Ok(())
     }
 
     fn totals(&mut self, totals: &RunTotals) {
-        self.totals = Some(*totals);
+        self.totals = Some(totals.clone());
     }
 
     fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError> {

@@ -54,6 +54,8 @@ pub struct RunInfo {
     pub mesh: Mesh,
     /// Probe names (`/probes/<name>`), in the order of [`StepRecord::probes`].
     pub probe_names: Vec<String>,
+    /// The method's statistics (`/stats/<name>`), in the order of [`StepRecord::stats`].
+    pub stat_names: Vec<String>,
 }
 
 /// Kinetic, potential and total energy and the work of external loads.
@@ -112,6 +114,9 @@ pub struct StepRecord<'a> {
     pub newton: NewtonStats,
     /// Probe values, in the order of the model's probes.
     pub probes: &'a [f64],
+    /// The method's statistics accumulated since the previous recorded step
+    /// (counters summed, measures the largest), in the order of [`RunInfo::stat_names`].
+    pub stats: &'a [f64],
 }
 
 /// How a run ended.
@@ -167,7 +172,7 @@ pub trait Recorder {
 
 /// Totals of a run that the recorded rows alone do not give (a run recorded
 /// every k steps has only every k-th step's Newton iterations).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunTotals {
     /// Steps completed.
     pub steps: u64,
@@ -175,6 +180,9 @@ pub struct RunTotals {
     pub newton_iterations: u64,
     /// Wall time of the time loop (s).
     pub wall_seconds: f64,
+    /// The method's statistics over the run (root attributes `stats.<name>`:
+    /// counters as integers, measures as floats).
+    pub stats: Vec<(String, AttrValue)>,
 }
 
 /// A recorder that keeps nothing (runs whose summary is all that is wanted).

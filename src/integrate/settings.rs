@@ -1,20 +1,41 @@
 //! The `[integrator]` table: what the user writes ([`IntegratorSpec`], every
-//! field optional so that the CLI can override it) and what it resolves to
-//! ([`IntegratorConfig`]).
+//! field optional so that the CLI can override it), what it resolves to (the
+//! typed [`IntegratorConfig`] with one [`MethodConfig`] per method) and the
+//! factory that builds the method ([`IntegratorConfig::build`]).
 
 use serde::Deserialize;
 
-use super::gssss::{preset, Family, Gssss, SolveForm};
-use super::newton::{NewtonSettings, NewtonStop, OneStepIntegrator, Refactor};
-use super::scheme::{ConstraintOption, JacobianKind};
-use super::two_field::two_field_scheme;
-use super::{StepError, System};
+use super::gssss::OneStepIntegrator;
+use super::gssss::{preset, ConstraintOption, Family, Gssss, JacobianKind, SolveForm, Variant};
+use super::newton::{NewtonSettings, NewtonStop, Refactor};
+use super::{Integrator, StepError, System};
 use crate::output::AttrValue;
+
+/// A setting that cannot be used: the field of the `[integrator]` table and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct SettingsError {
+    /// The `[integrator]` key at fault.
+    pub field: &'static str,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+fn bad(field: &'static str, message: impl Into<String>) -> SettingsError {
+    SettingsError {
+        field,
+        message: message.into(),
+    }
+}
 
 /// The `[integrator]` table as written (all fields optional).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntegratorSpec {
+    /// Method: `gssss` (default) ...
+    pub method: Option<String>,
+    /// `fixed` or `cutback` (GSSSS).
+    pub step_control: Option<String>,
     /// Preset name (`midpoint`, `newmark`, `generalized-alpha(0.8)`, ...) or `gssss`.
     pub scheme: Option<String>,
     /// `u0` or `v0` (with rho1, rho2, rho3).
@@ -74,35 +95,59 @@ impl std::fmt::Display for OptionChoice {
     }
 }
 
-/// The integration method.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Method {
-    /// A GSSSS member in a single-field form.
-    Gssss {
-        /// Coefficients.
-        coefficients: Gssss,
-        /// Newton unknown.
-        form: SolveForm,
-    },
-    /// The two-field v-form midpoint scheme.
-    TwoField,
+/// How a fixed-step method treats a step whose Newton iteration fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepControl {
+    /// The run stops (seed 000's failure patterns).
+    Fixed,
+    /// The step is halved and retried (at most 10 times), and doubled again
+    /// after 4 successes, up to dt.
+    Cutback,
 }
 
-/// A fully resolved integrator configuration.
+impl StepControl {
+    /// The name in the model file.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepControl::Fixed => "fixed",
+            StepControl::Cutback => "cutback",
+        }
+    }
+}
+
+/// Settings of the GSSSS family (seed 000).
 #[derive(Debug, Clone, PartialEq)]
-pub struct IntegratorConfig {
-    /// Method.
-    pub method: Method,
+pub struct GssssSettings {
+    /// The scheme.
+    pub variant: Variant,
     /// Preset name when one was used.
     pub preset: Option<String>,
     /// Constraint-force option.
     pub option: ConstraintOption,
     /// Time step.
     pub dt: f64,
-    /// End time.
-    pub t_end: f64,
     /// Newton settings.
     pub newton: NewtonSettings,
+    /// What a Newton failure does.
+    pub step_control: StepControl,
+}
+
+/// The method and its typed settings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MethodConfig {
+    /// The GSSSS family and the two-field midpoint scheme.
+    Gssss(GssssSettings),
+}
+
+/// A fully resolved integrator configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntegratorConfig {
+    /// The method.
+    pub method: MethodConfig,
+    /// Time step of the fixed-step methods; for adaptive ones the largest step.
+    pub dt: f64,
+    /// End time.
+    pub t_end: f64,
     /// Force the sparse LU.
     pub force_sparse: bool,
     /// Measure the Newton time split ([`super::newton::NewtonTimings`],
@@ -117,6 +162,8 @@ impl IntegratorSpec {
             ($($f:ident),*) => { IntegratorSpec { $($f: over.$f.clone().or_else(|| self.$f.clone()),)* } };
         }
         let mut out = pick!(
+            method,
+            step_control,
             scheme,
             family,
             rho1,
@@ -147,7 +194,19 @@ impl IntegratorSpec {
     }
 
     /// Resolves defaults and checks values. Errors name the field.
-    pub fn resolve(&self) -> Result<IntegratorConfig, (&'static str, String)> {
+    pub fn resolve(&self) -> Result<IntegratorConfig, SettingsError> {
+        match self.method.as_deref().unwrap_or("gssss") {
+            "gssss" => self
+                .resolve_gssss()
+                .map_err(|(field, message)| SettingsError { field, message }),
+            other => Err(bad(
+                "method",
+                format!("`method` must be \"gssss\", got \"{other}\""),
+            )),
+        }
+    }
+
+    fn resolve_gssss(&self) -> Result<IntegratorConfig, (&'static str, String)> {
         let pos = |name: &'static str, v: Option<f64>| -> Result<f64, (&'static str, String)> {
             match v {
                 None => Err((name, format!("`{name}` is required"))),
@@ -237,15 +296,15 @@ impl IntegratorSpec {
         };
         let coefficients = Gssss::new(family, rho).map_err(|e| ("scheme", e))?;
         let method = match self.form.as_deref().unwrap_or("a") {
-            "a" => Method::Gssss {
+            "a" => Variant::Single {
                 coefficients,
                 form: SolveForm::A,
             },
-            "v" => Method::Gssss {
+            "v" => Variant::Single {
                 coefficients,
                 form: SolveForm::V,
             },
-            "d" => Method::Gssss {
+            "d" => Variant::Single {
                 coefficients,
                 form: SolveForm::D,
             },
@@ -259,7 +318,7 @@ impl IntegratorSpec {
                         ),
                     ));
                 }
-                Method::TwoField
+                Variant::TwoField
             }
             other => {
                 return Err((
@@ -270,10 +329,7 @@ impl IntegratorSpec {
         };
         if option == ConstraintOption::Gonzalez {
             // Gonzalez's discrete derivative replaces B(u~) with u~ the midpoint.
-            let sch = match method {
-                Method::Gssss { coefficients, form } => coefficients.scheme(form, dt),
-                Method::TwoField => two_field_scheme(dt),
-            };
+            let sch = method.scheme(dt);
             if !sch.level_weights().is_midpoint() {
                 return Err((
                     "option",
@@ -287,26 +343,40 @@ impl IntegratorSpec {
                 ));
             }
         }
+        let step_control = match self.step_control.as_deref().unwrap_or("fixed") {
+            "fixed" => StepControl::Fixed,
+            "cutback" => StepControl::Cutback,
+            other => return Err((
+                "step_control",
+                format!(
+                    "`step_control` must be \"fixed\" or \"cutback\" for GSSSS, got \"{other}\""
+                ),
+            )),
+        };
         Ok(IntegratorConfig {
-            method,
-            preset: preset_name,
-            option,
+            method: MethodConfig::Gssss(GssssSettings {
+                variant: method,
+                preset: preset_name,
+                option,
+                dt,
+                newton: NewtonSettings {
+                    tol,
+                    max_iter,
+                    jacobian,
+                    stop,
+                    refactor,
+                },
+                step_control,
+            }),
             dt,
             t_end,
-            newton: NewtonSettings {
-                tol,
-                max_iter,
-                jacobian,
-                stop,
-                refactor,
-            },
             force_sparse: self.sparse.unwrap_or(false),
             timing: false,
         })
     }
 }
 
-impl IntegratorConfig {
+impl GssssSettings {
     /// A human-readable name.
     pub fn label(&self) -> String {
         let opt = self.option.name();
@@ -314,32 +384,32 @@ impl IntegratorConfig {
             JacobianKind::Consistent => "",
             JacobianKind::Seed => ", seed Jacobian",
         };
-        match self.method {
-            Method::Gssss { coefficients, form } => {
-                let f = match form {
-                    SolveForm::A => "a",
-                    SolveForm::V => "v",
-                    SolveForm::D => "d",
-                };
+        let cut = match self.step_control {
+            StepControl::Fixed => "",
+            StepControl::Cutback => ", cutback",
+        };
+        match self.variant {
+            Variant::Single { coefficients, form } => {
                 let name = self
                     .preset
                     .as_ref()
                     .map(|p| format!(" [{p}]"))
                     .unwrap_or_default();
                 format!(
-                    "GSSSS {}{name}, option {opt}, {f}-form{jac}",
-                    coefficients.label()
+                    "GSSSS {}{name}, option {opt}, {}-form{jac}{cut}",
+                    coefficients.label(),
+                    form_name(form)
                 )
             }
-            Method::TwoField => format!("two-field v-form midpoint, option {opt}{jac}"),
+            Variant::TwoField => format!("two-field v-form midpoint, option {opt}{jac}{cut}"),
         }
     }
 
     /// Parameters for the output metadata.
     pub fn parameters(&self) -> Vec<(String, AttrValue)> {
-        let mut p = Vec::new();
-        match self.method {
-            Method::Gssss { coefficients, form } => {
+        let mut p = vec![("method".into(), AttrValue::Str("gssss".into()))];
+        match self.variant {
+            Variant::Single { coefficients, form } => {
                 let fam = match coefficients.family {
                     Family::U0 => "u0",
                     Family::V0 => "v0",
@@ -348,14 +418,9 @@ impl IntegratorConfig {
                 for (k, r) in ["rho1", "rho2", "rho3"].iter().zip(coefficients.rho) {
                     p.push((k.to_string(), AttrValue::F64(r)));
                 }
-                let f = match form {
-                    SolveForm::A => "a",
-                    SolveForm::V => "v",
-                    SolveForm::D => "d",
-                };
-                p.push(("form".into(), AttrValue::Str(f.into())));
+                p.push(("form".into(), AttrValue::Str(form_name(form).into())));
             }
-            Method::TwoField => p.push(("form".into(), AttrValue::Str("two-field".into()))),
+            Variant::TwoField => p.push(("form".into(), AttrValue::Str("two-field".into()))),
         }
         if let Some(name) = &self.preset {
             p.push(("scheme".into(), AttrValue::Str(name.clone())));
@@ -368,7 +433,6 @@ impl IntegratorConfig {
             },
         ));
         p.push(("dt".into(), AttrValue::F64(self.dt)));
-        p.push(("t_end".into(), AttrValue::F64(self.t_end)));
         p.push(("tol".into(), AttrValue::F64(self.newton.tol)));
         p.push((
             "max_iter".into(),
@@ -387,30 +451,71 @@ impl IntegratorConfig {
             "refactor".into(),
             AttrValue::Str(self.newton.refactor.name().into()),
         ));
+        p.push((
+            "step_control".into(),
+            AttrValue::Str(self.step_control.name().into()),
+        ));
+        p
+    }
+}
+
+fn form_name(form: SolveForm) -> &'static str {
+    match form {
+        SolveForm::A => "a",
+        SolveForm::V => "v",
+        SolveForm::D => "d",
+    }
+}
+
+impl IntegratorConfig {
+    /// A human-readable name.
+    pub fn label(&self) -> String {
+        match &self.method {
+            MethodConfig::Gssss(g) => g.label(),
+        }
+    }
+
+    /// Parameters for the output metadata.
+    pub fn parameters(&self) -> Vec<(String, AttrValue)> {
+        let mut p = match &self.method {
+            MethodConfig::Gssss(g) => g.parameters(),
+        };
+        p.push(("t_end".into(), AttrValue::F64(self.t_end)));
         p
     }
 
-    /// The integrator for the model in `sys`.
-    pub fn build(&self, sys: &System<'_>) -> Result<OneStepIntegrator, StepError> {
-        let started = std::time::Instant::now();
-        let scheme_for: Box<dyn Fn(f64) -> super::LinearScheme + Send + Sync> = match self.method {
-            Method::Gssss { coefficients, form } => {
-                Box::new(move |dt| coefficients.scheme(form, dt))
-            }
-            Method::TwoField => Box::new(two_field_scheme),
-        };
-        let mut integrator = OneStepIntegrator::new(
-            sys,
-            self.label(),
-            self.parameters(),
-            scheme_for,
-            self.option,
-            self.newton,
-            self.force_sparse,
-        )?;
-        if self.timing {
-            integrator.measure_timings(started.elapsed());
+    /// The number of steps to t_end of a fixed-step method (the last one may
+    /// be shorter); `None` for adaptive methods.
+    pub fn nominal_steps(&self) -> Option<u64> {
+        match &self.method {
+            MethodConfig::Gssss(g) => Some(crate::run::step_count(self.t_end, g.dt)),
         }
-        Ok(integrator)
+    }
+
+    /// The GSSSS settings, when the method is GSSSS.
+    pub fn gssss(&self) -> Option<&GssssSettings> {
+        match &self.method {
+            MethodConfig::Gssss(g) => Some(g),
+        }
+    }
+
+    /// The method for the model in `sys` (the one factory of every method).
+    pub fn build(&self, sys: &System<'_>) -> Result<Box<dyn Integrator>, StepError> {
+        let started = std::time::Instant::now();
+        match &self.method {
+            MethodConfig::Gssss(g) => {
+                let mut integrator = OneStepIntegrator::new(
+                    sys,
+                    self.label(),
+                    self.parameters(),
+                    g,
+                    self.force_sparse,
+                )?;
+                if self.timing {
+                    integrator.measure_timings(started.elapsed());
+                }
+                Ok(Box::new(integrator))
+            }
+        }
     }
 }

@@ -1,0 +1,509 @@
+//! The GSSSS stepper: Newton iterations of a one-step scheme on the index-3
+//! DAE (seed 000 §3.6, eqs. 3.14–3.31), shared by every [`LinearScheme`]
+//! (GSSSS in a/v/d form, the two-field midpoint scheme), on a fixed grid of
+//! step `dt` or with the step cut back after a Newton failure
+//! ([`StepControl::Cutback`]).
+//!
+//! Each iteration fills the residual and Newton matrix of [`fill_step`],
+//! solves with the saddle-point LU and corrects the iterates with the chi_C
+//! coefficients; the convergence test is described in [`crate::integrate::newton`].
+
+use std::time::{Duration, Instant};
+
+use crate::element::GlobalLevel;
+use crate::linalg::{diagnose_singular, SaddlePointSolver, SolveError};
+use crate::output::AttrValue;
+
+use super::residual::{constraint_force, fill_step, StepInput};
+use super::scheme::{ConstraintOption, LinearScheme, PredCorr};
+use super::Variant;
+use crate::assembly::SaddleSystem;
+use crate::integrate::initial::consistent_initial;
+use crate::integrate::newton::{NewtonSettings, NewtonTimings, FLOOR_FACTOR};
+use crate::integrate::settings::{GssssSettings, StepControl};
+use crate::integrate::{Integrator, StatSpec, State, StepError, StepReport, System};
+
+/// Statistics of a GSSSS step.
+const STATS: [StatSpec; 3] = [
+    StatSpec::count("newton_iterations"),
+    StatSpec::count("factorizations"),
+    StatSpec::count("nreject"),
+];
+
+/// Halvings of dt allowed by [`StepControl::Cutback`].
+const MAX_CUTBACKS: u32 = 10;
+
+/// Successful steps after which a cut-back step is doubled again.
+const REGROW_AFTER: u32 = 4;
+
+/// The time grid the stepper is on: steps of `h` from `t0`.
+#[derive(Debug, Clone, Copy)]
+struct Grid {
+    t0: f64,
+    h: f64,
+    /// Steps accepted on this grid.
+    k: u64,
+    /// Successes in a row (regrowth after a cutback).
+    streak: u32,
+}
+
+impl Grid {
+    /// The end of the next step toward `t_stop`: the next grid point, or
+    /// `t_stop` when that is within round-off of it or past it.
+    fn target(&self, t_stop: f64) -> f64 {
+        let t = self.t0 + (self.k + 1) as f64 * self.h;
+        if t >= t_stop - 1e-9 * (t_stop - self.t0).max(self.h) {
+            t_stop
+        } else {
+            t
+        }
+    }
+}
+
+/// A one-step integrator: a scheme (as linear forms for a given dt) plus the
+/// constraint option, Newton settings and workspace.
+pub struct OneStepIntegrator {
+    label: String,
+    parameters: Vec<(String, AttrValue)>,
+    variant: Variant,
+    option: ConstraintOption,
+    newton: NewtonSettings,
+    control: StepControl,
+    dt: f64,
+    grid: Grid,
+    ws: Workspace,
+    /// Time split of the Newton iterations, when measured.
+    timings: Option<NewtonTimings>,
+}
+
+/// Vectors and solver reused by every step (no allocation in the time loop).
+struct Workspace {
+    u_n: Vec<f64>,
+    v_n: Vec<f64>,
+    a_n: Vec<f64>,
+    lam_n: Vec<f64>,
+    u_next: Vec<f64>,
+    u_tilde: Vec<f64>,
+    v_tilde: Vec<f64>,
+    a_tilde: Vec<f64>,
+    lam: Vec<f64>,
+    du: Vec<f64>,
+    rhs: Vec<f64>,
+    sys: SaddleSystem,
+    solver: SaddlePointSolver,
+    history: Vec<(f64, f64)>,
+    stepped: bool,
+    scheme: Option<(f64, LinearScheme)>,
+    /// Largest mass-matrix entry (converts the acceleration floor to multiplier units).
+    mass_scale: f64,
+    /// Largest tangent-stiffness entry at u_0 (round-off of internal forces).
+    stiffness_scale: f64,
+    /// `1 + max |u_0|`: the coordinate scale of the round-off floor.
+    coord_scale: f64,
+}
+
+impl OneStepIntegrator {
+    /// An integrator for the model in `sys`.
+    pub fn new(
+        sys: &System<'_>,
+        label: String,
+        parameters: Vec<(String, AttrValue)>,
+        settings: &GssssSettings,
+        force_sparse: bool,
+    ) -> Result<Self, StepError> {
+        let newton = settings.newton;
+        let n = sys.asm.n_dofs();
+        let m = sys.asm.n_constraints();
+        let solver = SaddlePointSolver::new(sys.asm.pattern(), force_sparse).map_err(|e| {
+            StepError::Setup {
+                reason: e.to_string(),
+            }
+        })?;
+        let z = |k: usize| vec![0.0; k];
+        Ok(OneStepIntegrator {
+            label,
+            parameters,
+            variant: settings.variant,
+            option: settings.option,
+            newton,
+            control: settings.step_control,
+            dt: settings.dt,
+            grid: Grid {
+                t0: 0.0,
+                h: settings.dt,
+                k: 0,
+                streak: 0,
+            },
+            ws: Workspace {
+                u_n: z(n),
+                v_n: z(n),
+                a_n: z(n),
+                lam_n: z(m),
+                u_next: z(n),
+                u_tilde: z(n),
+                v_tilde: z(n),
+                a_tilde: z(n),
+                lam: z(m),
+                du: z(n),
+                rhs: z(n + m),
+                sys: sys.asm.new_system(),
+                solver,
+                history: Vec::with_capacity(newton.max_iter as usize),
+                stepped: false,
+                scheme: None,
+                mass_scale: max_abs(sys.asm.mass_matrix().data()),
+                stiffness_scale: max_abs(sys.asm.stiffness(sys.model, &sys.model.u0).data()),
+                coord_scale: 1.0 + max_abs(&sys.model.u0),
+            },
+            timings: None,
+        })
+    }
+
+    /// Measures from now on where the Newton iterations spend their time
+    /// ([`NewtonTimings`]); `setup` is the time it took to build the integrator.
+    pub fn measure_timings(&mut self, setup: Duration) {
+        self.timings = Some(NewtonTimings {
+            setup,
+            ..NewtonTimings::default()
+        });
+    }
+
+    /// Records an accepted step on the grid; after [`REGROW_AFTER`]
+    /// successes on a cut-back grid the step doubles (up to dt).
+    fn accepted(&mut self, t: f64) {
+        self.grid.k += 1;
+        self.grid.streak += 1;
+        if self.grid.h < self.dt && self.grid.streak >= REGROW_AFTER {
+            self.grid = Grid {
+                t0: t,
+                h: (2.0 * self.grid.h).min(self.dt),
+                k: 0,
+                streak: 0,
+            };
+        }
+    }
+
+    /// One step of size `dt` from `state`; `state` is changed only on success.
+    fn try_step(
+        &mut self,
+        sys: &System<'_>,
+        state: &mut State,
+        dt: f64,
+    ) -> Result<Converged, StepError> {
+        let sch = self.scheme(dt);
+        let option = self.option;
+        let newton = self.newton;
+        let ws = &mut self.ws;
+        let n = ws.u_n.len();
+        ws.u_n.copy_from_slice(&state.u);
+        ws.v_n.copy_from_slice(&state.v);
+        ws.a_n.copy_from_slice(&state.a);
+        ws.lam_n.copy_from_slice(&state.lambda);
+
+        let pu = sch.pred_corr(&sch.u_next);
+        let put = sch.pred_corr(&sch.u_tilde);
+        let pvt = sch.pred_corr(&sch.v_tilde);
+        let pat = sch.pred_corr(&sch.a_tilde);
+        let predict = |pc: &PredCorr, out: &mut [f64], ws_u: &[f64], ws_v: &[f64], ws_a: &[f64]| {
+            for i in 0..out.len() {
+                out[i] = pc.predict(ws_u[i], ws_v[i], ws_a[i]);
+            }
+        };
+        predict(&pu, &mut ws.u_next, &ws.u_n, &ws.v_n, &ws.a_n);
+        predict(&put, &mut ws.u_tilde, &ws.u_n, &ws.v_n, &ws.a_n);
+        predict(&pvt, &mut ws.v_tilde, &ws.u_n, &ws.v_n, &ws.a_n);
+        predict(&pat, &mut ws.a_tilde, &ws.u_n, &ws.v_n, &ws.a_n);
+        ws.lam.copy_from_slice(&ws.lam_n);
+
+        let w = sch.level_weights();
+        let forces = constraint_force(option, newton.jacobian, sch.w1, w.c3);
+        let delta3 = sch.unknown[3];
+        let accel_scale = sch.accel_scale();
+        let floor_a = FLOOR_FACTOR * f64::EPSILON * ws.coord_scale / accel_scale;
+        // Multipliers balance forces: their floor is the round-off of M a and
+        // of the internal forces, eps L max|K|, both at the initial scales.
+        let floor_l = ws.mass_scale * floor_a
+            + FLOOR_FACTOR * f64::EPSILON * ws.coord_scale * ws.stiffness_scale;
+        let t_n = state.t;
+        let t_next = state.t + dt;
+        ws.history.clear();
+        let mut residual_norm = f64::NAN;
+        let mut converged = false;
+        let mut iterations = 0;
+        let mut prev_ratio = None;
+        let mut refresh = true;
+        let mut factorizations = 0;
+        // Accumulated unknown increment (delta), per DOF, kept in `du`.
+        ws.du.fill(0.0);
+        while iterations < newton.max_iter {
+            iterations += 1;
+            let inp = StepInput {
+                level: GlobalLevel {
+                    u_n: &ws.u_n,
+                    v_n: &ws.v_n,
+                    a_n: &ws.a_n,
+                    u_next: &ws.u_next,
+                    u_tilde: &ws.u_tilde,
+                    w,
+                },
+                a_tilde: &ws.a_tilde,
+                v_tilde: &ws.v_tilde,
+                coef_v: pvt.c,
+                lambda_n: &ws.lam_n,
+                lambda: &ws.lam,
+                t_n,
+                t_next,
+                w1: sch.w1,
+                coef_mass: pat.c,
+                coef_u: pu.c,
+                forces,
+                matrix: refresh,
+            };
+            let clock = self.timings.is_some().then(Instant::now);
+            fill_step(sys.asm, sys.model, &inp, &mut ws.sys);
+            let clock = lap(clock, self.timings.as_mut().map(|t| &mut t.assembly));
+            residual_norm = max_abs(&ws.sys.residual);
+            if !residual_norm.is_finite() {
+                ws.history.push((residual_norm, f64::NAN));
+                break;
+            }
+            if refresh {
+                if let Err(e) = ws.solver.factor(&ws.sys.values) {
+                    return Err(singular(sys, ws, state.step + 1, t_next, e));
+                }
+                factorizations += 1;
+            }
+            let clock = lap(clock, self.timings.as_mut().map(|t| &mut t.factorization));
+            for (r, e) in ws.rhs.iter_mut().zip(&ws.sys.residual) {
+                *r = -e;
+            }
+            if let Err(e) = ws.solver.solve(&mut ws.rhs) {
+                return Err(singular(sys, ws, state.step + 1, t_next, e));
+            }
+            lap(clock, self.timings.as_mut().map(|t| &mut t.solve));
+            let (xd, xl) = ws.rhs.split_at(n);
+            for (i, &x) in xd.iter().enumerate() {
+                ws.u_next[i] += pu.c * x;
+                ws.u_tilde[i] += put.c * x;
+                ws.v_tilde[i] += pvt.c * x;
+                ws.a_tilde[i] += pat.c * x;
+                ws.du[i] += x;
+            }
+            for (l, x) in ws.lam.iter_mut().zip(xl) {
+                *l += x;
+            }
+            let inc_a = max_abs(xd) / delta3;
+            let inc_l = max_abs(xl);
+            ws.history.push((residual_norm, inc_a));
+            let ratio = (inc_a / newton.tol.max(floor_a)).max(inc_l / newton.tol.max(floor_l));
+            if newton.stop.accepts(ratio, prev_ratio) {
+                converged = true;
+                break;
+            }
+            refresh = newton.refactor.refresh_after(ratio, prev_ratio);
+            prev_ratio = Some(ratio);
+        }
+        if !converged {
+            return Err(newton_failed(
+                sys,
+                ws,
+                state.step + 1,
+                t_next,
+                iterations,
+                newton.max_iter,
+            ));
+        }
+
+        // Final update (eqs. 3.28–3.30): da from the accumulated unknown.
+        for i in 0..n {
+            let (u, v, a) = (ws.u_n[i], ws.v_n[i], ws.a_n[i]);
+            let d = &sch.unknown;
+            let da = (ws.du[i] - d[0] * u - d[1] * v - d[2] * a) / d[3];
+            let f = &sch.v_next;
+            state.v[i] = f[0] * u + f[1] * v + f[2] * a + f[3] * da;
+            state.a[i] = a + da;
+            ws.du[i] = ws.u_next[i] - u;
+        }
+        state.u.copy_from_slice(&ws.u_next);
+        state.lambda.copy_from_slice(&ws.lam);
+        let load_factor = |f: &crate::load::TimeFunction| {
+            (1.0 - sch.w1) * f.value(t_n) + sch.w1 * f.value(t_next)
+        };
+        let work =
+            sys.asm
+                .nonconservative_work(sys.model, &ws.u_tilde, &ws.v_tilde, &ws.du, &load_factor);
+        state.t = t_next;
+        state.step += 1;
+        ws.stepped = true;
+        if let Some(t) = self.timings.as_mut() {
+            t.factorizations += u64::from(factorizations);
+        }
+        Ok(Converged {
+            iterations,
+            factorizations,
+            residual: residual_norm,
+            work,
+        })
+    }
+
+    fn scheme(&mut self, dt: f64) -> LinearScheme {
+        match self.ws.scheme {
+            Some((h, s)) if h == dt => s,
+            _ => {
+                let s = self.variant.scheme(dt);
+                self.ws.scheme = Some((dt, s));
+                s
+            }
+        }
+    }
+}
+
+/// Adds the time since `since` to `into` (when measuring) and restarts the clock.
+fn lap(since: Option<Instant>, into: Option<&mut Duration>) -> Option<Instant> {
+    let (since, into) = (since?, into?);
+    let now = Instant::now();
+    *into += now - since;
+    Some(now)
+}
+
+fn max_abs(x: &[f64]) -> f64 {
+    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
+}
+
+/// A converged step: Newton iterations, factorizations, last residual, work.
+struct Converged {
+    iterations: u32,
+    factorizations: u32,
+    residual: f64,
+    work: f64,
+}
+
+impl Integrator for OneStepIntegrator {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+
+    fn parameters(&self) -> Vec<(String, AttrValue)> {
+        self.parameters.clone()
+    }
+
+    fn statistics(&self) -> &'static [StatSpec] {
+        &STATS
+    }
+
+    fn timings(&self) -> Option<NewtonTimings> {
+        self.timings
+    }
+
+    fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
+        let ws = &mut self.ws;
+        consistent_initial(sys, &mut ws.solver, &mut ws.sys, state)?;
+        ws.stepped = false;
+        self.grid = Grid {
+            t0: state.t,
+            h: self.dt,
+            k: 0,
+            streak: 0,
+        };
+        Ok(())
+    }
+
+    fn advance(
+        &mut self,
+        sys: &System<'_>,
+        state: &mut State,
+        t_stop: f64,
+    ) -> Result<StepReport, StepError> {
+        let mut rejected = 0;
+        loop {
+            let t_target = self.grid.target(t_stop);
+            let h = t_target - state.t;
+            match self.try_step(sys, state, h) {
+                Ok(c) => {
+                    state.t = t_target;
+                    let mut report = StepReport::new(h);
+                    report.newton_iterations = c.iterations;
+                    report.residual = c.residual;
+                    report.external_work = c.work;
+                    report.stats[..3].copy_from_slice(&[
+                        c.iterations.into(),
+                        c.factorizations.into(),
+                        rejected.into(),
+                    ]);
+                    self.accepted(state.t);
+                    return Ok(report);
+                }
+                Err(StepError::NewtonFailed { .. })
+                    if self.control == StepControl::Cutback
+                        && self.grid.h > self.dt / f64::from(1 << MAX_CUTBACKS) =>
+                {
+                    rejected += 1;
+                    self.grid = Grid {
+                        t0: state.t,
+                        h: 0.5 * self.grid.h,
+                        k: 0,
+                        streak: 0,
+                    };
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn aligned(&self, state: &State, a: &mut [f64], lambda: &mut [f64]) {
+        let ws = &self.ws;
+        let (s_a, s_l) = match (ws.stepped, ws.scheme) {
+            (true, Some((_, sch))) => (
+                sch.accel_shift,
+                if self.option.lambda_inside() {
+                    sch.w1 - 1.0
+                } else {
+                    0.0
+                },
+            ),
+            _ => (0.0, 0.0),
+        };
+        // x(t_{n+1}) ~ x_{n+1} - s (x_{n+1} - x_n) for x_k sitting at t_k + s dt.
+        for ((o, x), x0) in a.iter_mut().zip(&state.a).zip(&ws.a_n) {
+            *o = (1.0 - s_a) * x + s_a * x0;
+        }
+        for ((o, x), x0) in lambda.iter_mut().zip(&state.lambda).zip(&ws.lam_n) {
+            *o = (1.0 - s_l) * x + s_l * x0;
+        }
+    }
+}
+
+fn singular(sys: &System<'_>, ws: &Workspace, step: u64, time: f64, e: SolveError) -> StepError {
+    StepError::Singular {
+        step,
+        time,
+        diagnosis: format!(
+            "{e}: {}",
+            diagnose_singular(sys.model, sys.asm, &ws.sys.values, &ws.u_next, time)
+        ),
+    }
+}
+
+fn newton_failed(
+    sys: &System<'_>,
+    ws: &Workspace,
+    step: u64,
+    time: f64,
+    iterations: u32,
+    max_iter: u32,
+) -> StepError {
+    let last = ws.history.last().map(|h| h.0).unwrap_or(f64::NAN);
+    let reason = if last.is_finite() {
+        format!("no convergence in {max_iter} iterations")
+    } else {
+        "the residual became non-finite".to_string()
+    };
+    StepError::NewtonFailed {
+        step,
+        time,
+        iterations,
+        reason,
+        history: ws.history.clone(),
+        largest: crate::integrate::largest_entries(sys.model, &ws.sys.residual, 5),
+    }
+}
