@@ -127,8 +127,14 @@ fn truss_chain(c: &mut Criterion) {
         g.throughput(Throughput::Elements(nodes as u64));
         g.bench_with_input(BenchmarkId::from_parameter(nodes), &nodes, |b, _| {
             b.iter(|| {
-                sim.asm
-                    .fill_initial(&sim.model, &sim.model.u0, &sim.model.v0, 0.0, &mut sys);
+                sim.asm.fill_index1(
+                    &sim.model,
+                    &sim.model.u0,
+                    &sim.model.v0,
+                    0.0,
+                    None,
+                    &mut sys,
+                );
                 solver.factor(&sys.values).expect("nonsingular");
                 for (r, e) in rhs.iter_mut().zip(&sys.residual) {
                     *r = -e;

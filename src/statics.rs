@@ -7,8 +7,9 @@
 //! with the load factor s = k / steps, k = 1..steps, each step starting from
 //! the previous equilibrium. The Newton matrix is the saddle-point matrix
 //! `[K - s K_load + H, B^T; B, 0]` (K the element tangent, K_load = dF/du,
-//! H = sum_r lambda_r d^2 Phi_r / du^2) built from the same element, joint and
-//! load physics the integrators use, and solved by [`SaddlePointSolver`].
+//! H = sum_r lambda_r d^2 Phi_r / du^2) filled by the assembler's neutral
+//! operators into the pattern the integrators use, and solved by
+//! [`SaddlePointSolver`].
 //!
 //! Convergence: `|Phi|_inf <= tol * u_scale` and either
 //! `|r|_inf <= tol * f_scale` or a Newton correction `|du|_inf <= tol * u_scale`
@@ -16,9 +17,7 @@
 //! eps = (r'.r' - 1)/2), f_scale the largest of |s (F + M g)|_inf, |P|_inf and
 //! 1, u_scale the largest of |u|_inf and 1.
 
-use crate::assembly::{Assembler, Pattern};
-use crate::element::{gather, MAX_LOCAL_DOFS};
-use crate::joint::MAX_ROWS;
+use crate::assembly::{Assembler, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
 use crate::linalg::{SaddlePointSolver, SolveError};
 use crate::model::Model;
 
@@ -85,187 +84,75 @@ pub enum StaticError {
     },
 }
 
-/// Sparsity pattern and slot maps of the static Newton matrix.
-struct StaticSystem {
-    n: usize,
-    m: usize,
-    pattern: Pattern,
-    /// First multiplier row of each joint block.
-    row0: Vec<usize>,
+/// Residual `[r; Phi]` and, with `matrix`, the Newton matrix
+/// `[K - s K_load + H, B^T; B, 0]` from the assembler's neutral operators.
+/// Returns (|r|_inf, f_scale, |Phi|_inf).
+#[allow(clippy::too_many_arguments)]
+fn fill(
+    asm: &Assembler,
+    model: &Model,
+    u: &[f64],
+    lambda: &[f64],
+    s: f64,
+    t: f64,
+    ext: &mut [f64],
+    matrix: bool,
+    sys: &mut SaddleSystem,
+) -> (f64, f64, f64) {
+    let n = asm.n_dofs();
+    sys.residual.fill(0.0);
+    if matrix {
+        sys.values.fill(0.0);
+    }
+    asm.add_element_forces(model, &ElementEval::At(u), matrix.then_some(1.0), sys);
+    let p_max = max_abs(&sys.residual[..n]);
+    // External loads and gravity, scaled by s.
+    ext.fill(0.0);
+    asm.add_loads(model, u, t, ext, s);
+    for (e, g) in ext.iter_mut().zip(asm.gravity_force()) {
+        *e += s * g;
+    }
+    let f_max = 1.0_f64.max(p_max).max(max_abs(ext));
+    asm.subtract_gravity(&mut sys.residual[..n], s);
+    asm.add_load_terms(model, u, &|f| s * f.value(t), matrix.then_some(1.0), sys);
+    // Constraints: B^T lambda, its curvature, and the rows Phi, B.
+    let lam = MultiplierMix::of(lambda);
+    asm.add_joint_terms(
+        model,
+        &JointTerms {
+            u,
+            t,
+            discrete_from: None,
+            force: Some((1.0, lam)),
+            column: if matrix { 1.0 } else { 0.0 },
+            curvature: matrix.then_some((1.0, lam)),
+        },
+        sys,
+    );
+    asm.set_constraint_rows(model, u, t, 1.0, matrix, sys);
+    (
+        max_abs(&sys.residual[..n]),
+        f_max,
+        max_abs(&sys.residual[n..]),
+    )
 }
 
-impl StaticSystem {
-    fn new(model: &Model) -> Self {
-        let n = model.n_dofs();
-        let m = model.n_constraints();
-        let mut pairs: Vec<(usize, usize)> = (0..n).map(|i| (i, i)).collect();
-        fn square(pairs: &mut Vec<(usize, usize)>, d: &[usize]) {
-            for &r in d {
-                for &c in d {
-                    pairs.push((r, c));
-                }
-            }
-        }
-        for b in &model.elements {
-            for i in 0..b.len() {
-                square(&mut pairs, b.dofs(i));
-            }
-        }
-        for l in &model.loads {
-            square(&mut pairs, &l.dofs);
-        }
-        let mut row0 = Vec::with_capacity(model.joints.len());
-        let mut next = 0;
-        for b in &model.joints {
-            row0.push(next);
-            for i in 0..b.len() {
-                square(&mut pairs, b.dofs(i));
-                for r in 0..b.rows() {
-                    for &c in b.dofs(i) {
-                        pairs.push((n + next + r, c));
-                        pairs.push((c, n + next + r));
-                    }
-                }
-                next += b.rows();
-            }
-        }
-        StaticSystem {
-            n,
-            m,
-            pattern: Pattern::from_pairs(n + m, pairs),
-            row0,
-        }
-    }
-
-    fn add(&self, values: &mut [f64], rows: &[usize], cols: &[usize], k: &[f64], scale: f64) {
-        let nc = cols.len();
-        for (p, &r) in rows.iter().enumerate() {
-            for (q, &c) in cols.iter().enumerate() {
-                let v = k[p * nc + q];
-                if v != 0.0 {
-                    values[self.pattern.slot(r, c)] += scale * v;
-                }
-            }
-        }
-    }
-
-    /// Residual `[r; Phi]` and, when `values` is given, the Newton matrix.
-    /// Returns (|r|_inf, f_scale, |Phi|_inf).
-    #[allow(clippy::too_many_arguments)]
-    fn fill(
-        &self,
-        model: &Model,
-        gravity: &[f64],
-        u: &[f64],
-        lambda: &[f64],
-        s: f64,
-        t: f64,
-        res: &mut [f64],
-        mut values: Option<&mut [f64]>,
-    ) -> (f64, f64, f64) {
-        let n = self.n;
-        res.fill(0.0);
-        if let Some(v) = values.as_deref_mut() {
-            v.fill(0.0);
-        }
-        let mut fl = [0.0; MAX_LOCAL_DOFS];
-        let mut kl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
-        let mut ql = [0.0; MAX_LOCAL_DOFS];
-        let mut p_max = 0.0_f64;
-        for b in &model.elements {
-            let k = b.ndof();
-            for i in 0..b.len() {
-                let d = b.dofs(i);
-                match values.as_deref_mut() {
-                    Some(v) => {
-                        b.force(i, u, &mut fl[..k], Some(&mut kl[..k * k]));
-                        self.add(v, d, d, &kl[..k * k], 1.0);
-                    }
-                    None => b.force(i, u, &mut fl[..k], None),
-                }
-                for (p, &r) in d.iter().enumerate() {
-                    res[r] += fl[p];
-                }
-            }
-        }
-        for r in &res[..n] {
-            p_max = p_max.max(r.abs());
-        }
-        // External loads and gravity, scaled by s.
-        let mut ext = vec![0.0; n];
-        for l in &model.loads {
-            let k = l.dofs.len();
-            gather(u, &l.dofs, &mut ql[..k]);
-            let st = l.load.time().value(t);
-            match values.as_deref_mut() {
-                Some(v) => {
-                    l.load
-                        .force(&ql[..k], st, &mut fl[..k], Some(&mut kl[..k * k]));
-                    self.add(v, &l.dofs, &l.dofs, &kl[..k * k], -s);
-                }
-                None => l.load.force(&ql[..k], st, &mut fl[..k], None),
-            }
-            for (p, &r) in l.dofs.iter().enumerate() {
-                ext[r] += fl[p];
-            }
-        }
-        let mut f_max = 1.0_f64.max(p_max);
-        for i in 0..n {
-            let e = s * (ext[i] + gravity[i]);
-            f_max = f_max.max(e.abs());
-            res[i] -= e;
-        }
-        // Constraints.
-        let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
-        let mut phi = [0.0; MAX_ROWS];
-        let mut phi_max = 0.0_f64;
-        for (blk, &row0) in model.joints.iter().zip(&self.row0) {
-            let (rows, k) = (blk.rows(), blk.ndof());
-            for i in 0..blk.len() {
-                let r0 = row0 + i * rows;
-                let d = blk.dofs(i);
-                let lam = &lambda[r0..r0 + rows];
-                blk.phi(i, u, t, &mut phi[..rows]);
-                blk.jacobian(i, u, t, &mut bl[..rows * k]);
-                for r in 0..rows {
-                    res[n + r0 + r] = phi[r];
-                    phi_max = phi_max.max(phi[r].abs());
-                    for (p, &c) in d.iter().enumerate() {
-                        res[c] += bl[r * k + p] * lam[r];
-                    }
-                }
-                if let Some(v) = values.as_deref_mut() {
-                    for r in 0..rows {
-                        for (p, &c) in d.iter().enumerate() {
-                            let x = bl[r * k + p];
-                            v[self.pattern.slot(n + r0 + r, c)] += x;
-                            v[self.pattern.slot(c, n + r0 + r)] += x;
-                        }
-                    }
-                    kl[..k * k].fill(0.0);
-                    blk.add_curvature(i, u, t, lam, 1.0, &mut kl[..k * k]);
-                    self.add(v, d, d, &kl[..k * k], 1.0);
-                }
-            }
-        }
-        let r_max = res[..n].iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-        (r_max, f_max, phi_max)
-    }
+fn max_abs(x: &[f64]) -> f64 {
+    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }
 
 /// Solves for the static equilibrium of `model` under its loads and gravity,
 /// starting from its initial positions.
 pub fn solve_static(model: &Model, opts: &StaticOptions) -> Result<StaticSolution, StaticError> {
     let asm = Assembler::new(model);
-    let gravity = asm.gravity_force().to_vec();
-    let sys = StaticSystem::new(model);
-    let (n, m) = (sys.n, sys.m);
-    let mut solver = SaddlePointSolver::new(&sys.pattern, false)
+    let (n, m) = (asm.n_dofs(), asm.n_constraints());
+    let mut solver = SaddlePointSolver::new(asm.pattern(), false)
         .map_err(|e| StaticError::Singular { step: 0, source: e })?;
     let mut u = model.u0.clone();
     let mut lambda = vec![0.0; m];
+    let mut sys = asm.new_system();
+    let mut ext = vec![0.0; n];
     let mut res = vec![0.0; n + m];
-    let mut values = vec![0.0; sys.pattern.nnz()];
     let steps = opts.steps.max(1);
     let mut iterations = Vec::with_capacity(steps as usize);
     let mut last = 0.0;
@@ -275,15 +162,8 @@ pub fn solve_static(model: &Model, opts: &StaticOptions) -> Result<StaticSolutio
         let mut converged = false;
         let mut du_max = f64::INFINITY;
         for it in 0..=opts.max_iter {
-            let (r, f, phi) = sys.fill(
-                model,
-                &gravity,
-                &u,
-                &lambda,
-                s,
-                opts.time,
-                &mut res,
-                Some(&mut values),
+            let (r, f, phi) = fill(
+                &asm, model, &u, &lambda, s, opts.time, &mut ext, true, &mut sys,
             );
             let u_scale = u.iter().fold(1.0_f64, |a, x| a.max(x.abs()));
             history.push(r / f);
@@ -298,10 +178,10 @@ pub fn solve_static(model: &Model, opts: &StaticOptions) -> Result<StaticSolutio
                 break;
             }
             solver
-                .factor(&values)
+                .factor(&sys.values)
                 .and_then(|_| {
-                    for x in res.iter_mut() {
-                        *x = -*x;
+                    for (x, r) in res.iter_mut().zip(&sys.residual) {
+                        *x = -r;
                     }
                     solver.solve(&mut res)
                 })

@@ -14,7 +14,7 @@
 //!   assembler puts into the Newton matrix against the load vector `add_loads`;
 //! * assembled operators: `constraint_jacobian`, `stiffness`,
 //!   `internal_force` (against the potential energy) and the velocity
-//!   curvature of `fill_initial`;
+//!   curvature of `fill_index1`;
 //! * the assembled Newton matrix of `fill_step` against the derivative of its
 //!   residual with respect to the Newton unknowns (delta, lambda), for several
 //!   GSSSS schemes and forms, the two-field scheme and all four constraint
@@ -1440,9 +1440,9 @@ fn assembled_operators() {
         &grad,
     );
 
-    // fill_initial: constraint rows hold gamma = v^T (d2 Phi_r/du2) v (scleronomic joints).
+    // fill_index1: constraint rows hold gamma = v^T (d2 Phi_r/du2) v (scleronomic joints).
     let mut sys = asm.new_system();
-    asm.fill_initial(&model, &u, &v, t, &mut sys);
+    asm.fill_index1(&model, &u, &v, t, None, &mut sys);
     let gamma: Vec<f64> = (0..m)
         .map(|r| {
             fd_second(H, |tau| {
@@ -1454,7 +1454,7 @@ fn assembled_operators() {
         })
         .collect();
     check(
-        "mechanism: fill_initial gamma = d2 Phi(u + tau v)/dtau2",
+        "mechanism: fill_index1 gamma = d2 Phi(u + tau v)/dtau2",
         &sys.residual[n..],
         &gamma,
     );

@@ -100,6 +100,8 @@ pub struct SaddleSystem {
     pub values: Vec<f64>,
     slab: Vec<f64>,
     local: Box<Local>,
+    /// n zeros (an acceleration of zero for the rate forces).
+    zeros: Vec<f64>,
 }
 
 /// Element-, load- and joint-local arrays of the Newton fill, kept with the
@@ -441,6 +443,7 @@ impl Assembler {
                 }
             ],
             local: Local::new(),
+            zeros: vec![0.0; self.n],
         }
     }
 
@@ -456,6 +459,7 @@ impl Assembler {
             values,
             slab,
             local,
+            ..
         } = sys;
         match &self.gather {
             None => {
@@ -522,10 +526,10 @@ impl Assembler {
         mass_mul(&self.mass, x, out);
     }
 
-    /// Subtracts the gravity load `M g` from `residual[..n]`.
-    pub fn subtract_gravity(&self, residual: &mut [f64]) {
+    /// Subtracts `scale` times the gravity load `M g` from `residual[..n]`.
+    pub fn subtract_gravity(&self, residual: &mut [f64], scale: f64) {
         for (r, fg) in residual.iter_mut().zip(&self.gravity_force) {
-            *r -= fg;
+            *r -= scale * fg;
         }
     }
 
@@ -738,39 +742,47 @@ impl Assembler {
         }
     }
 
-    /// Fills the system for consistent initial accelerations and multipliers:
-    /// `[M B^T; B 0] [a; lambda] = [F - P(u) + M g; -gamma]` with
-    /// `gamma = (B v)_u v + Phi_tt + 2 Phi_tu v`. The residual holds the negated
-    /// right-hand side so that the solve of `A x = -r` gives (a, lambda).
-    pub fn fill_initial(
+    /// Fills the index-1 system of the accelerations and multipliers at
+    /// (u, v, t) (seed 001 eq. 3.4; seed 000 eq. 3.5):
+    /// `[M(u) B^T; B 0] [a; lambda] = [f(u, v, t); gamma]` with
+    /// `f = F + M g - P(u) - F_d(u, v) - g(u, v)` and
+    /// `gamma = -(B v)_u v - 2 Phi_tu v - Phi_tt`; with Baumgarte's
+    /// stabilization `Some([alpha, beta])` (seed 001 eq. 3.14) the constraint
+    /// rows are `gamma - 2 alpha (B v + Phi_t) - beta^2 Phi`. The residual
+    /// holds the negated right-hand side, so that the solve of `A x = -r`
+    /// gives (a, lambda).
+    pub fn fill_index1(
         &self,
         model: &Model,
         u: &[f64],
         v: &[f64],
         t: f64,
+        baumgarte: Option<[f64; 2]>,
         sys: &mut SaddleSystem,
     ) {
         sys.residual.fill(0.0);
         sys.values.fill(0.0);
         let n = self.n;
         self.add_mass(&mut sys.values, 1.0);
-        for (r, fg) in sys.residual[..n].iter_mut().zip(&self.gravity_force) {
-            *r -= fg;
-        }
+        self.subtract_gravity(&mut sys.residual[..n], 1.0);
         self.element_pass(model, sys, None, |b, i, f, _| b.force(i, u, f, None));
-        self.add_loads(model, u, t, &mut sys.residual[..n], -1.0);
+        self.add_load_terms(model, u, &|f| f.value(t), None, sys);
         // Dampers and configuration-dependent inertia at a = 0: the residual
         // gets F_d(u, v) + g(u, v), the matrix M(u).
-        let zero = vec![0.0; n];
+        let zeros = std::mem::take(&mut sys.zeros);
         let x = RateState {
             u,
             v,
-            a: &zero,
+            a: &zeros,
             midpoint: None,
         };
         self.add_rate_forces(model, &x, Some([0.0, 0.0, 1.0]), sys);
+        sys.zeros = zeros;
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
         let mut extra = [0.0; MAX_ROWS];
+        let mut phi = [0.0; MAX_ROWS];
+        let mut phi_t = [0.0; MAX_ROWS];
+        let mut vl = [0.0; MAX_LOCAL_DOFS];
         for (blk, s) in model.joints.iter().zip(&self.joints) {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
@@ -784,6 +796,45 @@ impl Assembler {
                 for r in 0..rows {
                     sys.residual[n + r0 + r] = gamma[r] + extra[r];
                 }
+                if let Some([alpha, beta]) = baumgarte {
+                    blk.phi(i, u, t, &mut phi[..rows]);
+                    blk.phi_t(i, u, t, &mut phi_t[..rows]);
+                    gather(v, blk.dofs(i), &mut vl[..k]);
+                    for r in 0..rows {
+                        let bv: f64 = (0..k).map(|p| bl[r * k + p] * vl[p]).sum();
+                        sys.residual[n + r0 + r] +=
+                            2.0 * alpha * (bv + phi_t[r]) + beta * beta * phi[r];
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes `Phi(u, t)` (m rows) into `out`.
+    pub fn constraint_values(&self, model: &Model, u: &[f64], t: f64, out: &mut [f64]) {
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let rows = blk.rows();
+            for i in 0..blk.len() {
+                let r0 = s.row0 + i * rows;
+                blk.phi(i, u, t, &mut out[r0..r0 + rows]);
+            }
+        }
+    }
+
+    /// Writes the velocity constraints `B(u, t) v + Phi_t(u, t)` (m rows) into `out`.
+    pub fn constraint_rates(&self, model: &Model, u: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
+        let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
+        let mut vl = [0.0; MAX_LOCAL_DOFS];
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                let r0 = s.row0 + i * rows;
+                blk.jacobian(i, u, t, &mut bl[..rows * k]);
+                blk.phi_t(i, u, t, &mut out[r0..r0 + rows]);
+                gather(v, blk.dofs(i), &mut vl[..k]);
+                for r in 0..rows {
+                    out[r0 + r] += (0..k).map(|p| bl[r * k + p] * vl[p]).sum::<f64>();
+                }
             }
         }
     }
@@ -791,7 +842,7 @@ impl Assembler {
     /// The matrix `[M B^T; B 0]` of the consistent-initialization solve at the model's initial state.
     pub fn initial_saddle_matrix(&self, model: &Model) -> CsMat<f64> {
         let mut sys = self.new_system();
-        self.fill_initial(model, &model.u0, &model.v0, 0.0, &mut sys);
+        self.fill_index1(model, &model.u0, &model.v0, 0.0, None, &mut sys);
         self.pattern.to_csc(&sys.values)
     }
 

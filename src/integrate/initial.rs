@@ -17,7 +17,7 @@ pub fn consistent_initial(
 ) -> Result<(), StepError> {
     let n = sys.asm.n_dofs();
     sys.asm
-        .fill_initial(sys.model, &state.u, &state.v, state.t, work);
+        .fill_index1(sys.model, &state.u, &state.v, state.t, None, work);
     let singular = |e: crate::linalg::SolveError, values: &[f64]| StepError::Singular {
         step: state.step,
         time: state.t,

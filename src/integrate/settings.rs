@@ -346,12 +346,14 @@ impl IntegratorSpec {
         let step_control = match self.step_control.as_deref().unwrap_or("fixed") {
             "fixed" => StepControl::Fixed,
             "cutback" => StepControl::Cutback,
-            other => return Err((
-                "step_control",
-                format!(
+            other => {
+                return Err((
+                    "step_control",
+                    format!(
                     "`step_control` must be \"fixed\" or \"cutback\" for GSSSS, got \"{other}\""
                 ),
-            )),
+                ))
+            }
         };
         Ok(IntegratorConfig {
             method: MethodConfig::Gssss(GssssSettings {

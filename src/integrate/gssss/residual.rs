@@ -161,7 +161,7 @@ pub fn fill_step(asm: &Assembler, model: &Model, inp: &StepInput<'_>, sys: &mut 
 
     // Inertia and gravity.
     asm.mass_mul_add(inp.a_tilde, &mut sys.residual[..n]);
-    asm.subtract_gravity(&mut sys.residual[..n]);
+    asm.subtract_gravity(&mut sys.residual[..n], 1.0);
 
     // Internal forces at the EOM time level.
     let coef_k = inp.matrix.then_some(inp.coef_u);
