@@ -747,8 +747,9 @@ impl Assembler {
     /// `[M(u) B^T; B 0] [a; lambda] = [f(u, v, t); gamma]` with
     /// `f = F + M g - P(u) - F_d(u, v) - g(u, v)` and
     /// `gamma = -(B v)_u v - 2 Phi_tu v - Phi_tt`; with Baumgarte's
-    /// stabilization `Some([alpha, beta])` (seed 001 eq. 3.14) the constraint
-    /// rows are `gamma - 2 alpha (B v + Phi_t) - beta^2 Phi`. The residual
+    /// stabilization `Some([g1, g2])` (seed 001 eq. 2.14b, B(g1, g2):
+    /// `Phi'' + g1 Phi' + g2 Phi = 0`) the constraint rows are
+    /// `gamma - g1 (B v + Phi_t) - g2 Phi`. The residual
     /// holds the negated right-hand side, so that the solve of `A x = -r`
     /// gives (a, lambda).
     pub fn fill_index1(
@@ -796,14 +797,13 @@ impl Assembler {
                 for r in 0..rows {
                     sys.residual[n + r0 + r] = gamma[r] + extra[r];
                 }
-                if let Some([alpha, beta]) = baumgarte {
+                if let Some([g1, g2]) = baumgarte {
                     blk.phi(i, u, t, &mut phi[..rows]);
                     blk.phi_t(i, u, t, &mut phi_t[..rows]);
                     gather(v, blk.dofs(i), &mut vl[..k]);
                     for r in 0..rows {
                         let bv: f64 = (0..k).map(|p| bl[r * k + p] * vl[p]).sum();
-                        sys.residual[n + r0 + r] +=
-                            2.0 * alpha * (bv + phi_t[r]) + beta * beta * phi[r];
+                        sys.residual[n + r0 + r] += g1 * (bv + phi_t[r]) + g2 * phi[r];
                     }
                 }
             }
