@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use crate::assembly::Assembler;
 use crate::integrate::{
-    accumulate_stats, Integrator, IntegratorConfig, NewtonTimings, StatSpec, StatTotal, State,
-    StepError, System,
+    accumulate_stats, Integrator, IntegratorConfig, NewtonTimings, StatSpec, State, StepError,
+    System,
 };
 use crate::model::Model;
 use crate::output::AttrValue;
@@ -81,11 +81,29 @@ impl RunSummary {
         }
     }
 
-    /// One line for the terminal.
+    /// One line for the terminal, then the method's statistics other than
+    /// the Newton iterations.
     pub fn line(&self) -> String {
+        let stats: Vec<String> = self
+            .stats
+            .iter()
+            .filter(|(name, _)| *name != "newton_iterations")
+            .map(|(name, x)| {
+                if x.fract() == 0.0 && x.abs() < 1e15 {
+                    format!("{name} {x}")
+                } else {
+                    format!("{name} {x:.3e}")
+                }
+            })
+            .collect();
+        let stats = if stats.is_empty() {
+            String::new()
+        } else {
+            format!(" | {}", stats.join(", "))
+        };
         format!(
             "{} | steps {} to t = {} | {:.3} Newton iterations/step | max relative energy change {:.3e} | \
-             max position-constraint violation {:.3e} | wall {:.3} s",
+             max position-constraint violation {:.3e} | wall {:.3} s{stats}",
             if self.failure.is_some() { "FAILED" } else { "completed" },
             self.steps,
             crate::integrate::fmt_time(self.t_end_reached),
@@ -473,9 +491,10 @@ fn stat_attributes(specs: &[StatSpec], totals: &[f64]) -> Vec<(String, AttrValue
         .iter()
         .zip(totals)
         .map(|(s, &x)| {
-            let v = match s.total {
-                StatTotal::Sum => AttrValue::I64(x.round() as i64),
-                StatTotal::Max => AttrValue::F64(x),
+            let v = if s.integer {
+                AttrValue::I64(x.round() as i64)
+            } else {
+                AttrValue::F64(x)
             };
             (s.name.to_string(), v)
         })

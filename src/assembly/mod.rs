@@ -810,6 +810,52 @@ impl Assembler {
         }
     }
 
+    /// Fills the matrix `[W B^T; B 0]` of a projection onto the constraints
+    /// at (u, t), with the metric `W = M(u)` (`mass`, seed 001 eq. 3.68 /
+    /// 4.15) or `W = I` (eq. 3.69, for badly scaled or singular masses); the
+    /// residual is left zero.
+    pub fn fill_projection(
+        &self,
+        model: &Model,
+        u: &[f64],
+        t: f64,
+        mass: bool,
+        sys: &mut SaddleSystem,
+    ) {
+        sys.residual.fill(0.0);
+        sys.values.fill(0.0);
+        let n = self.n;
+        if mass {
+            self.add_mass(&mut sys.values, 1.0);
+            if model.elements.iter().any(|b| b.has_inertia()) {
+                let zeros = std::mem::take(&mut sys.zeros);
+                let x = RateState {
+                    u,
+                    v: &zeros,
+                    a: &zeros,
+                    midpoint: None,
+                };
+                self.add_rate_forces(model, &x, Some([0.0, 0.0, 1.0]), sys);
+                sys.zeros = zeros;
+                sys.residual.fill(0.0);
+            }
+        } else {
+            for i in 0..n {
+                sys.values[self.pattern.slot(i, i)] = 1.0;
+            }
+        }
+        let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                blk.jacobian(i, u, t, &mut bl[..rows * k]);
+                let blk_slots = i * rows * k..(i + 1) * rows * k;
+                scatter_set(&mut sys.values, &s.b[blk_slots.clone()], &bl[..rows * k]);
+                scatter_set(&mut sys.values, &s.c[blk_slots], &bl[..rows * k]);
+            }
+        }
+    }
+
     /// Writes `Phi(u, t)` (m rows) into `out`.
     pub fn constraint_values(&self, model: &Model, u: &[f64], t: f64, out: &mut [f64]) {
         for (blk, s) in model.joints.iter().zip(&self.joints) {

@@ -12,7 +12,7 @@ use super::summary::{summary_stem, write_summary, Row};
 use super::sweep::{Case, Sweep};
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
 use crate::model::{load_model_with_sets, ModelFile};
-use crate::run::{step_count, RunSummary, Simulation};
+use crate::run::{RunSummary, Simulation};
 
 /// How to run a sweep.
 #[derive(Debug, Clone)]
@@ -158,7 +158,8 @@ fn plan(sweep: &Sweep, case: &Case, out: &Path, resume: bool) -> Plan {
             }));
         }
     }
-    let cost = file.model.n_dofs().max(1) as f64 * step_count(config.t_end, config.dt) as f64;
+    // Adaptive methods' step counts are unknown before the run: a nominal 1000.
+    let cost = file.model.n_dofs().max(1) as f64 * config.nominal_steps().unwrap_or(1000) as f64;
     Plan::Run(Box::new(Planned {
         case: case.clone(),
         file,

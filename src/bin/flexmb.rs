@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use flexmb::batch::{merge_shards, run_batch, summary_file_name, BatchOptions, Shard, Sweep};
 use flexmb::integrate::{IntegratorSpec, OptionChoice, StepError};
 use flexmb::model::{load_model_with_sets, ModelFile};
-use flexmb::run::{step_count, Simulation};
+use flexmb::run::Simulation;
 
 /// Exit code of a model-file or command-line error.
 const EXIT_USAGE: u8 = 2;
@@ -173,13 +173,36 @@ struct RunArgs {
 /// Overrides of the model file's `[integrator]` table.
 #[derive(Args)]
 struct IntegratorArgs {
-    /// Method: gssss (default).
+    /// Method: gssss (default; seed 000), or an explicit Runge–Kutta method on the
+    /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps).
     #[arg(long)]
     method: Option<String>,
-    /// What a fixed-step method does when Newton fails: fixed (stop) or cutback
-    /// (halve dt and retry, regrow after successes).
+    /// GSSSS: fixed (a Newton failure stops the run) or cutback (halve dt and retry,
+    /// regrow after successes). Runge–Kutta: adaptive (dopri5's default) or fixed.
     #[arg(long)]
     step_control: Option<String>,
+    /// Runge–Kutta drift control: none, baumgarte (with --baumgarte) or pstab
+    /// (post-stabilization, seed 001 S-both2).
+    #[arg(long)]
+    stabilization: Option<String>,
+    /// Baumgarte's parameters G1,G2: Phi'' + G1 Phi' + G2 Phi = 0 (seed 001 B(G1, G2)).
+    #[arg(long, value_name = "G1,G2", value_parser = parse_pair)]
+    baumgarte: Option<[f64; 2]>,
+    /// Relative tolerance of the adaptive step control.
+    #[arg(long)]
+    rtol: Option<f64>,
+    /// Absolute tolerance of the adaptive step control (default rtol/10).
+    #[arg(long)]
+    atol: Option<f64>,
+    /// PStab: steps whose drift is at most DATOL are not stabilized (default 0: every step).
+    #[arg(long)]
+    datol: Option<f64>,
+    /// Projection metric of PStab: mass (W = M, eq. 3.68) or identity (W = I, eq. 3.69).
+    #[arg(long)]
+    projection: Option<String>,
+    /// Largest step of an adaptive method.
+    #[arg(long)]
+    max_step: Option<f64>,
     /// Preset: newmark, midpoint-endpoint, midpoint, generalized-alpha(RHO), hht(RHO), wbz(RHO), u0v0-optimal(RHO).
     #[arg(long)]
     scheme: Option<String>,
@@ -235,6 +258,13 @@ impl IntegratorArgs {
         IntegratorSpec {
             method: self.method.clone(),
             step_control: self.step_control.clone(),
+            stabilization: self.stabilization.clone(),
+            baumgarte: self.baumgarte,
+            rtol: self.rtol,
+            atol: self.atol,
+            datol: self.datol,
+            projection: self.projection.clone(),
+            max_step: self.max_step,
             scheme: self.scheme.clone(),
             family: self.family.clone(),
             rho1: self.rho1,
@@ -418,6 +448,22 @@ fn plot(args: &PlotArgs) -> ExitCode {
 
 /// A progress bar on stderr with `template`, hidden when `quiet` or when
 /// stderr is not a terminal.
+/// `G1,G2` as two numbers.
+fn parse_pair(s: &str) -> Result<[f64; 2], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    match parts[..] {
+        [a, b] => {
+            let num = |x: &str| {
+                x.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("'{x}' is not a number"))
+            };
+            Ok([num(a)?, num(b)?])
+        }
+        _ => Err(format!("expected two numbers G1,G2, got '{s}'")),
+    }
+}
+
 fn progress_bar(total: u64, quiet: bool, template: &'static str) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -653,15 +699,24 @@ fn run(args: &RunArgs) -> ExitCode {
         }
     };
     let sim = Simulation::new(file.model);
-    let total = step_count(config.t_end, config.dt);
+    // Fixed steps: a bar of steps; adaptive steps: a bar of time (per mille of t_end).
+    let steps = config.nominal_steps();
     let bar = progress_bar(
-        total,
+        steps.unwrap_or(1000),
         args.quiet,
-        "{elapsed_precise} [{bar:40}] {pos}/{len} steps  t = {msg}  ETA {eta}",
+        if steps.is_some() {
+            "{elapsed_precise} [{bar:40}] {pos}/{len} steps  t = {msg}  ETA {eta}"
+        } else {
+            "{elapsed_precise} [{bar:40}] {pos}/{len} of t_end  t = {msg}  ETA {eta}"
+        },
     );
+    let t_end = config.t_end;
     let mut progress = |s: &flexmb::integrate::State| {
         if s.step.is_multiple_of(64) {
-            bar.set_position(s.step);
+            bar.set_position(match steps {
+                Some(_) => s.step,
+                None => (1000.0 * s.t / t_end) as u64,
+            });
             bar.set_message(format!("{:.6}", s.t));
         }
     };
@@ -713,7 +768,9 @@ fn run(args: &RunArgs) -> ExitCode {
             match e {
                 StepError::Singular { .. } => ExitCode::from(EXIT_SINGULAR),
                 StepError::Setup { .. } => ExitCode::from(EXIT_USAGE),
-                StepError::NewtonFailed { .. } => ExitCode::from(EXIT_NEWTON),
+                StepError::NewtonFailed { .. } | StepError::StepSize { .. } => {
+                    ExitCode::from(EXIT_NEWTON)
+                }
             }
         }
     }
@@ -837,13 +894,19 @@ fn check(args: &CheckArgs) -> ExitCode {
         Err(e) => println!("linear solver: {e}"),
     }
     if let Some(c) = &config {
-        println!(
-            "integrator: {} | dt {} | t_end {} | {} steps",
-            c.label(),
-            c.dt,
-            c.t_end,
-            step_count(c.t_end, c.dt)
-        );
+        match c.nominal_steps() {
+            Some(steps) => println!(
+                "integrator: {} | dt {} | t_end {} | {steps} steps",
+                c.label(),
+                c.dt,
+                c.t_end,
+            ),
+            None => println!(
+                "integrator: {} | t_end {} | adaptive steps",
+                c.label(),
+                c.t_end
+            ),
+        }
     }
     if let Some(path) = &args.matrix_market {
         let matrix = sim.asm.initial_saddle_matrix(m);

@@ -18,15 +18,18 @@
 //! [`projector::Projector`].
 
 pub mod gssss;
+pub mod index1;
 mod initial;
 pub mod newton;
+pub mod projector;
+pub mod rk;
 mod settings;
 
 pub use gssss::{ConstraintOption, Family, Gssss, JacobianKind, LinearScheme, SolveForm, Variant};
 pub use newton::{NewtonStop, NewtonTimings, Refactor};
 pub use settings::{
-    GssssSettings, IntegratorConfig, IntegratorSpec, MethodConfig, OptionChoice, SettingsError,
-    StepControl,
+    GssssSettings, IntegratorConfig, IntegratorSpec, MethodConfig, OptionChoice, RkSettings,
+    RkStep, SettingsError, Stabilization, StepControl,
 };
 
 use crate::assembly::Assembler;
@@ -94,6 +97,8 @@ pub struct StatSpec {
     pub name: &'static str,
     /// How steps combine.
     pub total: StatTotal,
+    /// Whether the total is a count (written as an integer attribute).
+    pub integer: bool,
 }
 
 impl StatSpec {
@@ -102,6 +107,7 @@ impl StatSpec {
         StatSpec {
             name,
             total: StatTotal::Sum,
+            integer: true,
         }
     }
 
@@ -110,6 +116,16 @@ impl StatSpec {
         StatSpec {
             name,
             total: StatTotal::Max,
+            integer: false,
+        }
+    }
+
+    /// A summed measure (e.g. seconds spent).
+    pub const fn sum(name: &'static str) -> Self {
+        StatSpec {
+            name,
+            total: StatTotal::Sum,
+            integer: false,
         }
     }
 }
@@ -181,6 +197,18 @@ pub enum StepError {
         time: f64,
         /// What makes it singular, in model terms.
         diagnosis: String,
+    },
+    /// An adaptive method's step fell below the round-off of the time.
+    #[error("step size too small at step {step} (t = {}): h = {h:.3e} after {rejected} rejected attempts", fmt_time(*.time))]
+    StepSize {
+        /// Step number being computed.
+        step: u64,
+        /// Time.
+        time: f64,
+        /// The step size.
+        h: f64,
+        /// Rejected attempts of this step.
+        rejected: u32,
     },
     /// The integrator could not be set up.
     #[error("integrator setup failed: {reason}")]

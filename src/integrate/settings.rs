@@ -8,6 +8,8 @@ use serde::Deserialize;
 use super::gssss::OneStepIntegrator;
 use super::gssss::{preset, ConstraintOption, Family, Gssss, JacobianKind, SolveForm, Variant};
 use super::newton::{NewtonSettings, NewtonStop, Refactor};
+use super::projector::Metric;
+use super::rk::{RungeKutta, Tableau};
 use super::{Integrator, StepError, System};
 use crate::output::AttrValue;
 
@@ -32,10 +34,24 @@ fn bad(field: &'static str, message: impl Into<String>) -> SettingsError {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntegratorSpec {
-    /// Method: `gssss` (default) ...
+    /// Method: `gssss` (default), `dopri5`, `rk4`, `heun`.
     pub method: Option<String>,
-    /// `fixed` or `cutback` (GSSSS).
+    /// `fixed` or `cutback` (GSSSS); `adaptive` or `fixed` (Runge–Kutta).
     pub step_control: Option<String>,
+    /// Runge–Kutta drift control: `none`, `baumgarte` or `pstab`.
+    pub stabilization: Option<String>,
+    /// Baumgarte's parameters (g1, g2): `Phi'' + g1 Phi' + g2 Phi = 0`.
+    pub baumgarte: Option<[f64; 2]>,
+    /// Relative tolerance of the adaptive step control.
+    pub rtol: Option<f64>,
+    /// Absolute tolerance of the adaptive step control.
+    pub atol: Option<f64>,
+    /// PStab is skipped on steps whose drift is at most this (0: every step).
+    pub datol: Option<f64>,
+    /// Metric of the projections: `mass` (W = M) or `identity` (W = I).
+    pub projection: Option<String>,
+    /// Largest step of an adaptive method.
+    pub max_step: Option<f64>,
     /// Preset name (`midpoint`, `newmark`, `generalized-alpha(0.8)`, ...) or `gssss`.
     pub scheme: Option<String>,
     /// `u0` or `v0` (with rho1, rho2, rho3).
@@ -132,11 +148,59 @@ pub struct GssssSettings {
     pub step_control: StepControl,
 }
 
+/// How a Runge–Kutta method steps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RkStep {
+    /// Steps of `dt` (the last one may be shorter).
+    Fixed {
+        /// Step size.
+        dt: f64,
+    },
+    /// Steps chosen by the embedded error estimate.
+    Adaptive {
+        /// Relative tolerance.
+        rtol: f64,
+        /// Absolute tolerance.
+        atol: f64,
+        /// Largest step.
+        max_step: f64,
+    },
+}
+
+/// Drift control of the index-1 form (seed 001).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stabilization {
+    /// None: the constraints drift.
+    None,
+    /// Baumgarte's B(g1, g2): `Phi'' + g1 Phi' + g2 Phi = 0` (eq. 2.14b).
+    Baumgarte([f64; 2]),
+    /// Post-stabilization PStab (S-both2, eq. 3.68).
+    PStab {
+        /// Steps whose drift is at most `datol` are not stabilized (0: all).
+        datol: f64,
+        /// The projections' metric.
+        metric: Metric,
+    },
+}
+
+/// Settings of an explicit Runge–Kutta method (seed 001).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RkSettings {
+    /// The tableau.
+    pub tableau: Tableau,
+    /// Fixed or adaptive steps.
+    pub step: RkStep,
+    /// Drift control.
+    pub stabilization: Stabilization,
+}
+
 /// The method and its typed settings.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MethodConfig {
     /// The GSSSS family and the two-field midpoint scheme.
     Gssss(GssssSettings),
+    /// An explicit Runge–Kutta method on the index-1 form.
+    RungeKutta(RkSettings),
 }
 
 /// A fully resolved integrator configuration.
@@ -164,6 +228,13 @@ impl IntegratorSpec {
         let mut out = pick!(
             method,
             step_control,
+            stabilization,
+            baumgarte,
+            rtol,
+            atol,
+            datol,
+            projection,
+            max_step,
             scheme,
             family,
             rho1,
@@ -199,11 +270,155 @@ impl IntegratorSpec {
             "gssss" => self
                 .resolve_gssss()
                 .map_err(|(field, message)| SettingsError { field, message }),
-            other => Err(bad(
-                "method",
-                format!("`method` must be \"gssss\", got \"{other}\""),
-            )),
+            name => match Tableau::by_name(name) {
+                Some(tableau) => self.resolve_rk(tableau),
+                None => Err(bad(
+                    "method",
+                    format!(
+                        "`method` must be \"gssss\", \"dopri5\", \"rk4\" or \"heun\", got \"{name}\""
+                    ),
+                )),
+            },
         }
+    }
+
+    /// The Runge–Kutta settings; GSSSS keys in the table are that method's
+    /// and not used here.
+    fn resolve_rk(&self, tableau: Tableau) -> Result<IntegratorConfig, SettingsError> {
+        let positive = |name: &'static str, v: f64| {
+            if v > 0.0 && v.is_finite() {
+                Ok(v)
+            } else {
+                Err(bad(name, format!("`{name}` must be positive, got {v}")))
+            }
+        };
+        let t_end = positive(
+            "t_end",
+            self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
+        )?;
+        let control = self
+            .step_control
+            .as_deref()
+            .unwrap_or(if tableau.is_embedded() {
+                "adaptive"
+            } else {
+                "fixed"
+            });
+        let step = match control {
+            "adaptive" => {
+                if !tableau.is_embedded() {
+                    return Err(bad(
+                        "step_control",
+                        format!(
+                            "{} has no embedded error estimate: it runs with fixed steps (`step_control = \"fixed\"` and `dt`)",
+                            tableau.name
+                        ),
+                    ));
+                }
+                let rtol = positive("rtol", self.rtol.unwrap_or(1e-6))?;
+                let atol = positive("atol", self.atol.unwrap_or(rtol / 10.0))?;
+                let max_step = positive("max_step", self.max_step.unwrap_or(t_end))?;
+                RkStep::Adaptive {
+                    rtol,
+                    atol,
+                    max_step,
+                }
+            }
+            "fixed" => RkStep::Fixed {
+                dt: positive(
+                    "dt",
+                    self.dt
+                        .ok_or(bad("dt", "`dt` is required with fixed steps"))?,
+                )?,
+            },
+            other => {
+                return Err(bad(
+                    "step_control",
+                    format!(
+                        "`step_control` must be \"adaptive\" or \"fixed\" for {}, got \"{other}\"",
+                        tableau.name
+                    ),
+                ))
+            }
+        };
+        let metric = match self.projection.as_deref().unwrap_or("mass") {
+            "mass" => Metric::Mass,
+            "identity" => Metric::Identity,
+            other => {
+                return Err(bad(
+                    "projection",
+                    format!("`projection` must be \"mass\" or \"identity\", got \"{other}\""),
+                ))
+            }
+        };
+        let name = self
+            .stabilization
+            .as_deref()
+            .unwrap_or(if self.baumgarte.is_some() {
+                "baumgarte"
+            } else {
+                "none"
+            });
+        let stabilization = match name {
+            "none" => Stabilization::None,
+            "baumgarte" => {
+                let g = self.baumgarte.ok_or(bad(
+                    "baumgarte",
+                    "`stabilization = \"baumgarte\"` needs `baumgarte = [g1, g2]`",
+                ))?;
+                if g.iter().any(|x| !x.is_finite() || *x < 0.0) {
+                    return Err(bad(
+                        "baumgarte",
+                        format!(
+                            "Baumgarte's parameters must be finite and non-negative, got {g:?}"
+                        ),
+                    ));
+                }
+                Stabilization::Baumgarte(g)
+            }
+            "pstab" => {
+                let datol = self.datol.unwrap_or(0.0);
+                if !(datol >= 0.0 && datol.is_finite()) {
+                    return Err(bad("datol", format!("`datol` must be >= 0, got {datol}")));
+                }
+                Stabilization::PStab { datol, metric }
+            }
+            other => {
+                return Err(bad(
+                    "stabilization",
+                    format!(
+                    "`stabilization` must be \"none\", \"baumgarte\" or \"pstab\", got \"{other}\""
+                ),
+                ))
+            }
+        };
+        if self.baumgarte.is_some() && !matches!(stabilization, Stabilization::Baumgarte(_)) {
+            return Err(bad(
+                "baumgarte",
+                format!("`baumgarte` is given but `stabilization` is \"{name}\""),
+            ));
+        }
+        if self.datol.is_some() && !matches!(stabilization, Stabilization::PStab { .. }) {
+            return Err(bad(
+                "datol",
+                format!("`datol` is PStab's, but `stabilization` is \"{name}\""),
+            ));
+        }
+        let dt = match step {
+            RkStep::Fixed { dt } => dt,
+            RkStep::Adaptive { max_step, .. } => max_step,
+        };
+        Ok(IntegratorConfig {
+            method: MethodConfig::RungeKutta(RkSettings {
+                tableau,
+                step,
+                stabilization,
+            }),
+            dt,
+            t_end,
+            force_sparse: self.sparse.unwrap_or(false),
+            timing: false,
+        })
     }
 
     fn resolve_gssss(&self) -> Result<IntegratorConfig, (&'static str, String)> {
@@ -461,6 +676,61 @@ impl GssssSettings {
     }
 }
 
+impl RkSettings {
+    /// A human-readable name, e.g. `dopri5 (rtol 1e-5, atol 1e-6), PStab`.
+    pub fn label(&self) -> String {
+        let step = match self.step {
+            RkStep::Fixed { dt } => format!("dt {dt}"),
+            RkStep::Adaptive { rtol, atol, .. } => format!("rtol {rtol:e}, atol {atol:e}"),
+        };
+        let stab = match self.stabilization {
+            Stabilization::None => "no stabilization".to_string(),
+            Stabilization::Baumgarte([g1, g2]) => format!("Baumgarte B({g1}, {g2})"),
+            Stabilization::PStab { datol, metric } => {
+                format!("PStab (datol {datol:e}, {} metric)", metric.name())
+            }
+        };
+        format!("{} on the index-1 form ({step}), {stab}", self.tableau.name)
+    }
+
+    /// Parameters for the output metadata.
+    pub fn parameters(&self) -> Vec<(String, AttrValue)> {
+        let mut p = vec![("method".into(), AttrValue::Str(self.tableau.name.into()))];
+        match self.step {
+            RkStep::Fixed { dt } => {
+                p.push(("step_control".into(), AttrValue::Str("fixed".into())));
+                p.push(("dt".into(), AttrValue::F64(dt)));
+            }
+            RkStep::Adaptive {
+                rtol,
+                atol,
+                max_step,
+            } => {
+                p.push(("step_control".into(), AttrValue::Str("adaptive".into())));
+                p.push(("rtol".into(), AttrValue::F64(rtol)));
+                p.push(("atol".into(), AttrValue::F64(atol)));
+                p.push(("max_step".into(), AttrValue::F64(max_step)));
+            }
+        }
+        match self.stabilization {
+            Stabilization::None => {
+                p.push(("stabilization".into(), AttrValue::Str("none".into())));
+            }
+            Stabilization::Baumgarte([g1, g2]) => {
+                p.push(("stabilization".into(), AttrValue::Str("baumgarte".into())));
+                p.push(("baumgarte_g1".into(), AttrValue::F64(g1)));
+                p.push(("baumgarte_g2".into(), AttrValue::F64(g2)));
+            }
+            Stabilization::PStab { datol, metric } => {
+                p.push(("stabilization".into(), AttrValue::Str("pstab".into())));
+                p.push(("datol".into(), AttrValue::F64(datol)));
+                p.push(("projection".into(), AttrValue::Str(metric.name().into())));
+            }
+        }
+        p
+    }
+}
+
 fn form_name(form: SolveForm) -> &'static str {
     match form {
         SolveForm::A => "a",
@@ -474,6 +744,7 @@ impl IntegratorConfig {
     pub fn label(&self) -> String {
         match &self.method {
             MethodConfig::Gssss(g) => g.label(),
+            MethodConfig::RungeKutta(r) => r.label(),
         }
     }
 
@@ -481,6 +752,7 @@ impl IntegratorConfig {
     pub fn parameters(&self) -> Vec<(String, AttrValue)> {
         let mut p = match &self.method {
             MethodConfig::Gssss(g) => g.parameters(),
+            MethodConfig::RungeKutta(r) => r.parameters(),
         };
         p.push(("t_end".into(), AttrValue::F64(self.t_end)));
         p
@@ -491,6 +763,11 @@ impl IntegratorConfig {
     pub fn nominal_steps(&self) -> Option<u64> {
         match &self.method {
             MethodConfig::Gssss(g) => Some(crate::run::step_count(self.t_end, g.dt)),
+            MethodConfig::RungeKutta(RkSettings {
+                step: RkStep::Fixed { dt },
+                ..
+            }) => Some(crate::run::step_count(self.t_end, *dt)),
+            MethodConfig::RungeKutta(_) => None,
         }
     }
 
@@ -498,6 +775,7 @@ impl IntegratorConfig {
     pub fn gssss(&self) -> Option<&GssssSettings> {
         match &self.method {
             MethodConfig::Gssss(g) => Some(g),
+            MethodConfig::RungeKutta(_) => None,
         }
     }
 
@@ -518,6 +796,13 @@ impl IntegratorConfig {
                 }
                 Ok(Box::new(integrator))
             }
+            MethodConfig::RungeKutta(r) => Ok(Box::new(RungeKutta::new(
+                sys,
+                self.label(),
+                self.parameters(),
+                r,
+                self.force_sparse,
+            )?)),
         }
     }
 }

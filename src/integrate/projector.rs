@@ -1,0 +1,219 @@
+//! Projections onto the constraint manifold and its tangent space, shared by
+//! post-stabilization (seed 001, PStab = S-both2, eq. 3.68, Algorithm 3.3,
+//! eq. 4.15) and the embedded projection method (seed 004).
+//!
+//! A correction `dx` of a residual `r` is the `W`-smallest vector with
+//! `B dx = r`: `[W B^T; B 0] [dx; mu] = [0; r]`, that is
+//! `dx = W^-1 B^T (B W^-1 B^T)^-1 r` with `W = M(u)` (eq. 3.68) or `W = I`
+//! (eq. 3.69). One factorization of the matrix at the unstabilized point
+//! serves every correction of a step (Algorithm 3.3, step 2).
+
+use crate::assembly::SaddleSystem;
+use crate::linalg::{diagnose_singular, SaddlePointSolver};
+
+use super::{StepError, System};
+
+/// The metric of the projections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// `W = M(u)` (seed 001 eq. 3.68).
+    Mass,
+    /// `W = I` (seed 001 eq. 3.69).
+    Identity,
+}
+
+impl Metric {
+    /// The name in the model file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Mass => "mass",
+            Metric::Identity => "identity",
+        }
+    }
+}
+
+/// Drifts of a state: max-norms of the position and velocity constraints.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Drift {
+    /// `max |Phi(u, t)|`.
+    pub position: f64,
+    /// `max |B(u, t) v + Phi_t(u, t)|`.
+    pub velocity: f64,
+}
+
+impl Drift {
+    /// The larger of the two.
+    pub fn max(&self) -> f64 {
+        self.position.max(self.velocity)
+    }
+}
+
+/// Projections with one factorization per step.
+pub struct Projector {
+    metric: Metric,
+    sys: SaddleSystem,
+    solver: SaddlePointSolver,
+    phi: Vec<f64>,
+    rate: Vec<f64>,
+    rhs: Vec<f64>,
+    factored_at: f64,
+}
+
+impl Projector {
+    /// A projector for the model in `sys`.
+    pub fn new(sys: &System<'_>, metric: Metric, force_sparse: bool) -> Result<Self, StepError> {
+        let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
+        let solver = SaddlePointSolver::new(sys.asm.pattern(), force_sparse).map_err(|e| {
+            StepError::Setup {
+                reason: e.to_string(),
+            }
+        })?;
+        Ok(Projector {
+            metric,
+            sys: sys.asm.new_system(),
+            solver,
+            phi: vec![0.0; m],
+            rate: vec![0.0; m],
+            rhs: vec![0.0; n + m],
+            factored_at: f64::NAN,
+        })
+    }
+
+    /// The metric.
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+
+    /// Evaluates the constraint residuals at (u, v, t) and returns their drift.
+    pub fn residuals(&mut self, sys: &System<'_>, u: &[f64], v: &[f64], t: f64) -> Drift {
+        sys.asm.constraint_values(sys.model, u, t, &mut self.phi);
+        sys.asm.constraint_rates(sys.model, u, v, t, &mut self.rate);
+        Drift {
+            position: max_abs(&self.phi),
+            velocity: max_abs(&self.rate),
+        }
+    }
+
+    /// Factors `[W B^T; B 0]` at (u, t).
+    pub fn factor(&mut self, sys: &System<'_>, u: &[f64], t: f64) -> Result<(), StepError> {
+        sys.asm
+            .fill_projection(sys.model, u, t, self.metric == Metric::Mass, &mut self.sys);
+        self.solver
+            .factor(&self.sys.values)
+            .map_err(|e| StepError::Singular {
+                step: 0,
+                time: t,
+                diagnosis: format!(
+                    "{e} in the projection matrix [W B^T; B 0]: {}",
+                    diagnose_singular(sys.model, sys.asm, &self.sys.values, u, t)
+                ),
+            })?;
+        self.factored_at = t;
+        Ok(())
+    }
+
+    /// Subtracts from `x` the correction of the residual `which` (positions:
+    /// the last [`Projector::residuals`]' Phi; velocities: its `B v + Phi_t`)
+    /// with the last factorization.
+    fn correct(&mut self, positions: bool, x: &mut [f64]) -> Result<(), StepError> {
+        let n = x.len();
+        self.rhs[..n].fill(0.0);
+        let r = if positions { &self.phi } else { &self.rate };
+        self.rhs[n..].copy_from_slice(r);
+        self.solver
+            .solve(&mut self.rhs)
+            .map_err(|e| StepError::Singular {
+                step: 0,
+                time: self.factored_at,
+                diagnosis: format!("{e} in a projection solve"),
+            })?;
+        for (xi, d) in x.iter_mut().zip(&self.rhs[..n]) {
+            *xi -= d;
+        }
+        Ok(())
+    }
+
+    /// One S-both pass (seed 001 eq. 3.66): both residuals at the (u, v)
+    /// given (already evaluated when `evaluated`), then both corrections
+    /// together, with the last factorization.
+    fn both_pass(
+        &mut self,
+        sys: &System<'_>,
+        u: &mut [f64],
+        v: &mut [f64],
+        t: f64,
+        evaluated: bool,
+    ) -> Result<(), StepError> {
+        if !evaluated {
+            self.residuals(sys, u, v, t);
+        }
+        self.correct(true, u)?;
+        self.correct(false, v)
+    }
+
+    /// Post-stabilization PStab (S-both2, seed 001 eq. 3.68 / Algorithm 3.3 /
+    /// eq. 4.15): the matrix is factored once at the unstabilized (u~, v~)
+    /// and two S-both passes follow. The residuals at (u~, v~) are those of
+    /// the last [`Projector::residuals`] (the drift test that decided to
+    /// stabilize).
+    pub fn stabilize(
+        &mut self,
+        sys: &System<'_>,
+        u: &mut [f64],
+        v: &mut [f64],
+        t: f64,
+    ) -> Result<(), StepError> {
+        self.factor(sys, u, t)?;
+        self.both_pass(sys, u, v, t, true)?;
+        self.both_pass(sys, u, v, t, false)
+    }
+
+    /// Projects the velocities onto the tangent space at u (one linear
+    /// projection, exact): `v -= W^-1 B^T (B W^-1 B^T)^-1 (B v + Phi_t)` with
+    /// the last factorization (which must be at u).
+    pub fn project_velocity(
+        &mut self,
+        sys: &System<'_>,
+        u: &[f64],
+        v: &mut [f64],
+        t: f64,
+    ) -> Result<(), StepError> {
+        sys.asm.constraint_rates(sys.model, u, v, t, &mut self.rate);
+        self.correct(false, v)
+    }
+
+    /// Newton's method for the positions on the manifold `Phi(u, t) = 0`
+    /// (simplified: the matrix factored at the entry point): corrections
+    /// until `|Phi| <= tol` or `max_iter` iterations. Returns the iterations.
+    pub fn project_position(
+        &mut self,
+        sys: &System<'_>,
+        u: &mut [f64],
+        t: f64,
+        tol: f64,
+        max_iter: u32,
+    ) -> Result<u32, StepError> {
+        for k in 0..max_iter {
+            sys.asm.constraint_values(sys.model, u, t, &mut self.phi);
+            if max_abs(&self.phi) <= tol {
+                return Ok(k);
+            }
+            self.correct(true, u)?;
+        }
+        sys.asm.constraint_values(sys.model, u, t, &mut self.phi);
+        let r = max_abs(&self.phi);
+        if r <= tol {
+            Ok(max_iter)
+        } else {
+            Err(StepError::Setup {
+                reason: format!(
+                    "projection onto the constraint manifold did not converge at t = {t}: |Phi| = {r:.3e} after {max_iter} iterations"
+                ),
+            })
+        }
+    }
+}
+
+fn max_abs(x: &[f64]) -> f64 {
+    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
+}
