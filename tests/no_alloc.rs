@@ -1,6 +1,8 @@
 //! No heap allocation inside the time loop after the first step: a counting
 //! global allocator watches steps 2..=500 of the double pendulum (dense LU:
-//! none at all), of a truss chain on the band LU path (none) and on the sparse LU path (none of ours; the
+//! none at all; GSSSS, and DOPRI5 with PStab or Baumgarte and dense output),
+//! of the heavy top (GSSSS and RK4 with PStab), of a truss chain on the band
+//! LU path (none) and on the sparse LU path (none of ours; the
 //! sparse LU may grow its fill storage a few times), including the energy and
 //! constraint norms the driver records.
 //!
@@ -63,13 +65,20 @@ fn allocations_in_steps(sim: &Simulation, spec: &IntegratorSpec) -> usize {
     }
     .unwrap();
     let (mut a, mut l) = (state.a.clone(), state.lambda.clone());
+    let mut dense = state.clone();
     let before = allocations();
     for _ in 2..=500 {
+        let t0 = state.t;
         {
             let t = state.t + config.dt;
             integ.advance(&sys, &mut state, t)
         }
         .unwrap();
+        if integ.has_dense_output() {
+            integ
+                .interpolate(&sys, 0.5 * (t0 + state.t), &mut dense)
+                .unwrap();
+        }
         integ.aligned(&state, &mut a, &mut l);
         std::hint::black_box(sim.asm.energy(&sim.model, &state.u, &state.v));
         std::hint::black_box(
@@ -105,6 +114,33 @@ fn time_loop_does_not_allocate() {
     let spec = file.integrator.clone();
     let top = Simulation::new(file.model);
     assert_eq!(allocations_in_steps(&top, &spec), 0, "heavy top");
+
+    // The Runge–Kutta paths: adaptive DOPRI5 with PStab and dense output,
+    // Baumgarte, and fixed-step RK4 with PStab on configuration-dependent inertia.
+    let rk = |method: &str, stabilization: &str| IntegratorSpec {
+        method: Some(method.into()),
+        stabilization: Some(stabilization.into()),
+        baumgarte: (stabilization == "baumgarte").then_some([20.0, 100.0]),
+        rtol: (method == "dopri5").then_some(1e-6),
+        dt: Some(1e-3),
+        t_end: Some(100.0),
+        ..IntegratorSpec::default()
+    };
+    assert_eq!(
+        allocations_in_steps(&dp, &rk("dopri5", "pstab")),
+        0,
+        "double pendulum, dopri5 + PStab"
+    );
+    assert_eq!(
+        allocations_in_steps(&dp, &rk("dopri5", "baumgarte")),
+        0,
+        "double pendulum, dopri5 + Baumgarte"
+    );
+    assert_eq!(
+        allocations_in_steps(&top, &rk("rk4", "pstab")),
+        0,
+        "heavy top, rk4 + PStab"
+    );
 
     let truss = Simulation::new(hanging_truss_chain(60).unwrap());
     let band = IntegratorSpec {
