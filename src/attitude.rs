@@ -205,6 +205,43 @@ impl Attitude {
         r
     }
 
+    /// The matrix `W(q)` (3 x ncoords, as `w[axis][k]`) of the spatial
+    /// angular velocity `omega = W(q) qdot`, **linear in q** (so
+    /// `dW/dq_k = W(e_k)`): `2 E(p)` for Euler parameters
+    /// ([`rotation::e_matrix`]), `1/2 [[d1 x] [d2 x] [d3 x]]` for directors
+    /// (`omega = 1/2 sum_i d_i x ddot_i`). On the body's constraint manifold
+    /// it equals [`Attitude::angular_velocity`]; off it the two differ (that
+    /// one is cubic in p), and rows that are linear in the velocities
+    /// (velocity-level joints) use this one for its simple derivatives.
+    pub fn angular_velocity_matrix(self, q: &[f64]) -> AttitudeJacobian {
+        let mut w = [[0.0; MAX_ATTITUDE_COORDS]; 3];
+        match self {
+            Attitude::EulerParameters => {
+                let e = rotation::e_matrix(&nalgebra::Vector4::new(q[0], q[1], q[2], q[3]));
+                for (a, row) in w.iter_mut().enumerate() {
+                    for k in 0..4 {
+                        row[k] = 2.0 * e[(a, k)];
+                    }
+                }
+            }
+            Attitude::Directors => {
+                // (d x ddot)_a = eps_abc d_b ddot_c: column c of [d x] is d x e_c.
+                for i in 0..3 {
+                    let d = director(q, i);
+                    for c in 0..3 {
+                        let mut e = [0.0; 3];
+                        e[c] = 1.0;
+                        let col = cross(&d, &e);
+                        for (a, row) in w.iter_mut().enumerate() {
+                            row[3 * i + c] = 0.5 * col[a];
+                        }
+                    }
+                }
+            }
+        }
+        w
+    }
+
     /// Spatial angular velocity: `R (2 G(p) pdot)`, or
     /// `omega = 1/2 sum_i d_i x ddot_i` (exact for orthonormal directors).
     pub fn angular_velocity(self, q: &[f64], qdot: &[f64]) -> [f64; 3] {
@@ -227,6 +264,37 @@ impl Attitude {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `W(q) qdot` is the spatial angular velocity on the manifold, for
+    /// both attitudes (Euler-parameter rates with a component along p too:
+    /// `E(p) p = 0`).
+    #[test]
+    fn angular_velocity_matrix_is_angular_velocity() {
+        let n = (0.9_f64 * 0.9 + 0.3 * 0.3 + 0.2 * 0.2 + 0.25 * 0.25).sqrt();
+        let p = [0.9 / n, 0.3 / n, -0.2 / n, 0.25 / n];
+        let wb = [0.7, -1.3, 0.4];
+        for att in [Attitude::EulerParameters, Attitude::Directors] {
+            let q = att.from_quaternion(&p);
+            let mut qdot = att.rate_from_body_angular_velocity(&q, &wb);
+            if att == Attitude::EulerParameters {
+                for k in 0..4 {
+                    qdot[k] += 0.37 * q[k];
+                }
+            }
+            let w = att.angular_velocity_matrix(&q);
+            let nr = att.ncoords();
+            let omega: Vec<f64> = (0..3)
+                .map(|a| (0..nr).map(|k| w[a][k] * qdot[k]).sum())
+                .collect();
+            let expect = att.rotate(&q, &wb);
+            for a in 0..3 {
+                assert!(
+                    (omega[a] - expect[a]).abs() < 1e-14,
+                    "{att:?}: {omega:?} vs {expect:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn quaternion_round_trip() {

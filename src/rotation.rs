@@ -21,6 +21,17 @@ pub fn g_matrix(p: &Vector4<f64>) -> Matrix3x4<f64> {
     )
 }
 
+/// `E(p)` (3 x 4): the spatial angular velocity is `w = 2 E(p) pdot`; linear
+/// in p with `E(p) p = 0` and `E(p) G(p)^T = A(p)`, the rotation matrix on
+/// `|p| = 1`. (`2 E(p) pdot = R(p) (2 G(p) pdot)` for any `pdot` when `|p| = 1`.)
+pub fn e_matrix(p: &Vector4<f64>) -> Matrix3x4<f64> {
+    Matrix3x4::new(
+        -p[1], p[0], -p[3], p[2], //
+        -p[2], p[3], p[0], -p[1], //
+        -p[3], -p[2], p[1], p[0],
+    )
+}
+
 /// `d/dx (G(x)^T w)` (4 x 4, constant in x): column k is `G(e_k)^T w`.
 pub fn g_transpose_derivative(w: &Vector3<f64>) -> Matrix4<f64> {
     let mut d = Matrix4::zeros();

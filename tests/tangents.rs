@@ -10,6 +10,13 @@
 //! * every joint (ground pin, revolute body-body / node-node / body-node,
 //!   distance in the length and quadratic forms, point on circle): B = dPhi/du
 //!   and the curvature `sum_r w_r d^2 Phi_r/du^2` = d(B^T w)/du;
+//! * the rolling disk (both attitudes, tilted and spinning, on and slightly
+//!   off the attitude manifold): the contact row's B = dPhi/du and curvature;
+//!   the velocity-level rows' curvature d(A^T w)/du, `A v` = the velocity of
+//!   the material contact point and the contact row's rate = its vertical
+//!   velocity, zero Phi, Phi_t, Phi_tt; and the acceleration rows of
+//!   `fill_index1` (`d^2 Phi(u + tau v)/dtau^2` on position rows,
+//!   `d/dtau A(u + tau v) v` on velocity rows);
 //! * point loads with a linear field: the local derivative and the one the
 //!   assembler puts into the Newton matrix against the load vector `add_loads`;
 //! * assembled operators: `constraint_jacobian`, `stiffness`,
@@ -37,8 +44,9 @@ use flexmb::integrate::gssss::{constraint_force, fill_step, ConstraintForce, Ste
 use flexmb::integrate::gssss::{ConstraintOption, JacobianKind, LinearScheme, PredCorr};
 use flexmb::integrate::gssss::{Family, Gssss, SolveForm};
 use flexmb::joint::{
-    Coincident, DirectorConstraints, Distance, DistanceForm, DotJoint, DotRow, EulerNormalization,
-    Joint, Motion, Point, PointPair, Prescribed, Side, Slider, Slope, SlopeTarget, Vector,
+    Coincident, ConstraintLevel, DirectorConstraints, DiskContact, DiskGeometry, DiskRolling,
+    Distance, DistanceForm, DotJoint, DotRow, EulerNormalization, Joint, Motion, Point, PointPair,
+    Prescribed, Side, Slider, Slope, SlopeTarget, Vector,
 };
 use flexmb::load::{BodyTorque, PointLoad, TimeFunction, TorqueFrame};
 use flexmb::model::{Body3dSpec, Joint3d, Model, ModelBuilder, PointRef};
@@ -960,6 +968,202 @@ fn joint_jacobians_and_curvatures() {
     eprintln!(
         "joint_jacobians_and_curvatures: worst B {worst_b:.2e}, worst curvature {worst_h:.2e}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// 3b. Rolling disk: one position-level row, two velocity-level rows
+// ---------------------------------------------------------------------------
+
+/// A random disk state: rotation coordinates of a random attitude whose
+/// axis `s` is tilted (|a_z| <= 0.85, away from the flat disk), with rates
+/// of a random angular velocity (Euler-parameter rates orthogonal to p), and
+/// a random centre and centre velocity. `off` scales the rotation
+/// coordinates by 1 +- 3 % (the derivative identities hold off the manifold).
+fn disk_state(att: Attitude, s: &[f64; 3], rng: &mut Rng, off: bool) -> (Vec<f64>, Vec<f64>) {
+    let nr = att.ncoords();
+    loop {
+        let p = rng.vec(4, -1.0, 1.0);
+        let norm = p.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if norm < 0.3 {
+            continue;
+        }
+        let p: [f64; 4] = std::array::from_fn(|k| p[k] / norm);
+        let rot = att.from_quaternion(&p);
+        if att.rotate(&rot[..nr], s)[2].abs() > 0.85 {
+            continue;
+        }
+        let wb: [f64; 3] = std::array::from_fn(|_| rng.range(-2.0, 2.0));
+        let rate = att.rate_from_body_angular_velocity(&rot[..nr], &wb);
+        let mut u = rng.vec(3, -1.0, 1.0);
+        let mut v = rng.vec(3, -1.0, 1.0);
+        u.extend_from_slice(&rot[..nr]);
+        v.extend_from_slice(&rate[..nr]);
+        if off {
+            for x in &mut u[3..] {
+                *x *= 1.0 + rng.range(-0.03, 0.03);
+            }
+        }
+        return (u, v);
+    }
+}
+
+#[test]
+fn rolling_disk_jacobians_and_curvatures() {
+    let mut rng = Rng(0xD15C);
+    let t = 0.3;
+    let norm = (0.36_f64 * 0.36 + 0.48 * 0.48 + 0.8 * 0.8).sqrt();
+    let axis = [0.36 / norm, -0.48 / norm, 0.8 / norm];
+    let (mut worst_b, mut worst_h, mut worst_v): (f64, f64, f64) = (0.0, 0.0, 0.0);
+    for att in [Attitude::EulerParameters, Attitude::Directors] {
+        let g = DiskGeometry {
+            radius: 0.7,
+            axis,
+            height: 0.15,
+            attitude: att,
+        };
+        let joints: [(&str, Box<dyn Joint>); 2] = [
+            ("contact", Box::new(DiskContact(g))),
+            ("rolling", Box::new(DiskRolling(g))),
+        ];
+        for trial in 0..4 {
+            let off = trial % 2 == 1;
+            let (u, v) = disk_state(att, &axis, &mut rng, off);
+            let n = u.len();
+            for (name, j) in &joints {
+                let rows = j.rows();
+                let tag = format!(
+                    "rolling disk {name} [{}] #{trial}{}",
+                    att.name(),
+                    if off { " off-manifold" } else { "" }
+                );
+                let w = rng.vec(rows, -3.0, 3.0);
+                if j.level() == ConstraintLevel::Position {
+                    let fd_b = fd_jacobian(&u, &vec![H; n], rows, |x, phi| j.phi(x, t, phi));
+                    worst_b = worst_b.max(check(
+                        &format!("{tag}: B = dPhi/du"),
+                        &joint_jacobian(j.as_ref(), &u, t),
+                        &fd_b,
+                    ));
+                } else {
+                    let mut phi = vec![1.0; rows];
+                    j.phi(&u, t, &mut phi);
+                    assert_eq!(phi, vec![0.0; rows], "{tag}: velocity rows have no Phi");
+                }
+                let (mut pt, mut ptt) = (vec![1.0; rows], vec![1.0; rows]);
+                j.phi_t(&u, t, &mut pt);
+                j.phi_tt(&u, &v, t, &mut ptt);
+                assert_eq!(
+                    (max_abs(&pt), max_abs(&ptt)),
+                    (0.0, 0.0),
+                    "{tag}: scleronomic"
+                );
+                // add_curvature adds `scale * d(B^T w)/du` (velocity level:
+                // d(A^T w)/du, not symmetric).
+                let scale = -1.75;
+                let mut h = vec![0.5; n * n];
+                j.add_curvature(&u, t, &w, scale, &mut h);
+                let h: Vec<f64> = h.iter().map(|x| (x - 0.5) / scale).collect();
+                let fd_h = fd_jacobian(&u, &vec![H; n], n, |x, out| {
+                    let b = joint_jacobian(j.as_ref(), x, t);
+                    for (k, o) in out.iter_mut().enumerate() {
+                        *o = (0..rows).map(|r| w[r] * b[r * n + k]).sum();
+                    }
+                });
+                worst_h = worst_h.max(check(&format!("{tag}: curvature = d(B^T w)/du"), &h, &fd_h));
+            }
+            if off {
+                continue;
+            }
+            // On the manifold: A v is the (x, y) velocity and the contact
+            // row's rate B v the vertical velocity of the material point at
+            // the contact, X(tau) = x_c(tau) + R(q(tau)) s_c, s_c = R^T rho.
+            let c0 = g.contact_point(&u);
+            let rho = [c0[0] - u[0], c0[1] - u[1], c0[2] - u[2]];
+            let s_c = att.rotate_back(&u[3..], &rho);
+            let fd_x = fd_jacobian(&[0.0], &[1e-3], 3, |tau, x| {
+                let ut: Vec<f64> = u.iter().zip(&v).map(|(a, b)| a + tau[0] * b).collect();
+                let r = att.rotate(&ut[3..], &s_c);
+                for k in 0..3 {
+                    x[k] = ut[k] + r[k];
+                }
+            });
+            let times_v = |j: &dyn Joint| -> Vec<f64> {
+                let b = joint_jacobian(j, &u, t);
+                (0..j.rows())
+                    .map(|r| (0..n).map(|k| b[r * n + k] * v[k]).sum())
+                    .collect()
+            };
+            let tag = format!("rolling disk [{}] #{trial}", att.name());
+            worst_v = worst_v.max(check(
+                &format!("{tag}: A v = (x, y) velocity of the contact point"),
+                &times_v(joints[1].1.as_ref()),
+                &fd_x[..2],
+            ));
+            worst_v = worst_v.max(check(
+                &format!("{tag}: contact row B v = z velocity of the contact point"),
+                &times_v(joints[0].1.as_ref()),
+                &fd_x[2..],
+            ));
+        }
+    }
+    eprintln!(
+        "rolling_disk_jacobians_and_curvatures: worst B {worst_b:.2e}, worst curvature \
+         {worst_h:.2e}, worst contact velocity {worst_v:.2e}"
+    );
+}
+
+/// `fill_index1` of a rolling disk model at a perturbed state: its
+/// constraint rows hold `v^T H_r v`, which is `d^2 Phi_r(u + tau v)/dtau^2`
+/// on the position rows (normalization, contact) and `d/dtau A_r(u + tau v) v`
+/// on the velocity rows.
+#[test]
+fn rolling_disk_acceleration_rows() {
+    for att in [Attitude::EulerParameters, Attitude::Directors] {
+        let (q, qd) = common::disk::tilted_state(1, 1.3);
+        let model = common::disk::disk_model(0.8, 1.3, &q, &qd, att);
+        let asm = Assembler::new(&model);
+        let (n, m) = (asm.n_dofs(), asm.n_constraints());
+        let mut rng = Rng(0xACC);
+        let u: Vec<f64> = model
+            .u0
+            .iter()
+            .map(|x| x + rng.range(-0.02, 0.02))
+            .collect();
+        let v: Vec<f64> = model.v0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
+        let t = 0.1;
+        let mut sys = asm.new_system();
+        asm.fill_index1(&model, &u, &v, t, None, &mut sys);
+        let levels = model.constraint_levels();
+        let rates = |x: &[f64]| {
+            let mut out = vec![0.0; m];
+            asm.constraint_rates(&model, x, &v, t, &mut out);
+            out
+        };
+        let d_rates = fd_jacobian(&[0.0], &[H], m, |tau, out| {
+            let x: Vec<f64> = u.iter().zip(&v).map(|(a, b)| a + tau[0] * b).collect();
+            out.copy_from_slice(&rates(&x));
+        });
+        let gamma: Vec<f64> = (0..m)
+            .map(|r| match levels[r] {
+                ConstraintLevel::Position => fd_second(H, |tau| {
+                    let x: Vec<f64> = u.iter().zip(&v).map(|(a, b)| a + tau * b).collect();
+                    let mut phi = vec![0.0; m];
+                    global_phi(&model, &x, t, &mut phi);
+                    phi[r]
+                }),
+                ConstraintLevel::Velocity => d_rates[r],
+            })
+            .collect();
+        assert!(levels.contains(&ConstraintLevel::Velocity));
+        check(
+            &format!(
+                "rolling disk [{}]: fill_index1 acceleration rows",
+                att.name()
+            ),
+            &sys.residual[n..],
+            &gamma,
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use sprs::{CsMat, TriMat};
 
 use crate::element::{gather, ElementSet, GlobalLevel, RateForce, RateState, MAX_LOCAL_DOFS};
-use crate::joint::{MAX_JOINT_DOFS, MAX_ROWS};
+use crate::joint::{ConstraintLevel, MAX_JOINT_DOFS, MAX_ROWS};
 use crate::load::TimeFunction;
 use crate::model::{DofKind, Model};
 use crate::output::{ConstraintNorms, Energy};
@@ -856,7 +856,9 @@ impl Assembler {
         }
     }
 
-    /// Writes `Phi(u, t)` (m rows) into `out`.
+    /// Writes `Phi(u, t)` (m rows) into `out`. The rows of velocity-level
+    /// joints are zero (their `phi` writes zeros: they have no position-level
+    /// residual; [`Model::constraint_levels`]).
     pub fn constraint_values(&self, model: &Model, u: &[f64], t: f64, out: &mut [f64]) {
         for (blk, s) in model.joints.iter().zip(&self.joints) {
             let rows = blk.rows();
@@ -1022,6 +1024,9 @@ impl Assembler {
     }
 
     /// Max-norms of Phi, B v + Phi_t and B a + (B v)_u v + Phi_tt + 2 Phi_tu v.
+    /// The position norm takes the position-level rows only; the rows of
+    /// velocity-level joints (`A v + a_t`, `A a + (A v)_u v + a_t,u v + a_t,t`)
+    /// enter the velocity and acceleration norms.
     pub fn constraint_norms(
         &self,
         model: &Model,
@@ -1041,6 +1046,7 @@ impl Assembler {
         for blk in &model.joints {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
+                let position = blk.level(i) == ConstraintLevel::Position;
                 blk.phi(i, u, t, &mut phi[..rows]);
                 blk.phi_t(i, u, t, &mut pt[..rows]);
                 blk.phi_tt(i, u, v, t, &mut ptt[..rows]);
@@ -1052,7 +1058,9 @@ impl Assembler {
                     let row = &bl[r * k..(r + 1) * k];
                     let bv: f64 = row.iter().zip(&vl[..k]).map(|(b, x)| b * x).sum();
                     let ba: f64 = row.iter().zip(&al[..k]).map(|(b, x)| b * x).sum();
-                    out.position = out.position.max(phi[r].abs());
+                    if position {
+                        out.position = out.position.max(phi[r].abs());
+                    }
                     out.velocity = out.velocity.max((bv + pt[r]).abs());
                     out.acceleration = out.acceleration.max((ba + gamma[r] + ptt[r]).abs());
                 }

@@ -1,15 +1,40 @@
 //! Joints: holonomic constraints Phi(u, t) = 0 with their Jacobian B = dPhi/du
 //! and the curvature terms that the Newton matrix (d(B^T lambda)/du, seed 000
-//! eq. 4.19) and the acceleration-level residual need.
+//! eq. 4.19) and the acceleration-level residual need; and velocity-level
+//! (nonholonomic) constraints `A(u) v + a_t(u, t) = 0` ([`ConstraintLevel`]).
 //!
 //! Like elements, joints see local vectors ordered as their DOF list; the
 //! assembler scatters their rows into the global B and the saddle-point matrix.
+//!
+//! **Constraint levels.** The rows of every joint share one multiplier vector
+//! and one Jacobian B (row block of the saddle-point matrix), whatever their
+//! level. A position-level joint's rows are `Phi(u, t) = 0`, B = dPhi/du. A
+//! velocity-level joint's rows are `A(u) v + a_t(u, t) = 0` with no
+//! position-level residual; its trait methods mean:
+//!
+//! * [`Joint::phi`] writes zeros (so `Phi` of the assembled vector is zero on
+//!   those rows);
+//! * [`Joint::jacobian`] is `A(u)` (it multiplies v in the velocity rows and a
+//!   in the acceleration rows, and `A^T lambda` is the constraint force);
+//! * [`Joint::add_curvature`] adds `scale * d(A(u)^T w)/du`, i.e.
+//!   `H[p][q] = sum_r w_r dA_rp/du_q` (row p, column q; not symmetric in
+//!   general). `v^T H_r v = sum_pq v_p (dA_rp/du_q) v_q = (d(A_r v)/du) v`,
+//!   so the assembler's velocity curvature (`v^T H_r v`, the term
+//!   `(B v)_u v` of the acceleration rows) is the right term for both levels;
+//!   and `d(B^T lambda)/du` in a Newton matrix is the derivative of the
+//!   constraint force for both;
+//! * [`Joint::phi_t`] is `a_t(u, t)`;
+//! * [`Joint::phi_tt`] is the extra acceleration-level term
+//!   `d(a_t)/du v + d(a_t)/dt` (for a position-level joint it is
+//!   `Phi_tt + 2 Phi_tu v`), so the acceleration rows of both levels read
+//!   `B a + v^T H v + phi_tt = 0` (`docs/theory/nonholonomic.md`).
 
 mod coincident;
 mod distance;
 mod orient;
 pub mod point;
 mod prescribed;
+mod rolling;
 mod slider;
 mod slope;
 
@@ -18,6 +43,7 @@ pub use distance::{Distance, DistanceForm};
 pub use orient::{DirectorConstraints, DotJoint, DotRow, EulerNormalization, Side, Vector};
 pub use point::{Point, PointPair};
 pub use prescribed::{Motion, Prescribed};
+pub use rolling::{DiskContact, DiskGeometry, DiskRolling};
 pub use slider::Slider;
 pub use slope::{Slope, SlopeTarget};
 
@@ -30,10 +56,29 @@ pub const MAX_ROWS: usize = 8;
 /// Largest number of local DOFs of one joint (two points).
 pub const MAX_JOINT_DOFS: usize = 2 * point::MAX_POINT_DOFS;
 
+/// Level of a joint's constraint rows (module doc).
+///
+/// Not to be confused with [`crate::probe::ConstraintLevel`], which selects a
+/// residual norm (position, velocity, acceleration) for a probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConstraintLevel {
+    /// Holonomic rows `Phi(u, t) = 0`, `B = dPhi/du`.
+    #[default]
+    Position,
+    /// Nonholonomic rows `A(u) v + a_t(u, t) = 0`; `Phi` is zero, `B = A`.
+    Velocity,
+}
+
 /// The local constraint equations of one joint type.
 pub trait Joint: Send + Sync + 'static {
     /// Type name used in messages (e.g. `revolute`).
     fn kind(&self) -> &'static str;
+
+    /// Level of the rows (default: position level). For a velocity-level
+    /// joint the other methods change meaning as the module doc describes.
+    fn level(&self) -> ConstraintLevel {
+        ConstraintLevel::Position
+    }
 
     /// Number of constraint rows.
     fn rows(&self) -> usize;
@@ -41,21 +86,24 @@ pub trait Joint: Send + Sync + 'static {
     /// Number of local DOFs.
     fn ndof(&self) -> usize;
 
-    /// Phi(u, t).
+    /// Phi(u, t) (zeros for a velocity-level joint).
     fn phi(&self, u: &[f64], t: f64, phi: &mut [f64]);
 
-    /// B = dPhi/du, row-major rows x ndof.
+    /// B = dPhi/du (velocity level: A(u)), row-major rows x ndof.
     fn jacobian(&self, u: &[f64], t: f64, b: &mut [f64]);
 
-    /// Adds `scale * sum_i w_i d^2 Phi_i / du^2` to the row-major ndof x ndof `h`.
+    /// Adds `scale * sum_i w_i d^2 Phi_i / du^2` (velocity level:
+    /// `scale * d(A^T w)/du`, row p = component of `A^T w`, column q = u_q)
+    /// to the row-major ndof x ndof `h`.
     fn add_curvature(&self, u: &[f64], t: f64, w: &[f64], scale: f64, h: &mut [f64]);
 
-    /// Phi_t (zero for scleronomic joints).
+    /// Phi_t (velocity level: a_t; zero for scleronomic joints).
     fn phi_t(&self, _u: &[f64], _t: f64, out: &mut [f64]) {
         out.fill(0.0);
     }
 
-    /// Phi_tt + 2 Phi_tu v (zero for scleronomic joints).
+    /// Phi_tt + 2 Phi_tu v (velocity level: `d(a_t)/du v + d(a_t)/dt`; zero
+    /// for scleronomic joints).
     fn phi_tt(&self, _u: &[f64], _v: &[f64], _t: f64, out: &mut [f64]) {
         out.fill(0.0);
     }
@@ -112,6 +160,8 @@ pub trait JointSet: Send + Sync {
     fn name(&self, i: usize) -> &str;
     /// Type name of joint `i`.
     fn kind(&self, i: usize) -> &'static str;
+    /// Level of the rows of joint `i` ([`Joint::level`]).
+    fn level(&self, i: usize) -> ConstraintLevel;
     /// Phi of joint `i` at the global state `u`.
     fn phi(&self, i: usize, u: &[f64], t: f64, out: &mut [f64]);
     /// Local Jacobian of joint `i` at the global state `u`.
@@ -125,7 +175,8 @@ pub trait JointSet: Send + Sync {
     /// negligible du), so that `B_d du = Phi(u1) - Phi(u0)`. With
     /// `tangent = Some((w, h))` it also writes `h = d(B_d^T w)/du1` (ndof x ndof):
     /// the discrete gradient's derivative (`crate::element::gonzalez`) of the
-    /// scalar `w . Phi`, whose discrete gradient is `B_d^T w`.
+    /// scalar `w . Phi`, whose discrete gradient is `B_d^T w`. A
+    /// velocity-level joint has no `Phi`: its `B_d` is `A(u_m)` (no correction).
     fn discrete_jacobian(
         &self,
         i: usize,
@@ -173,6 +224,9 @@ impl<J: Joint> JointSet for JointBlock<J> {
     fn kind(&self, i: usize) -> &'static str {
         self.joints[i].kind()
     }
+    fn level(&self, i: usize) -> ConstraintLevel {
+        self.joints[i].level()
+    }
     fn phi(&self, i: usize, u: &[f64], t: f64, out: &mut [f64]) {
         let ul = self.local(i, u);
         self.joints[i].phi(&ul[..self.ndof], t, out);
@@ -212,6 +266,9 @@ impl<J: Joint> JointSet for JointBlock<J> {
             joint.add_curvature(um, t, w, 0.5, h);
             (w, h)
         });
+        if joint.level() == ConstraintLevel::Velocity {
+            return;
+        }
         let scale = um.iter().fold(1.0_f64, |m, x| m.max(x.abs()));
         let Some(n2) = significant_norm2(du, scale) else {
             return;

@@ -545,6 +545,14 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                           `axis = [x, y, z]` (3-D), not both"
                     .into(),
             }),
+            JointSpec::RollingDisk {
+                id,
+                body,
+                radius,
+                axis,
+                height,
+            } => exact3("joint", id, "axis", axis)
+                .and_then(|axis| b.rolling_disk(id, body, *radius, axis, *height)),
             JointSpec::Prescribed {
                 id,
                 coordinate,

@@ -22,7 +22,7 @@ pub use generate::{
 pub use spec::ModelSpec;
 
 use crate::element::ElementSet;
-use crate::joint::JointSet;
+use crate::joint::{ConstraintLevel, JointSet};
 use crate::load::Load;
 
 /// A load with its name and global DOFs.
@@ -91,6 +91,34 @@ impl Model {
             }
         }
         names
+    }
+
+    /// The level of every multiplier row, numbered as the multipliers
+    /// ([`ConstraintLevel::Velocity`] for the rows of velocity-level joints,
+    /// whose `Phi` is zero): a post-stabilization projects positions with
+    /// the position rows only.
+    pub fn constraint_levels(&self) -> Vec<ConstraintLevel> {
+        let mut levels = Vec::with_capacity(self.n_constraints());
+        for b in &self.joints {
+            for i in 0..b.len() {
+                levels.extend(std::iter::repeat_n(b.level(i), b.rows()));
+            }
+        }
+        levels
+    }
+
+    /// Whether any joint has velocity-level (nonholonomic) rows.
+    pub fn has_velocity_constraints(&self) -> bool {
+        self.velocity_joints().next().is_some()
+    }
+
+    /// Names of the velocity-level joints, in multiplier order.
+    pub fn velocity_joints(&self) -> impl Iterator<Item = &str> + '_ {
+        self.joints.iter().flat_map(|b| {
+            (0..b.len())
+                .filter(move |&i| b.level(i) == ConstraintLevel::Velocity)
+                .map(move |i| b.name(i))
+        })
     }
 
     /// The joint (name, kind, row within the joint) of multiplier row `row`.

@@ -340,6 +340,22 @@ pub enum JointSpec {
         /// Sliding axis, global coordinates at the initial configuration (3-D).
         axis: Option<Vec<f64>>,
     },
+    /// A thin disk (a 3-D body) rolling without slipping on the plane
+    /// z = `height`: joints `<id>.contact` (position level, one row) and
+    /// `<id>.rolling` (velocity level, two rows).
+    RollingDisk {
+        /// Unique id.
+        id: String,
+        /// The disk: a 3-D rigid body.
+        body: String,
+        /// Disk radius.
+        radius: f64,
+        /// Symmetry axis of the disk in body coordinates.
+        axis: Vec<f64>,
+        /// Height of the supporting plane (default 0).
+        #[serde(default)]
+        height: f64,
+    },
     /// One coordinate driven along `value + rate t + amplitude sin(omega t + phase)`.
     Prescribed {
         /// Unique id.

@@ -2,6 +2,7 @@
 //! integrator overrides, the 12 seed combinations, error norms and orders.
 #![allow(dead_code)] // each test binary uses a subset
 
+pub mod disk;
 pub mod fd;
 
 use flexmb::integrate::IntegratorSpec;

@@ -111,6 +111,7 @@ impl OneStepIntegrator {
         settings: &GssssSettings,
         force_sparse: bool,
     ) -> Result<Self, StepError> {
+        refuse_velocity_constraints(sys.model)?;
         let newton = settings.newton;
         let n = sys.asm.n_dofs();
         let m = sys.asm.n_constraints();
@@ -366,6 +367,22 @@ fn lap(since: Option<Instant>, into: Option<&mut Duration>) -> Option<Instant> {
     Some(now)
 }
 
+/// GSSSS solves the index-3 form `Phi(u) = 0`: a velocity-level
+/// (nonholonomic) joint has no `Phi`, so a model with one is refused, naming
+/// the joint.
+fn refuse_velocity_constraints(model: &crate::model::Model) -> Result<(), StepError> {
+    match model.velocity_joints().next() {
+        None => Ok(()),
+        Some(name) => Err(StepError::Setup {
+            reason: format!(
+                "joint '{name}' is a velocity-level (nonholonomic) constraint, which GSSSS \
+                 (index-3 form) cannot integrate; use a Runge–Kutta method on the index-1 \
+                 form (`method = \"dopri5\"`)"
+            ),
+        }),
+    }
+}
+
 fn max_abs(x: &[f64]) -> f64 {
     x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }
@@ -505,5 +522,44 @@ fn newton_failed(
         reason,
         history: ws.history.clone(),
         largest: crate::integrate::largest_entries(sys.model, &ws.sys.residual, 5),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refuse_velocity_constraints;
+    use crate::integrate::StepError;
+    use crate::model::{Body3dSpec, ModelBuilder};
+
+    /// A model with a rolling disk is refused with the rolling joint's name;
+    /// the same body without it is accepted.
+    #[test]
+    fn velocity_level_joints_are_refused() {
+        let model = |disk: bool| {
+            let mut b = ModelBuilder::new(3).unwrap();
+            let spec = Body3dSpec {
+                position: [0.0, 0.0, 1.0],
+                orientation: [1.0, 0.0, 0.0, 0.0],
+                attitude: Default::default(),
+                mass: 1.0,
+                inertia: [[0.25, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 0.25]],
+                velocity: [0.0; 3],
+                angular_velocity: [0.0; 3],
+            };
+            b.body3d("disk", &spec).unwrap();
+            if disk {
+                b.rolling_disk("floor", "disk", 1.0, [0.0, 1.0, 0.0], 0.0)
+                    .unwrap();
+            }
+            b.build().unwrap()
+        };
+        assert!(refuse_velocity_constraints(&model(false)).is_ok());
+        match refuse_velocity_constraints(&model(true)) {
+            Err(StepError::Setup { reason }) => {
+                assert!(reason.contains("'floor.rolling'"), "{reason}");
+                assert!(reason.contains("dopri5"), "{reason}");
+            }
+            other => panic!("expected a setup error, got {other:?}"),
+        }
     }
 }

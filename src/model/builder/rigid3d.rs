@@ -1,6 +1,6 @@
 //! 3-D rigid bodies (Euler parameters or directors, [`Attitude`]) and the 3-D
 //! joints between them (spherical, revolute, universal, cylindrical,
-//! prismatic, fixed).
+//! prismatic, fixed), and the rolling disk on a horizontal plane.
 //!
 //! Joint axes are given in global coordinates at the initial configuration
 //! and converted here to each body's frame, `a = R(q_0)^T a_global`; the
@@ -12,7 +12,8 @@ use super::{err, finite, positive_named, BuildError, Entity, ModelBuilder, Point
 use crate::attitude::Attitude;
 use crate::element::{Rigid3d, RigidDirectors};
 use crate::joint::{
-    Coincident, DirectorConstraints, DotJoint, DotRow, EulerNormalization, Point, Side, Vector,
+    Coincident, DirectorConstraints, DiskContact, DiskGeometry, DiskRolling, DotJoint, DotRow,
+    EulerNormalization, Point, Side, Vector,
 };
 use crate::model::dof::DofKind;
 
@@ -313,6 +314,84 @@ impl ModelBuilder {
         self.claim_id("joint", id)?;
         self.joints
             .push(id, DotJoint::new(kind, pair, &rows), &dofs);
+        Ok(())
+    }
+
+    /// Adds a rolling disk (`crate::joint::DiskContact`,
+    /// `crate::joint::DiskRolling`): the 3-D body `body`, a thin disk of
+    /// radius `radius` whose symmetry axis is the body vector `axis`, rolls
+    /// without slipping on the plane `z = height`. Two joints: `<id>.contact`
+    /// (one position-level row, the lowest rim point on the plane) and
+    /// `<id>.rolling` (two velocity-level rows, no slip in x and y).
+    pub fn rolling_disk(
+        &mut self,
+        id: &str,
+        body: &str,
+        radius: f64,
+        axis: [f64; 3],
+        height: f64,
+    ) -> Result<(), BuildError> {
+        if self.dim != 3 {
+            return Err(err(
+                "joint",
+                id,
+                None,
+                "a rolling disk needs dimension = 3".into(),
+            ));
+        }
+        let (dofs, attitude) = match self.entities.get(body) {
+            Some(Entity::Body3(d, att)) => (d.clone(), *att),
+            Some(_) => {
+                return Err(err(
+                    "joint",
+                    id,
+                    Some("body"),
+                    format!("'{body}' is not a 3-D rigid body"),
+                ))
+            }
+            None => {
+                return Err(err(
+                    "joint",
+                    id,
+                    Some("body"),
+                    format!("body '{body}' is not defined"),
+                ))
+            }
+        };
+        positive_named("joint", id, "radius", "radius", radius)?;
+        finite("joint", id, "axis", &axis)?;
+        finite("joint", id, "height", &[height])?;
+        let axis = unit(axis).ok_or_else(|| {
+            err(
+                "joint",
+                id,
+                Some("axis"),
+                "the axis must be non-zero".into(),
+            )
+        })?;
+        let geometry = DiskGeometry {
+            radius,
+            axis: [axis[0], axis[1], axis[2]],
+            height,
+            attitude,
+        };
+        // The contact point is undefined when the disk lies flat (axis vertical).
+        let q0: Vec<f64> = dofs[3..].iter().map(|&k| self.u0[k]).collect();
+        let k = attitude.rotate(&q0, &geometry.axis)[2];
+        if 1.0 - k * k < 1e-12 {
+            return Err(err(
+                "joint",
+                id,
+                Some("axis"),
+                "the disk starts lying flat (its axis is vertical): the contact point is undefined"
+                    .into(),
+            ));
+        }
+        self.claim_id("joint", id)?;
+        self.joints
+            .push(&format!("{id}.contact"), DiskContact(geometry), &dofs);
+        self.joints
+            .push(&format!("{id}.rolling"), DiskRolling(geometry), &dofs);
         Ok(())
     }
 }
