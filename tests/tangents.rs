@@ -17,6 +17,10 @@
 //!   velocity, zero Phi, Phi_t, Phi_tt; and the acceleration rows of
 //!   `fill_index1` (`d^2 Phi(u + tau v)/dtau^2` on position rows,
 //!   `d/dtau A(u + tau v) v` on velocity rows);
+//! * path on a parabola and on y = A sin^2(w t), linear combination,
+//!   sliders, prescribed motion, the 3-D joints: B = dPhi/du and the curvature
+//!   d(B^T w)/du; for the rheonomic ones also Phi_t and Phi_tt + 2 Phi_tu v
+//!   against differences in t;
 //! * point loads with a linear field: the local derivative and the one the
 //!   assembler puts into the Newton matrix against the load vector `add_loads`;
 //! * assembled operators: `constraint_jacobian`, `stiffness`,
@@ -44,9 +48,10 @@ use flexmb::integrate::gssss::{constraint_force, fill_step, ConstraintForce, Ste
 use flexmb::integrate::gssss::{ConstraintOption, JacobianKind, LinearScheme, PredCorr};
 use flexmb::integrate::gssss::{Family, Gssss, SolveForm};
 use flexmb::joint::{
-    Coincident, ConstraintLevel, DirectorConstraints, DiskContact, DiskGeometry, DiskRolling,
-    Distance, DistanceForm, DotJoint, DotRow, EulerNormalization, Joint, Motion, Point, PointPair,
-    Prescribed, Side, Slider, Slope, SlopeTarget, Vector,
+    Coincident, ConstraintLevel, Curve, DirectorConstraints, DiskContact, DiskGeometry,
+    DiskRolling, Distance, DistanceForm, DotJoint, DotRow, EulerNormalization, Joint,
+    LinearCombination, Motion, PathJoint, Point, PointPair, Prescribed, Side, Slider, Slope,
+    SlopeTarget, Vector,
 };
 use flexmb::load::{BodyTorque, PointLoad, TimeFunction, TorqueFrame};
 use flexmb::model::{Body3dSpec, Joint3d, Model, ModelBuilder, PointRef};
@@ -776,8 +781,37 @@ fn joint_cases() -> Vec<(String, Box<dyn Joint>, bool)> {
         phase: 0.1,
     };
     cases.push(("prescribed".into(), Box::new(Prescribed::new(motion)), true));
+    for (on, p, flat_sine) in [
+        ("node", node(2), true),
+        ("body point", body([0.35, -0.45]), false),
+        ("body centre", body([0.0; 2]), true),
+    ] {
+        for (cname, curve, flat) in path_curves() {
+            let j = PathJoint::new(p, curve);
+            let flat = flat && flat_sine;
+            cases.push((format!("path {cname} {on}"), Box::new(j), flat));
+        }
+    }
+    let lin = LinearCombination::new(vec![0.7, -1.3, 2.1], 0.4);
+    cases.push(("linear combination".into(), Box::new(lin), true));
     cases.extend(joint_cases_3d());
     cases
+}
+
+/// The path joint's curves, each with a flag saying whether its own
+/// curvature is zero (`f_xx = 0`).
+fn path_curves() -> [(&'static str, Curve, bool); 2] {
+    [
+        ("parabola", Curve::Parabola { a: 0.8, b: -0.3 }, false),
+        (
+            "sine_squared",
+            Curve::SineSquared {
+                amplitude: 1.3,
+                omega: 2.5,
+            },
+            true,
+        ),
+    ]
 }
 
 fn body3(s: [f64; 3], attitude: Attitude) -> Point {
@@ -888,9 +922,54 @@ fn joint_cases_3d_for(att: Attitude, other: Attitude) -> Vec<(String, Box<dyn Jo
     cases
 }
 
-/// Rheonomic joints: Phi_t and Phi_tt against differences in t.
+/// `Phi_t` against a difference in t, and `Phi_tt + 2 Phi_tu v`
+/// against `d^2/ds^2 Phi(u + s v, t + s) - v^T (d^2 Phi/du^2) v` (the second
+/// derivative along the motion minus its velocity-curvature part). Returns
+/// the two reference vectors.
+fn time_derivative_check(name: &str, j: &dyn Joint, u: &[f64], v: &[f64], t: f64) -> [Vec<f64>; 2] {
+    let (rows, n) = (j.rows(), j.ndof());
+    let phi = |x: &[f64], t: f64| {
+        let mut p = vec![0.0; rows];
+        j.phi(x, t, &mut p);
+        p
+    };
+    let (mut pt, mut ptt) = (vec![0.0; rows], vec![0.0; rows]);
+    j.phi_t(u, t, &mut pt);
+    j.phi_tt(u, v, t, &mut ptt);
+    let fd_t = fd_jacobian(&[t], &[H], rows, |x, out| j.phi(u, x[0], out));
+    let fd_tt: Vec<f64> = (0..rows)
+        .map(|r| {
+            let along = fd_second(H, |s| {
+                let x: Vec<f64> = u.iter().zip(v).map(|(a, b)| a + s * b).collect();
+                phi(&x, t + s)[r]
+            });
+            let mut w = vec![0.0; rows];
+            w[r] = 1.0;
+            let mut hess = vec![0.0; n * n];
+            j.add_curvature(u, t, &w, 1.0, &mut hess);
+            let vhv: f64 = (0..n)
+                .map(|k| (0..n).map(|l| v[k] * hess[k * n + l] * v[l]).sum::<f64>())
+                .sum();
+            along - vhv
+        })
+        .collect();
+    for (what, analytic, reference) in
+        [("Phi_t", &pt, &fd_t), ("Phi_tt + 2 Phi_tu v", &ptt, &fd_tt)]
+    {
+        if max_abs(reference) > 1e-6 {
+            check(&format!("{name}: {what}"), analytic, reference);
+        } else {
+            check_zero(&format!("{name}: {what}"), analytic, reference, 1.0);
+        }
+    }
+    [fd_t, fd_tt]
+}
+
+/// Rheonomic joints (prescribed motion, path on y = A sin^2(w t)) and the
+/// scleronomic path on a parabola: Phi_t and Phi_tt + 2 Phi_tu v against
+/// differences in t, at several times and states.
 #[test]
-fn prescribed_motion_time_derivatives() {
+fn rheonomic_time_derivatives() {
     let motion = Motion {
         value: 0.2,
         rate: 1.5,
@@ -898,27 +977,28 @@ fn prescribed_motion_time_derivatives() {
         omega: 4.0,
         phase: 0.1,
     };
-    let j = Prescribed::new(motion);
-    let (u, v, t) = ([0.7], [0.4], 0.37);
-    let phi = |t: f64| {
-        let mut p = [0.0];
-        j.phi(&u, t, &mut p);
-        p[0]
-    };
-    let (mut pt, mut ptt) = ([0.0], [0.0]);
-    j.phi_t(&u, t, &mut pt);
-    j.phi_tt(&u, &v, t, &mut ptt);
-    let h = 1e-4;
-    check(
-        "prescribed: Phi_t",
-        &pt,
-        &[(phi(t + h) - phi(t - h)) / (2.0 * h)],
-    );
-    check(
-        "prescribed: Phi_tt",
-        &ptt,
-        &[(phi(t + h) - 2.0 * phi(t) + phi(t - h)) / (h * h)],
-    );
+    let mut cases: Vec<(String, Box<dyn Joint>, bool)> =
+        vec![("prescribed".into(), Box::new(Prescribed::new(motion)), true)];
+    for (on, p) in [("node", node(2)), ("body point", body([0.35, -0.45]))] {
+        for (cname, curve, _) in path_curves() {
+            let rheonomic = curve.is_rheonomic();
+            let j = PathJoint::new(p, curve);
+            cases.push((format!("path {cname} {on}"), Box::new(j), rheonomic));
+        }
+    }
+    let mut rng = Rng(0x7173);
+    for (name, j, rheonomic) in cases {
+        let n = j.ndof();
+        for t in [0.0, 0.37, 1.9] {
+            let (u, v) = (rng.vec(n, -1.5, 1.5), rng.vec(n, -2.0, 2.0));
+            let [fd_t, fd_tt] =
+                time_derivative_check(&format!("{name} t = {t}"), j.as_ref(), &u, &v, t);
+            // A scleronomic joint has no time derivatives; the rheonomic
+            // ones are exercised away from their zeros.
+            let moving = max_abs(&fd_t).max(max_abs(&fd_tt)) > 1e-3;
+            assert_eq!(moving, rheonomic, "{name} t = {t}");
+        }
+    }
 }
 
 fn joint_jacobian(j: &dyn Joint, u: &[f64], t: f64) -> Vec<f64> {
@@ -1506,6 +1586,57 @@ fn mechanism() -> Model {
     b.build().unwrap()
 }
 
+/// Two planar bodies in a pinned chain whose tip is on a parabola (`path`),
+/// a node on the moving line y = A sin^2(w t) (`path`, rheonomic) and a
+/// `linear` joint tying the two body angles to the node's x, with gravity
+/// and a linear field on the node: 8 DOFs, 7 multipliers.
+fn path_mechanism() -> Model {
+    let mut b = ModelBuilder::new(2).unwrap();
+    b.gravity(&[0.0, -9.81]).unwrap();
+    b.body2d("l1", &[0.2, 0.45], 1.15, 1.4, 0.12, None, 0.0)
+        .unwrap();
+    let pin = b.entity_position("l1", [-0.5, 0.0, 0.0]).unwrap();
+    b.ground_pin("pin", &at_body("l1", [-0.5, 0.0]), &pin)
+        .unwrap();
+    let elbow = b.entity_position("l1", [0.5, 0.0, 0.0]).unwrap();
+    let th2 = -0.9_f64;
+    let c2 = [elbow[0] + 0.5 * th2.cos(), elbow[1] + 0.5 * th2.sin()];
+    b.body2d("l2", &c2, th2, 0.9, 0.08, None, 0.0).unwrap();
+    b.revolute(
+        "elbow",
+        &at_body("l1", [0.5, 0.0]),
+        &at_body("l2", [-0.5, 0.0]),
+    )
+    .unwrap();
+    let tip = b.entity_position("l2", [0.5, 0.1, 0.0]).unwrap();
+    let a = 0.9;
+    let parabola = Curve::Parabola {
+        a,
+        b: tip[1] - a * tip[0] * tip[0],
+    };
+    b.path("tip_path", &at_body("l2", [0.5, 0.1]), parabola)
+        .unwrap();
+    b.node("n1", &[0.7, 0.0], None, 0.4).unwrap();
+    let sine = Curve::SineSquared {
+        amplitude: 0.6,
+        omega: 1.7,
+    };
+    b.path("n1_path", &at("n1"), sine).unwrap();
+    let names = ["l1.theta", "n1.x", "l2.theta"].map(String::from);
+    b.linear("tie", &names, &[0.5, -1.2, 0.3], None).unwrap();
+    let field = [[0.3, -1.0, 0.0], [0.8, 0.2, 0.0], [0.0, 0.0, 0.0]];
+    b.point_load(
+        "field",
+        "linear_field",
+        &at("n1"),
+        field,
+        [0.1, 0.2, 0.0],
+        TimeFunction::Constant,
+    )
+    .unwrap();
+    b.build().unwrap()
+}
+
 /// Three 3-D Euler-parameter bodies (revolute to the ground, universal,
 /// cylindrical), a node on a ball joint, a spring-damper and gravity: the
 /// configuration-dependent inertia and the dot-product joints in the Newton matrix.
@@ -1675,6 +1806,7 @@ fn discrete_joint_derivative() {
     let t = 0.4;
     for (label, model) in [
         ("planar", mechanism()),
+        ("planar path and linear joints", path_mechanism()),
         ("3-D", mechanism3d(Attitude::EulerParameters)),
         ("3-D directors", mechanism3d(Attitude::Directors)),
     ] {
@@ -1861,6 +1993,11 @@ fn newton_block_errors(
 #[test]
 fn newton_matrix_is_residual_derivative() {
     newton_matrix_check("planar mechanism", mechanism());
+}
+
+#[test]
+fn newton_matrix_is_residual_derivative_path() {
+    newton_matrix_check("planar path/linear mechanism", path_mechanism());
 }
 
 #[test]

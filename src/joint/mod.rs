@@ -31,7 +31,9 @@
 
 mod coincident;
 mod distance;
+mod linear;
 mod orient;
+mod path;
 pub mod point;
 mod prescribed;
 mod rolling;
@@ -40,7 +42,9 @@ mod slope;
 
 pub use coincident::Coincident;
 pub use distance::{Distance, DistanceForm};
+pub use linear::LinearCombination;
 pub use orient::{DirectorConstraints, DotJoint, DotRow, EulerNormalization, Side, Vector};
+pub use path::{Curve, CurveValue, PathJoint};
 pub use point::{Point, PointPair};
 pub use prescribed::{Motion, Prescribed};
 pub use rolling::{DiskContact, DiskGeometry, DiskRolling};

@@ -17,8 +17,8 @@ use crate::element::{
     Beam, Element, ElementBlock, ElementSet, RotationalSpringDamper, SpringDamper, Truss,
 };
 use crate::joint::{
-    Coincident, Distance, DistanceForm, Joint, JointBlock, JointSet, Motion, Point, PointPair,
-    Prescribed, Slider, Slope, SlopeTarget,
+    Coincident, Curve, Distance, DistanceForm, Joint, JointBlock, JointSet, LinearCombination,
+    Motion, PathJoint, Point, PointPair, Prescribed, Slider, Slope, SlopeTarget,
 };
 use crate::load::{BodyTorque, Load, PointLoad, TimeFunction, TorqueFrame};
 
@@ -734,6 +734,122 @@ impl ModelBuilder {
             phase,
         };
         self.joints.push(id, Prescribed::new(motion), &[dof]);
+        Ok(())
+    }
+
+    /// Keeps planar `point` (a node or a body point) on the curve
+    /// `y = f(x, t)` of `curve` (the `path` joint).
+    pub fn path(&mut self, id: &str, point: &PointRef, curve: Curve) -> Result<(), BuildError> {
+        if self.dim != 2 {
+            return Err(err(
+                "joint",
+                id,
+                None,
+                "path joints are planar: use dimension = 2".into(),
+            ));
+        }
+        let (p, _, dofs) = self.point("joint", id, "point", point)?;
+        if dofs.is_empty() {
+            return Err(err(
+                "joint",
+                id,
+                Some("point"),
+                "a path joint needs a node or a body point, not a ground point".into(),
+            ));
+        }
+        match curve {
+            Curve::Parabola { a, b } => {
+                finite("joint", id, "a", &[a])?;
+                finite("joint", id, "b", &[b])?;
+            }
+            Curve::SineSquared { amplitude, omega } => {
+                finite("joint", id, "amplitude", &[amplitude])?;
+                finite("joint", id, "omega", &[omega])?;
+            }
+        }
+        self.claim_id("joint", id)?;
+        self.joints.push(id, PathJoint::new(p, curve), &dofs);
+        Ok(())
+    }
+
+    /// Holds `sum_i coefficients[i] * coordinates[i] = constant` (the `linear`
+    /// joint; coordinates by DOF name, e.g. `crank.theta`, `n3.y`), `constant`
+    /// defaulting to the initial value of the sum.
+    pub fn linear(
+        &mut self,
+        id: &str,
+        coordinates: &[String],
+        coefficients: &[f64],
+        constant: Option<f64>,
+    ) -> Result<(), BuildError> {
+        let fail = |field: &'static str, message: String| err("joint", id, Some(field), message);
+        if coordinates.is_empty() {
+            return Err(fail(
+                "coordinates",
+                "a linear joint needs at least one coordinate".into(),
+            ));
+        }
+        if coordinates.len() > crate::joint::MAX_JOINT_DOFS {
+            return Err(fail(
+                "coordinates",
+                format!(
+                    "at most {} coordinates, got {}",
+                    crate::joint::MAX_JOINT_DOFS,
+                    coordinates.len()
+                ),
+            ));
+        }
+        if coefficients.len() != coordinates.len() {
+            return Err(fail(
+                "coefficients",
+                format!(
+                    "one coefficient per coordinate: {} coordinates, {} coefficients",
+                    coordinates.len(),
+                    coefficients.len()
+                ),
+            ));
+        }
+        finite("joint", id, "coefficients", coefficients)?;
+        if coefficients.iter().all(|c| *c == 0.0) {
+            return Err(fail(
+                "coefficients",
+                "the coefficients must not all be zero".into(),
+            ));
+        }
+        let mut dofs = Vec::with_capacity(coordinates.len());
+        for name in coordinates {
+            let dof =
+                self.dofs
+                    .names()
+                    .iter()
+                    .position(|n| n == name)
+                    .ok_or_else(|| {
+                        fail(
+                    "coordinates",
+                    format!("no coordinate named '{name}' (names are like 'body.theta', 'node.x')"),
+                )
+                    })?;
+            if dofs.contains(&dof) {
+                return Err(fail(
+                    "coordinates",
+                    format!("coordinate '{name}' appears twice"),
+                ));
+            }
+            dofs.push(dof);
+        }
+        let initial: f64 = dofs
+            .iter()
+            .zip(coefficients)
+            .map(|(&d, c)| c * self.u0[d])
+            .sum();
+        let constant = constant.unwrap_or(initial);
+        finite("joint", id, "constant", &[constant])?;
+        self.claim_id("joint", id)?;
+        self.joints.push(
+            id,
+            LinearCombination::new(coefficients.to_vec(), constant),
+            &dofs,
+        );
         Ok(())
     }
 

@@ -12,6 +12,7 @@ use super::spec::{
 use super::Model;
 use crate::attitude::Attitude;
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
+use crate::joint::Curve;
 use crate::load::{TimeFunction, TorqueFrame};
 use crate::output::{OutputConfig, OutputInterval};
 use crate::probe::{ConstraintLevel, EnergyTerm};
@@ -553,6 +554,22 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 height,
             } => exact3("joint", id, "axis", axis)
                 .and_then(|axis| b.rolling_disk(id, body, *radius, axis, *height)),
+            JointSpec::Path {
+                id,
+                point,
+                curve,
+                a,
+                b: cb,
+                amplitude,
+                omega,
+            } => path_curve(&b, id, point, curve, [*a, *cb, *amplitude, *omega])
+                .and_then(|c| b.path(id, &point_ref(point, dim), c)),
+            JointSpec::Linear {
+                id,
+                coordinates,
+                coefficients,
+                constant,
+            } => b.linear(id, coordinates, coefficients, *constant),
             JointSpec::Prescribed {
                 id,
                 coordinate,
@@ -830,6 +847,64 @@ fn body(b: &mut ModelBuilder, s: &BodySpec) -> Result<(), BuildError> {
     b.body3d(id, &spec)
 }
 
+/// The curve of a `path` joint from its keys `[a, b, amplitude, omega]`;
+/// the parabola's `b` defaults to the value through the point's initial
+/// position, the amplitude to 1.
+fn path_curve(
+    b: &ModelBuilder,
+    id: &str,
+    point: &PointSpec,
+    curve: &str,
+    [pa, pb, amplitude, omega]: [Option<f64>; 4],
+) -> Result<Curve, BuildError> {
+    let fail = |field: &'static str, message: String| BuildError {
+        what: "joint",
+        id: id.to_string(),
+        field: Some(field),
+        message,
+    };
+    let reject = |field: &'static str, given: Option<f64>, other: &str| match given {
+        Some(_) => Err(fail(
+            field,
+            format!("`{field}` is a key of curve = \"{other}\", not of curve = \"{curve}\""),
+        )),
+        None => Ok(()),
+    };
+    match curve {
+        "parabola" => {
+            reject("amplitude", amplitude, "sine_squared")?;
+            reject("omega", omega, "sine_squared")?;
+            let a = pa.ok_or_else(|| {
+                fail("a", "curve = \"parabola\" needs `a` (y = a x^2 + b)".into())
+            })?;
+            let cb = match pb {
+                Some(v) => v,
+                // A bad point is reported by the builder; any b does then.
+                None => initial_position(b, point).map_or(0.0, |r| r[1] - a * r[0] * r[0]),
+            };
+            Ok(Curve::Parabola { a, b: cb })
+        }
+        "sine_squared" => {
+            reject("a", pa, "parabola")?;
+            reject("b", pb, "parabola")?;
+            let omega = omega.ok_or_else(|| {
+                fail(
+                    "omega",
+                    "curve = \"sine_squared\" needs `omega` (y = amplitude sin^2(omega t))".into(),
+                )
+            })?;
+            Ok(Curve::SineSquared {
+                amplitude: amplitude.unwrap_or(1.0),
+                omega,
+            })
+        }
+        other => Err(fail(
+            "curve",
+            format!("unknown curve '{other}' (expected \"parabola\" or \"sine_squared\")"),
+        )),
+    }
+}
+
 fn check_len(x: &[f64], dim: usize, field: &str) -> Result<(), String> {
     if x.len() == dim {
         Ok(())
@@ -941,7 +1016,9 @@ pub fn load_model_with_sets(
 /// Applies `KEY.PATH=VALUE` assignments (the CLI's `--set`) to a model file's
 /// TOML text and returns the new text: `VALUE` is read as a TOML value
 /// (`16`, `1e-5`, `"midpoint"`, `[0.0, 1.0]`), else as a string; missing
-/// tables on the path are created. Example: `generator.elements=16`.
+/// tables on the path are created. In an array of tables the key after the
+/// array's name picks one entry by its `id` (or else by its index from 0).
+/// Examples: `generator.elements=16`, `element.tsda.stiffness=10000`.
 pub fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> {
     if sets.is_empty() {
         return Ok(text.to_string());
@@ -959,16 +1036,49 @@ pub fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> {
         if keys.iter().any(|k| k.is_empty()) {
             return Err(format!("--set '{set}': empty key in '{path}'"));
         }
+        let last = keys.len() - 1;
         let mut table = &mut doc;
-        for k in &keys[..keys.len() - 1] {
+        let mut i = 0;
+        while i < last {
+            let k = keys[i];
             let entry = table
                 .entry(k.to_string())
                 .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-            table = entry
-                .as_table_mut()
-                .ok_or_else(|| format!("--set '{set}': '{k}' is not a table"))?;
+            table = match entry {
+                // An array of tables (`[[element]]`, ...): the next key names
+                // one entry by its `id`, or else by its index from 0.
+                toml::Value::Array(items) => {
+                    i += 1;
+                    if i == last {
+                        return Err(format!(
+                            "--set '{set}': '{k}' is a list; name an entry by its id or index \
+                             and then a field, e.g. '{k}.ID.FIELD=VALUE'"
+                        ));
+                    }
+                    let sel = keys[i];
+                    let by_id = items
+                        .iter()
+                        .position(|v| v.get("id").and_then(toml::Value::as_str) == Some(sel));
+                    let at = by_id
+                        .or_else(|| sel.parse::<usize>().ok().filter(|&n| n < items.len()))
+                        .ok_or_else(|| {
+                            format!(
+                                "--set '{set}': '{k}' has no entry with the id '{sel}' \
+                                 (entries are named by id, or by index from 0; it has {})",
+                                items.len()
+                            )
+                        })?;
+                    items[at]
+                        .as_table_mut()
+                        .ok_or_else(|| format!("--set '{set}': '{k}.{sel}' is not a table"))?
+                }
+                other => other
+                    .as_table_mut()
+                    .ok_or_else(|| format!("--set '{set}': '{k}' is not a table"))?,
+            };
+            i += 1;
         }
-        table.insert(keys[keys.len() - 1].to_string(), value);
+        table.insert(keys[last].to_string(), value);
     }
     toml::to_string(&doc).map_err(|e| e.to_string())
 }

@@ -356,6 +356,35 @@ pub enum JointSpec {
         #[serde(default)]
         height: f64,
     },
+    /// A point on a planar curve `y = f(x, t)`: `curve = "parabola"`
+    /// (`y = a x^2 + b`) or `"sine_squared"` (`y = amplitude sin^2(omega t)`).
+    Path {
+        /// Unique id.
+        id: String,
+        /// The point on the curve (node or planar body point).
+        point: PointSpec,
+        /// `parabola` or `sine_squared`.
+        curve: String,
+        /// Parabola: coefficient of x^2 (required).
+        a: Option<f64>,
+        /// Parabola: constant (default: through the point's initial position).
+        b: Option<f64>,
+        /// Sine squared: amplitude (default 1).
+        amplitude: Option<f64>,
+        /// Sine squared: angular frequency (required).
+        omega: Option<f64>,
+    },
+    /// A linear combination of coordinates held constant: `sum c_i q_i - constant = 0`.
+    Linear {
+        /// Unique id.
+        id: String,
+        /// DOF names, e.g. `["crank.theta", "rod.theta"]`.
+        coordinates: Vec<String>,
+        /// One coefficient per coordinate.
+        coefficients: Vec<f64>,
+        /// c0 (default: the initial value of the sum).
+        constant: Option<f64>,
+    },
     /// One coordinate driven along `value + rate t + amplitude sin(omega t + phase)`.
     Prescribed {
         /// Unique id.
