@@ -856,6 +856,39 @@ impl Assembler {
         }
     }
 
+    /// `out += (d(B(u, t)^T w)/du) x`: the curvature of the constraint force
+    /// `B^T w` applied to a vector, without forming the matrix.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_curvature_product(
+        &self,
+        model: &Model,
+        u: &[f64],
+        t: f64,
+        w: &[f64],
+        x: &[f64],
+        out: &mut [f64],
+        sys: &mut SaddleSystem,
+    ) {
+        let Local { h: hl, q: xl, .. } = &mut *sys.local;
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                let r0 = s.row0 + i * rows;
+                let wl = &w[r0..r0 + rows];
+                if wl.iter().all(|x| *x == 0.0) {
+                    continue;
+                }
+                hl[..k * k].fill(0.0);
+                blk.add_curvature(i, u, t, wl, 1.0, &mut hl[..k * k]);
+                let d = blk.dofs(i);
+                gather(x, d, &mut xl[..k]);
+                for (p, &dof) in d.iter().enumerate() {
+                    out[dof] += (0..k).map(|q| hl[p * k + q] * xl[q]).sum::<f64>();
+                }
+            }
+        }
+    }
+
     /// Writes `Phi(u, t)` (m rows) into `out`. The rows of velocity-level
     /// joints are zero (their `phi` writes zeros: they have no position-level
     /// residual; [`Model::constraint_levels`]).

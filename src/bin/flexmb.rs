@@ -173,8 +173,9 @@ struct RunArgs {
 /// Overrides of the model file's `[integrator]` table.
 #[derive(Args)]
 struct IntegratorArgs {
-    /// Method: gssss (default; seed 000), or an explicit Runge–Kutta method on the
-    /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps).
+    /// Method: gssss (default; seed 000); an explicit Runge–Kutta method on the
+    /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps); or epm,
+    /// the embedded projection method (seed 004) with --tableau.
     #[arg(long)]
     method: Option<String>,
     /// GSSSS: fixed (a Newton failure stops the run) or cutback (halve dt and retry,
@@ -203,6 +204,9 @@ struct IntegratorArgs {
     /// Largest step of an adaptive method.
     #[arg(long)]
     max_step: Option<f64>,
+    /// Tableau of the embedded projection method (--method epm): rk4 (default), dopri5, heun.
+    #[arg(long)]
+    tableau: Option<String>,
     /// Preset: newmark, midpoint-endpoint, midpoint, generalized-alpha(RHO), hht(RHO), wbz(RHO), u0v0-optimal(RHO).
     #[arg(long)]
     scheme: Option<String>,
@@ -265,6 +269,7 @@ impl IntegratorArgs {
             datol: self.datol,
             projection: self.projection.clone(),
             max_step: self.max_step,
+            tableau: self.tableau.clone(),
             scheme: self.scheme.clone(),
             family: self.family.clone(),
             rho1: self.rho1,

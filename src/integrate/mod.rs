@@ -17,6 +17,7 @@
 //! and the embedded projection method (seed 004), sharing one
 //! [`projector::Projector`].
 
+pub mod epm;
 pub mod gssss;
 pub mod index1;
 mod initial;
@@ -28,8 +29,8 @@ mod settings;
 pub use gssss::{ConstraintOption, Family, Gssss, JacobianKind, LinearScheme, SolveForm, Variant};
 pub use newton::{NewtonStop, NewtonTimings, Refactor};
 pub use settings::{
-    GssssSettings, IntegratorConfig, IntegratorSpec, MethodConfig, OptionChoice, RkSettings,
-    RkStep, SettingsError, Stabilization, StepControl,
+    Formulation, GssssSettings, IntegratorConfig, IntegratorSpec, MethodConfig, OptionChoice,
+    RkSettings, RkStep, SettingsError, Stabilization, StepControl,
 };
 
 use crate::assembly::Assembler;

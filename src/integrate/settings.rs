@@ -52,6 +52,8 @@ pub struct IntegratorSpec {
     pub projection: Option<String>,
     /// Largest step of an adaptive method.
     pub max_step: Option<f64>,
+    /// The Runge–Kutta tableau of the embedded projection method (`rk4`, `dopri5`, `heun`).
+    pub tableau: Option<String>,
     /// Preset name (`midpoint`, `newmark`, `generalized-alpha(0.8)`, ...) or `gssss`.
     pub scheme: Option<String>,
     /// `u0` or `v0` (with rho1, rho2, rho3).
@@ -183,9 +185,20 @@ pub enum Stabilization {
     },
 }
 
-/// Settings of an explicit Runge–Kutta method (seed 001).
+/// The ODE a Runge–Kutta tableau integrates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Formulation {
+    /// The index-1 form in (u, v) (seed 001), with Baumgarte or PStab.
+    Index1,
+    /// The embedded projection method in the modified state (seed 004).
+    Epm,
+}
+
+/// Settings of an explicit Runge–Kutta method (seeds 001 and 004).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RkSettings {
+    /// The ODE integrated.
+    pub formulation: Formulation,
     /// The tableau.
     pub tableau: Tableau,
     /// Fixed or adaptive steps.
@@ -235,6 +248,7 @@ impl IntegratorSpec {
             datol,
             projection,
             max_step,
+            tableau,
             scheme,
             family,
             rho1,
@@ -270,12 +284,34 @@ impl IntegratorSpec {
             "gssss" => self
                 .resolve_gssss()
                 .map_err(|(field, message)| SettingsError { field, message }),
+            "epm" => {
+                let name = self.tableau.as_deref().unwrap_or("rk4");
+                let tableau = Tableau::by_name(name).ok_or(bad(
+                    "tableau",
+                    format!("`tableau` must be \"rk4\", \"dopri5\" or \"heun\", got \"{name}\""),
+                ))?;
+                if self.stabilization.as_deref().is_some_and(|s| s != "none") {
+                    return Err(bad(
+                        "stabilization",
+                        "the embedded projection method needs no stabilization: its projections are part of every evaluation",
+                    ));
+                }
+                self.resolve_rk(tableau, Formulation::Epm)
+            }
             name => match Tableau::by_name(name) {
-                Some(tableau) => self.resolve_rk(tableau),
+                Some(tableau) => {
+                    if self.tableau.is_some() {
+                        return Err(bad(
+                            "tableau",
+                            format!("`tableau` belongs to method \"epm\"; method \"{name}\" is its own tableau"),
+                        ));
+                    }
+                    self.resolve_rk(tableau, Formulation::Index1)
+                }
                 None => Err(bad(
                     "method",
                     format!(
-                        "`method` must be \"gssss\", \"dopri5\", \"rk4\" or \"heun\", got \"{name}\""
+                        "`method` must be \"gssss\", \"dopri5\", \"rk4\", \"heun\" or \"epm\", got \"{name}\""
                     ),
                 )),
             },
@@ -284,7 +320,11 @@ impl IntegratorSpec {
 
     /// The Runge–Kutta settings; GSSSS keys in the table are that method's
     /// and not used here.
-    fn resolve_rk(&self, tableau: Tableau) -> Result<IntegratorConfig, SettingsError> {
+    fn resolve_rk(
+        &self,
+        tableau: Tableau,
+        formulation: Formulation,
+    ) -> Result<IntegratorConfig, SettingsError> {
         let positive = |name: &'static str, v: f64| {
             if v > 0.0 && v.is_finite() {
                 Ok(v)
@@ -410,6 +450,7 @@ impl IntegratorSpec {
         };
         Ok(IntegratorConfig {
             method: MethodConfig::RungeKutta(RkSettings {
+                formulation,
                 tableau,
                 step,
                 stabilization,
@@ -690,12 +731,28 @@ impl RkSettings {
                 format!("PStab (datol {datol:e}, {} metric)", metric.name())
             }
         };
-        format!("{} on the index-1 form ({step}), {stab}", self.tableau.name)
+        match self.formulation {
+            Formulation::Index1 => {
+                format!("{} on the index-1 form ({step}), {stab}", self.tableau.name)
+            }
+            Formulation::Epm => format!(
+                "embedded projection method with {} ({step})",
+                self.tableau.name
+            ),
+        }
     }
 
     /// Parameters for the output metadata.
     pub fn parameters(&self) -> Vec<(String, AttrValue)> {
-        let mut p = vec![("method".into(), AttrValue::Str(self.tableau.name.into()))];
+        let mut p = match self.formulation {
+            Formulation::Index1 => {
+                vec![("method".into(), AttrValue::Str(self.tableau.name.into()))]
+            }
+            Formulation::Epm => vec![
+                ("method".into(), AttrValue::Str("epm".into())),
+                ("tableau".into(), AttrValue::Str(self.tableau.name.into())),
+            ],
+        };
         match self.step {
             RkStep::Fixed { dt } => {
                 p.push(("step_control".into(), AttrValue::Str("fixed".into())));

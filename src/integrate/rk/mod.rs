@@ -24,9 +24,10 @@ use std::time::Instant;
 
 pub use tableau::{Tableau, DOPRI5, HEUN, RK4};
 
+use super::epm::Epm;
 use super::index1::Index1;
 use super::projector::{Drift, Projector};
-use super::settings::{RkSettings, RkStep, Stabilization};
+use super::settings::{Formulation, RkSettings, RkStep, Stabilization};
 use super::{Integrator, StatSpec, State, StepError, StepReport, System};
 use crate::output::AttrValue;
 
@@ -65,7 +66,7 @@ pub struct RungeKutta {
     tab: Tableau,
     step: RkStep,
     datol: f64,
-    rhs: Index1,
+    field: Field,
     projector: Option<Projector>,
     n: usize,
     ws: Work,
@@ -81,6 +82,64 @@ pub struct RungeKutta {
     last: (f64, f64),
 }
 
+/// The ODE the tableau integrates.
+enum Field {
+    /// The index-1 form in y = (u, v) (seed 001).
+    Index1(Box<Index1>),
+    /// The embedded projection method in the modified state y = (q*, p*) (seed 004).
+    Epm(Box<Epm>),
+}
+
+impl Field {
+    /// f(t, y) into `k`, the multipliers (reactions) into `lambda`.
+    fn eval(
+        &mut self,
+        sys: &System<'_>,
+        t: f64,
+        y: &[f64],
+        k: &mut [f64],
+        lambda: &mut [f64],
+    ) -> Result<(), StepError> {
+        match self {
+            Field::Index1(rhs) => {
+                let n = y.len() / 2;
+                let (u, v) = y.split_at(n);
+                let (ku, kv) = k.split_at_mut(n);
+                ku.copy_from_slice(v);
+                rhs.eval(sys, t, u, v, kv, lambda)
+            }
+            Field::Epm(epm) => epm.eval(sys, t, y, k, lambda),
+        }
+    }
+
+    /// Positions and velocities of the last evaluation, at y with derivative k.
+    fn configuration<'a>(&'a self, y: &'a [f64]) -> (&'a [f64], &'a [f64]) {
+        match self {
+            Field::Index1(_) => y.split_at(y.len() / 2),
+            Field::Epm(epm) => (&epm.q, &epm.v),
+        }
+    }
+
+    /// Writes the original state of the last evaluation (at y, derivative k,
+    /// multipliers `lambda`) into `out`.
+    fn recover(&self, y: &[f64], k: &[f64], lambda: &[f64], out: &mut State) {
+        let n = out.u.len();
+        match self {
+            Field::Index1(_) => {
+                out.u.copy_from_slice(&y[..n]);
+                out.v.copy_from_slice(&y[n..]);
+                out.a.copy_from_slice(&k[n..]);
+            }
+            Field::Epm(epm) => {
+                out.u.copy_from_slice(&epm.q);
+                out.v.copy_from_slice(&epm.v);
+                out.a.copy_from_slice(&epm.a);
+            }
+        }
+        out.lambda.copy_from_slice(lambda);
+    }
+}
+
 /// Workspace (no allocation per step).
 struct Work {
     /// y_n = (u_n, v_n).
@@ -91,10 +150,15 @@ struct Work {
     ynew: Vec<f64>,
     lambda: Vec<f64>,
     lambda_end: Vec<f64>,
+    /// Positions and velocities at y0 (the original state).
+    u_last: Vec<f64>,
+    v_last: Vec<f64>,
     phi: Vec<f64>,
     rate: Vec<f64>,
     /// Dense output of the last accepted step (5 arrays of 2n).
     dense: Vec<Vec<f64>>,
+    /// Derivative at an interpolated point.
+    kdense: Vec<f64>,
     /// Power of the non-conservative forces at the stages.
     power: Vec<f64>,
     /// Their work over the last attempt, `h sum_i b_i P_i`.
@@ -131,7 +195,12 @@ impl RungeKutta {
             tab: settings.tableau,
             step: settings.step,
             datol,
-            rhs: Index1::new(sys, baumgarte, force_sparse)?,
+            field: match settings.formulation {
+                Formulation::Index1 => {
+                    Field::Index1(Box::new(Index1::new(sys, baumgarte, force_sparse)?))
+                }
+                Formulation::Epm => Field::Epm(Box::new(Epm::new(sys, force_sparse)?)),
+            },
             projector,
             n,
             ws: Work {
@@ -141,9 +210,12 @@ impl RungeKutta {
                 ynew: z(2 * n),
                 lambda: z(m),
                 lambda_end: z(m),
+                u_last: z(n),
+                v_last: z(n),
                 phi: z(m),
                 rate: z(m),
                 dense: (0..5).map(|_| z(2 * n)).collect(),
+                kdense: z(2 * n),
                 power: z(settings.tableau.stages),
                 work: 0.0,
             },
@@ -154,22 +226,6 @@ impl RungeKutta {
             pending: [0.0; 2],
             last: (0.0, 0.0),
         })
-    }
-
-    /// f(t, y) = (v, a) into `k`, the multipliers into `lambda`.
-    fn eval(
-        rhs: &mut Index1,
-        sys: &System<'_>,
-        n: usize,
-        t: f64,
-        y: &[f64],
-        k: &mut [f64],
-        lambda: &mut [f64],
-    ) -> Result<(), StepError> {
-        let (u, v) = y.split_at(n);
-        let (ku, kv) = k.split_at_mut(n);
-        ku.copy_from_slice(v);
-        rhs.eval(sys, t, u, v, kv, lambda)
     }
 
     /// Error weights of the adaptive control.
@@ -201,15 +257,8 @@ impl RungeKutta {
         }
         let s = self.tab.stages;
         let (head, tail) = ws.k.split_at_mut(s);
-        Self::eval(
-            &mut self.rhs,
-            sys,
-            self.n,
-            t + h,
-            &ws.ytmp,
-            &mut tail[0],
-            &mut ws.lambda_end,
-        )?;
+        self.field
+            .eval(sys, t + h, &ws.ytmp, &mut tail[0], &mut ws.lambda_end)?;
         let mut der2 = 0.0;
         for ((y, f0), f1) in ws.y0.iter().zip(&head[0]).zip(&tail[0]) {
             let sk = atol + rtol * y.abs();
@@ -240,13 +289,13 @@ impl RungeKutta {
         let ws = &mut self.ws;
         let nonconservative =
             !sys.model.loads.is_empty() || sys.model.elements.iter().any(|b| b.is_dissipative());
-        let power = |t: f64, y: &[f64]| {
-            let (u, v) = y.split_at(n);
+        let power = |t: f64, (u, v): (&[f64], &[f64])| {
             sys.asm
                 .nonconservative_work(sys.model, u, v, v, &|f| f.value(t))
         };
         if nonconservative {
-            ws.power[0] = power(t, &ws.y0);
+            // The state at t: the previous end stage (FSAL) evaluated y0.
+            ws.power[0] = power(t, (&ws.u_last, &ws.v_last));
         }
         for i in 1..s {
             let row = self.tab.a[i];
@@ -256,17 +305,15 @@ impl RungeKutta {
                     axpy(h * a, &ws.k[j], &mut ws.ytmp);
                 }
             }
-            Self::eval(
-                &mut self.rhs,
+            self.field.eval(
                 sys,
-                n,
                 t + self.tab.c[i] * h,
                 &ws.ytmp,
                 &mut ws.k[i],
                 &mut ws.lambda,
             )?;
             if nonconservative {
-                ws.power[i] = power(t + self.tab.c[i] * h, &ws.ytmp);
+                ws.power[i] = power(t + self.tab.c[i] * h, self.field.configuration(&ws.ytmp));
             }
         }
         // Work of loads and dampers by the method's own quadrature.
@@ -303,15 +350,8 @@ impl RungeKutta {
             }
             stats[STAB_SECONDS] += clock.elapsed().as_secs_f64();
         }
-        Self::eval(
-            &mut self.rhs,
-            sys,
-            n,
-            t1,
-            &ws.ynew,
-            &mut ws.k[s],
-            &mut ws.lambda_end,
-        )?;
+        self.field
+            .eval(sys, t1, &ws.ynew, &mut ws.k[s], &mut ws.lambda_end)?;
         let Some(e) = self.tab.error else {
             return Ok(0.0);
         };
@@ -366,13 +406,13 @@ impl RungeKutta {
             }
         }
         self.last = (t, h);
+        self.field
+            .recover(&ws.ynew, &ws.k[s], &ws.lambda_end, state);
+        ws.u_last.copy_from_slice(&state.u);
+        ws.v_last.copy_from_slice(&state.v);
         ws.y0.copy_from_slice(&ws.ynew);
         let (head, tail) = ws.k.split_at_mut(s);
         head[0].copy_from_slice(&tail[0]);
-        state.u.copy_from_slice(&ws.ynew[..n]);
-        state.v.copy_from_slice(&ws.ynew[n..]);
-        state.a.copy_from_slice(&tail[0][n..]);
-        state.lambda.copy_from_slice(&ws.lambda_end);
         state.t = t + h;
         state.step += 1;
     }
@@ -404,20 +444,26 @@ impl Integrator for RungeKutta {
 
     fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
         let n = self.n;
-        self.ws.y0[..n].copy_from_slice(&state.u);
-        self.ws.y0[n..].copy_from_slice(&state.v);
-        Self::eval(
-            &mut self.rhs,
-            sys,
-            n,
-            state.t,
-            &self.ws.y0,
-            &mut self.ws.k[0],
-            &mut self.ws.lambda,
-        )
-        .map_err(|e| at_step(e, state.step, state.t))?;
-        state.a.copy_from_slice(&self.ws.k[0][n..]);
-        state.lambda.copy_from_slice(&self.ws.lambda);
+        match &self.field {
+            Field::Index1(_) => {
+                self.ws.y0[..n].copy_from_slice(&state.u);
+                self.ws.y0[n..].copy_from_slice(&state.v);
+            }
+            Field::Epm(epm) => epm.modified_state(sys, &state.u, &state.v, &mut self.ws.y0),
+        }
+        self.field
+            .eval(
+                sys,
+                state.t,
+                &self.ws.y0,
+                &mut self.ws.k[0],
+                &mut self.ws.lambda,
+            )
+            .map_err(|e| at_step(e, state.step, state.t))?;
+        self.field
+            .recover(&self.ws.y0, &self.ws.k[0], &self.ws.lambda, state);
+        self.ws.u_last.copy_from_slice(&state.u);
+        self.ws.v_last.copy_from_slice(&state.v);
         self.pending = [1.0, 0.0];
         self.grid = (state.t, 0);
         self.facold = 1e-4;
@@ -499,9 +545,9 @@ impl Integrator for RungeKutta {
         }
         let d = drift(
             sys,
-            self.n,
             state.t,
-            &self.ws.y0,
+            &state.u,
+            &state.v,
             &mut self.ws.phi,
             &mut self.ws.rate,
         );
@@ -515,7 +561,6 @@ impl Integrator for RungeKutta {
     }
 
     fn interpolate(&mut self, sys: &System<'_>, t: f64, out: &mut State) -> Result<(), StepError> {
-        let n = self.n;
         let (t0, h) = self.last;
         let th = if h > 0.0 { (t - t0) / h } else { 1.0 };
         let ws = &mut self.ws;
@@ -538,13 +583,12 @@ impl Integrator for RungeKutta {
         for (i, y) in ws.ytmp.iter_mut().enumerate() {
             *y = (0..5).map(|j| w[j] * d[j][i]).sum();
         }
-        out.u.copy_from_slice(&ws.ytmp[..n]);
-        out.v.copy_from_slice(&ws.ytmp[n..]);
         out.t = t;
-        let (u, v) = ws.ytmp.split_at(n);
-        self.rhs
-            .eval(sys, t, u, v, &mut out.a, &mut out.lambda)
-            .map_err(|e| at_step(e, out.step, t))
+        self.field
+            .eval(sys, t, &ws.ytmp, &mut ws.kdense, &mut ws.lambda)
+            .map_err(|e| at_step(e, out.step, t))?;
+        self.field.recover(&ws.ytmp, &ws.kdense, &ws.lambda, out);
+        Ok(())
     }
 
     fn aligned(&self, state: &State, a: &mut [f64], lambda: &mut [f64]) {
@@ -553,16 +597,15 @@ impl Integrator for RungeKutta {
     }
 }
 
-/// The drift of (u, v) = y at t (scratch `phi`, `rate` of m rows).
+/// The drift of (u, v) at t (scratch `phi`, `rate` of m rows).
 fn drift(
     sys: &System<'_>,
-    n: usize,
     t: f64,
-    y: &[f64],
+    u: &[f64],
+    v: &[f64],
     phi: &mut [f64],
     rate: &mut [f64],
 ) -> Drift {
-    let (u, v) = y.split_at(n);
     sys.asm.constraint_values(sys.model, u, t, phi);
     sys.asm.constraint_rates(sys.model, u, v, t, rate);
     Drift {

@@ -1,0 +1,265 @@
+//! The embedded projection method (seed 004, Borri & Trainelli): the
+//! constrained equations recast as an ODE in a modified state, integrated by
+//! any Runge–Kutta tableau, with the two algebraic projections embedded in
+//! every evaluation of the right-hand side.
+//!
+//! With the GGL pair of multipliers in differentiated form (`sigma = lambda'`,
+//! `tau = mu'`), velocities v, momenta `p = M v` and the multiplier sign of
+//! flexmb (`M a + B^T lambda' = f`), the modified state is
+//!
+//! ```text
+//! q* = q + B(q)^T mu,        p* = M v + B(q)^T lambda,
+//! ```
+//!
+//! and along the motion (`mu' = 0`, `q' = v`) it obeys the ODE
+//!
+//! ```text
+//! q*' = v + H(q; mu) v,      p*' = f(q, v, t) + H(q; lambda) v,
+//! ```
+//!
+//! `H(q; w) = d(B(q)^T w)/dq` (the joints' curvature). Each evaluation at
+//! (q*, p*):
+//!
+//! 1. first subproblem, projection onto the constraint manifold (nonlinear
+//!    in (q, mu): `q + B(q)^T mu = q*`, `Phi(q, t) = 0`, solved by Newton's
+//!    method with the exact matrix `[I + H(q; mu), B^T; B, 0]`), then onto the
+//!    velocity constraints (linear in (v, lambda): `[M B^T; B 0] [v; lambda] =
+//!    [p*; -Phi_t]`);
+//! 2. second subproblem, the tangent space: the index-1 solve
+//!    `[M B^T; B 0] [a; lambda'] = [f; gamma]` ([`Index1`]);
+//! 3. the derivatives above.
+//!
+//! The original state recovered from any (q*, p*) satisfies the position and
+//! velocity constraints to round-off and the reaction `lambda'` the
+//! acceleration ones; every quantity is a smooth function of the modified
+//! state, so positions, velocities and multipliers reach the tableau's order.
+//! The derivation takes `M` constant and `B` without explicit time
+//! dependence (every flexmb joint: rheonomic rows are `g(u) - f(t)`); models
+//! with configuration-dependent inertia (Euler-parameter bodies) or
+//! velocity-level rows are refused.
+
+use crate::assembly::{JointTerms, MultiplierMix, SaddleSystem};
+use crate::linalg::{diagnose_singular, SaddlePointSolver};
+
+use super::index1::Index1;
+use super::{StepError, System};
+
+/// Newton iterations allowed for the position projection.
+const MAX_NEWTON: u32 = 30;
+
+/// The EPM right-hand side and the original state of its last evaluation.
+pub struct Epm {
+    index1: Index1,
+    sys: SaddleSystem,
+    solver: SaddlePointSolver,
+    x: Vec<f64>,
+    /// Positions, velocities, accelerations and the reaction lambda' of the
+    /// last evaluation.
+    pub q: Vec<f64>,
+    /// Velocities.
+    pub v: Vec<f64>,
+    /// Accelerations.
+    pub a: Vec<f64>,
+    /// The reaction multipliers lambda'.
+    pub reaction: Vec<f64>,
+    mu: Vec<f64>,
+    lambda: Vec<f64>,
+    phi: Vec<f64>,
+}
+
+impl Epm {
+    /// The method's right-hand side for the model in `sys`.
+    pub fn new(sys: &System<'_>, force_sparse: bool) -> Result<Self, StepError> {
+        let model = sys.model;
+        if let Some(b) = model.elements.iter().find(|b| b.has_inertia()) {
+            return Err(StepError::Setup {
+                reason: format!(
+                    "the embedded projection method needs a constant mass matrix; element '{}' ({}) \
+                     has a configuration-dependent inertia (use director bodies, or method \"dopri5\")",
+                    b.name(0),
+                    b.kind()
+                ),
+            });
+        }
+        if let Some(j) = model.velocity_joints().next() {
+            return Err(StepError::Setup {
+                reason: format!(
+                    "joint '{j}' is a velocity-level (nonholonomic) constraint, which the embedded \
+                     projection method does not handle; use method \"dopri5\" with PStab"
+                ),
+            });
+        }
+        let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
+        let solver = SaddlePointSolver::new(sys.asm.pattern(), force_sparse).map_err(|e| {
+            StepError::Setup {
+                reason: e.to_string(),
+            }
+        })?;
+        let z = |k: usize| vec![0.0; k];
+        Ok(Epm {
+            index1: Index1::new(sys, None, force_sparse)?,
+            sys: sys.asm.new_system(),
+            solver,
+            x: z(n + m),
+            q: z(n),
+            v: z(n),
+            a: z(n),
+            reaction: z(m),
+            mu: z(m),
+            lambda: z(m),
+            phi: z(m),
+        })
+    }
+
+    /// The modified state of a consistent (u, v) with mu = lambda = 0:
+    /// `q* = u`, `p* = M v`.
+    pub fn modified_state(&self, sys: &System<'_>, u: &[f64], v: &[f64], y: &mut [f64]) {
+        let n = u.len();
+        y[..n].copy_from_slice(u);
+        y[n..].fill(0.0);
+        sys.asm.mass_mul_add(v, &mut y[n..]);
+    }
+
+    fn factor(&mut self, sys: &System<'_>, t: f64) -> Result<(), StepError> {
+        self.solver
+            .factor(&self.sys.values)
+            .map_err(|e| StepError::Singular {
+                step: 0,
+                time: t,
+                diagnosis: format!(
+                    "{e} in an EPM projection: {}",
+                    diagnose_singular(sys.model, sys.asm, &self.sys.values, &self.q, t)
+                ),
+            })
+    }
+
+    /// `k = (q*', p*')` at (t, y = (q*, p*)); the reaction lambda' into `reaction`.
+    pub fn eval(
+        &mut self,
+        sys: &System<'_>,
+        t: f64,
+        y: &[f64],
+        k: &mut [f64],
+        reaction: &mut [f64],
+    ) -> Result<(), StepError> {
+        let n = self.q.len();
+        let (qs, ps) = y.split_at(n);
+        let (asm, model) = (sys.asm, sys.model);
+
+        // First subproblem, positions: q + B(q)^T mu = q*, Phi(q) = 0 (Newton).
+        self.q.copy_from_slice(qs);
+        self.mu.fill(0.0);
+        let scale = 1.0 + qs.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+        let mut converged = false;
+        for _ in 0..MAX_NEWTON {
+            // Residual r1 = q - q* + B^T mu, r2 = Phi (in the system's residual).
+            asm.fill_projection(model, &self.q, t, false, &mut self.sys);
+            asm.add_joint_terms(
+                model,
+                &JointTerms {
+                    u: &self.q,
+                    t,
+                    discrete_from: None,
+                    force: Some((1.0, MultiplierMix::of(&self.mu))),
+                    column: 0.0,
+                    curvature: Some((1.0, MultiplierMix::of(&self.mu))),
+                },
+                &mut self.sys,
+            );
+            asm.constraint_values(model, &self.q, t, &mut self.phi);
+            for (((x, r), q), q_star) in self.x[..n]
+                .iter_mut()
+                .zip(&self.sys.residual)
+                .zip(&self.q)
+                .zip(qs)
+            {
+                *x = -(r + q - q_star);
+            }
+            for (x, p) in self.x[n..].iter_mut().zip(&self.phi) {
+                *x = -p;
+            }
+            let r = self.x.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+            if r <= 4.0 * f64::EPSILON * scale {
+                converged = true;
+                break;
+            }
+            self.factor(sys, t)?;
+            self.solver
+                .solve(&mut self.x)
+                .map_err(|e| StepError::Singular {
+                    step: 0,
+                    time: t,
+                    diagnosis: format!("{e} in the EPM position projection"),
+                })?;
+            for (q, d) in self.q.iter_mut().zip(&self.x[..n]) {
+                *q += d;
+            }
+            for (mu, d) in self.mu.iter_mut().zip(&self.x[n..]) {
+                *mu += d;
+            }
+            let dq = self.x[..n].iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+            if dq <= 2.0 * f64::EPSILON * scale {
+                converged = true;
+                break;
+            }
+        }
+        if !converged {
+            return Err(StepError::Setup {
+                reason: format!(
+                    "the EPM projection onto the constraint manifold did not converge at t = {t} \
+                     in {MAX_NEWTON} Newton iterations"
+                ),
+            });
+        }
+
+        // First subproblem, velocities: [M B^T; B 0] [v; lambda] = [p*; -Phi_t].
+        asm.fill_projection(model, &self.q, t, true, &mut self.sys);
+        self.factor(sys, t)?;
+        self.x[..n].copy_from_slice(ps);
+        // Phi_t = B 0 + Phi_t.
+        self.a.fill(0.0);
+        asm.constraint_rates(model, &self.q, &self.a, t, &mut self.phi);
+        for (x, p) in self.x[n..].iter_mut().zip(&self.phi) {
+            *x = -p;
+        }
+        self.solver
+            .solve(&mut self.x)
+            .map_err(|e| StepError::Singular {
+                step: 0,
+                time: t,
+                diagnosis: format!("{e} in the EPM velocity projection"),
+            })?;
+        self.v.copy_from_slice(&self.x[..n]);
+        self.lambda.copy_from_slice(&self.x[n..]);
+
+        // Second subproblem: accelerations and the reaction.
+        self.index1
+            .eval(sys, t, &self.q, &self.v, &mut self.a, &mut self.reaction)?;
+        reaction.copy_from_slice(&self.reaction);
+
+        // q*' = v + H(mu) v;  p*' = M a + B^T lambda' + H(lambda) v.
+        let (kq, kp) = k.split_at_mut(n);
+        kq.copy_from_slice(&self.v);
+        asm.add_curvature_product(model, &self.q, t, &self.mu, &self.v, kq, &mut self.sys);
+        kp.fill(0.0);
+        asm.mass_mul_add(&self.a, kp);
+        self.sys.residual.fill(0.0);
+        asm.add_joint_terms(
+            model,
+            &JointTerms {
+                u: &self.q,
+                t,
+                discrete_from: None,
+                force: Some((1.0, MultiplierMix::of(&self.reaction))),
+                column: 0.0,
+                curvature: None,
+            },
+            &mut self.sys,
+        );
+        for (k, f) in kp.iter_mut().zip(&self.sys.residual[..n]) {
+            *k += f;
+        }
+        asm.add_curvature_product(model, &self.q, t, &self.lambda, &self.v, kp, &mut self.sys);
+        Ok(())
+    }
+}
