@@ -11,6 +11,13 @@
 //!   (`element/*`: truss, thin-beam axial spring and bending, spring-damper,
 //!   Euler-parameter rigid body, director orthonormality rows, torque loads).
 //!
+//! - seed 001's Runge–Kutta path (issue #10, Speed): one right-hand-side
+//!   evaluation of the index-1 form (assemble, factor, solve) and one PStab
+//!   projection (factorization at the unstabilized point, two S-both passes)
+//!   on Andrews' mechanism and on the 32-element slider-crank, and the full
+//!   Andrews run on [0, 0.3] with DOPRI5 + PStab at rtol 1e-5
+//!   (`rk/run/andrews_dopri5_pstab_rtol1e-5`).
+//!
 //! Run: `cargo bench --bench engine` (one group: `cargo bench --bench engine -- chain`).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -112,6 +119,66 @@ fn single_steps(c: &mut Criterion) {
             })
         });
     }
+    g.finish();
+}
+
+fn runge_kutta(c: &mut Criterion) {
+    use flexmb::integrate::index1::Index1;
+    use flexmb::integrate::projector::{Metric, Projector};
+    let mut g = c.benchmark_group("rk");
+    let models = [
+        ("andrews", load("andrews", 0.3).0),
+        ("slider_crank_flexible/N=32", slider_crank(32).0),
+    ];
+    for (name, sim) in &models {
+        let sys = sim.system();
+        let (u, v) = (sim.model.u0.clone(), sim.model.v0.clone());
+        let mut a = vec![0.0; u.len()];
+        let mut lambda = vec![0.0; sim.model.n_constraints()];
+        let mut rhs = Index1::new(&sys, None, false).expect("index-1 solver");
+        g.bench_function(format!("rhs/{name}"), |b| {
+            b.iter(|| {
+                rhs.eval(&sys, 0.0, &u, &v, &mut a, &mut lambda)
+                    .expect("nonsingular")
+            })
+        });
+        let mut projector = Projector::new(&sys, Metric::Mass, false).expect("projector");
+        // A drifted state: positions and velocities perturbed off the manifold.
+        let (mut u1, mut v1) = (u.clone(), v.clone());
+        g.bench_function(format!("pstab/{name}"), |b| {
+            b.iter(|| {
+                for (i, (x, y)) in u1.iter_mut().zip(v1.iter_mut()).enumerate() {
+                    *x = u[i] + 1e-6 * ((i % 7) as f64 - 3.0);
+                    *y = v[i] + 1e-5 * ((i % 5) as f64 - 2.0);
+                }
+                projector.residuals(&sys, &u1, &v1, 0.0);
+                projector
+                    .stabilize(&sys, &mut u1, &mut v1, 0.0)
+                    .expect("nonsingular")
+            })
+        });
+    }
+    let (sim, _, output) = load("andrews", 0.3);
+    let config = IntegratorSpec {
+        method: Some("dopri5".into()),
+        stabilization: Some("pstab".into()),
+        rtol: Some(1e-5),
+        atol: Some(1e-6),
+        t_end: Some(0.3),
+        ..IntegratorSpec::default()
+    }
+    .resolve()
+    .expect("settings");
+    g.sample_size(20);
+    g.bench_function("run/andrews_dopri5_pstab_rtol1e-5", |b| {
+        b.iter(|| {
+            let s = sim
+                .run(&config, "", &output, &mut NullRecorder, &mut |_| {})
+                .expect("no output errors");
+            assert!(s.failure.is_none());
+            s.stat("nfcn")
+        })
+    });
     g.finish();
 }
 
@@ -342,6 +409,7 @@ criterion_group!(
     benches,
     full_runs,
     single_steps,
+    runge_kutta,
     truss_chain,
     beam_element,
     other_elements
