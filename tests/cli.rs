@@ -90,6 +90,81 @@ fn midpoint_runs_100_s_and_the_file_reads_back() {
     assert!(run.model.contains("double pendulum"), "model text stored");
 }
 
+/// The Runge–Kutta methods from the command line: Andrews with DOPRI5 and
+/// PStab, the statistics in the summary line and the file's parameters;
+/// the rolling disk (nonholonomic) with DOPRI5 and PStab; the pendulum with
+/// the embedded projection method.
+#[test]
+fn runge_kutta_methods_run_from_the_command_line() {
+    let out = scratch("andrews_dopri5.h5");
+    let o = flexmb(&[
+        "run",
+        "models/andrews.toml",
+        "--method",
+        "dopri5",
+        "--stabilization",
+        "pstab",
+        "--rtol",
+        "1e-5",
+        "--atol",
+        "1e-6",
+        "--t-end",
+        "0.03",
+        "--set",
+        "output.dt_out=0.001",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let line = String::from_utf8_lossy(&o.stdout);
+    assert!(line.contains("nfcn ") && line.contains("nstab "), "{line}");
+    let run = read_hdf5(&out).unwrap();
+    assert_eq!(run.status, "completed");
+    assert_eq!(run.len(), 31, "dense output at every 1 ms");
+    for (k, t) in run.time.iter().enumerate() {
+        assert!((t - k as f64 * 1e-3).abs() < 1e-15, "record {k} at {t}");
+    }
+    let param = |name: &str| {
+        run.parameters
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(
+        param("method"),
+        Some(flexmb::output::AttrValue::Str("dopri5".into()))
+    );
+    assert_eq!(
+        param("stabilization"),
+        Some(flexmb::output::AttrValue::Str("pstab".into()))
+    );
+    let drift = run
+        .constraints
+        .iter()
+        .map(|c| c.position)
+        .fold(0.0, f64::max);
+    assert!(drift < 1e-14, "position drift {drift:.1e}");
+
+    let o = flexmb(&["run", "models/rolling_disk.toml", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = flexmb(&[
+        "run",
+        "models/pendulum.toml",
+        "--method",
+        "epm",
+        "--dt",
+        "0.01",
+        "--t-end",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("completed | steps 100"),
+        "{}",
+        text(&o)
+    );
+}
+
 #[test]
 fn newmark_fails_with_the_newton_code_and_a_readable_file() {
     let out = scratch("dp_newmark.h5");
@@ -167,6 +242,40 @@ fn command_line_errors_exit_with_code_2() {
             "newmark",
             "--form",
             "two-field",
+        ],
+        vec!["run", "models/double_pendulum.toml", "--method", "rk45"],
+        vec![
+            "run",
+            "models/double_pendulum.toml",
+            "--method",
+            "rk4",
+            "--step-control",
+            "adaptive",
+        ],
+        vec![
+            "run",
+            "models/double_pendulum.toml",
+            "--method",
+            "dopri5",
+            "--baumgarte",
+            "20",
+        ],
+        vec![
+            "run",
+            "models/double_pendulum.toml",
+            "--method",
+            "epm",
+            "--stabilization",
+            "pstab",
+        ],
+        // GSSSS cannot integrate velocity-level rows: the run names the joint.
+        vec![
+            "run",
+            "models/rolling_disk.toml",
+            "--method",
+            "gssss",
+            "--dt",
+            "1e-3",
         ],
     ] {
         let o = flexmb(&args);

@@ -4,7 +4,9 @@
 //! controller of DOPRI5 (Hairer, Nørsett & Wanner I, §II.4 and the code
 //! `dopri5`: PI control with beta = 0.04, safety 0.9, step ratio in
 //! [0.2, 10], initial step `hinit`); dense output (Dormand–Prince's
-//! continuous extension, cubic Hermite otherwise).
+//! continuous extension, cubic Hermite otherwise; with PStab the
+//! interpolated state is stabilized too, so recorded output satisfies the
+//! constraints like the steps do).
 //!
 //! Drift control (seed 001): Baumgarte's B(g1, g2) in the right-hand side
 //! ([`super::index1::Index1`]), or post-stabilization PStab (S-both2,
@@ -584,6 +586,15 @@ impl Integrator for RungeKutta {
             *y = (0..5).map(|j| w[j] * d[j][i]).sum();
         }
         out.t = t;
+        // With PStab the output lies on the manifold too: the interpolant is
+        // stabilized like a step's result.
+        if let Some(p) = self.projector.as_mut() {
+            let n = self.n;
+            let (u, v) = ws.ytmp.split_at_mut(n);
+            p.residuals(sys, u, v, t);
+            p.stabilize(sys, u, v, t)
+                .map_err(|e| at_step(e, out.step, t))?;
+        }
         self.field
             .eval(sys, t, &ws.ytmp, &mut ws.kdense, &mut ws.lambda)
             .map_err(|e| at_step(e, out.step, t))?;
