@@ -316,11 +316,13 @@ impl Simulation {
                         break;
                     }
                     dense_state.step = state.step;
+                    // The step's work, linearly in time inside the step.
+                    let w_out = work - report.external_work * (state.t - next_out) / h;
                     record(
                         &dense_state,
                         integrator.as_ref(),
                         last_stats,
-                        work,
+                        w_out,
                         &mut rec,
                         &mut summary,
                         recorder,
