@@ -342,7 +342,8 @@ fn settings_errors_name_the_field() {
         rk(
             "dopri5",
             IntegratorSpec {
-                datol: Some(1e-6),
+                stabilization: Some("pstab".into()),
+                datol: Some(-1e-6),
                 ..IntegratorSpec::default()
             },
         ),

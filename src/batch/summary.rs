@@ -40,15 +40,16 @@ pub fn summary_file_name(shard: Shard) -> String {
 }
 
 /// One row of the summary: the case's position in the sweep, the cells of
-/// the fixed columns (`case`, the parameters, [`COLUMNS`]) and its probe
-/// cells `(<probe>.<stat>, value)`.
+/// the fixed columns (`case`, the parameters, [`COLUMNS`]), its probe cells
+/// `(<probe>.<stat>, value)` and its method's statistics `(stats.<name>, value)`.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Row {
     /// Position of the case in the expansion (rows are sorted by it).
     pub index: usize,
     /// `case`, one cell per parameter key, then one per [`COLUMNS`] entry.
     pub fixed: Vec<String>,
-    /// Probe summary cells, in the model's probe order.
+    /// Probe summary cells, in the model's probe order, then the method's
+    /// statistics in its order.
     pub probes: Vec<(String, String)>,
 }
 
@@ -82,6 +83,7 @@ impl Row {
             ])
             .chain(run)
             .collect();
+        // Probe summaries, then the method's statistics (`stats.<name>`).
         let probes = r
             .summary
             .iter()
@@ -90,6 +92,14 @@ impl Row {
                 p.fields()
                     .map(|(stat, x)| (format!("{name}.{stat}"), format!("{x:e}")))
             })
+            .chain(r.summary.iter().flat_map(|s| &s.stats).map(|(name, x)| {
+                let v = if x.fract() == 0.0 && x.abs() < 1e15 {
+                    format!("{x}")
+                } else {
+                    format!("{x:e}")
+                };
+                (format!("stats.{name}"), v)
+            }))
             .collect();
         Row {
             index: r.case.index,

@@ -136,7 +136,12 @@ pub fn accumulate_stats(specs: &[StatSpec], totals: &mut [f64], step: &[f64]) {
     for ((s, t), x) in specs.iter().zip(totals.iter_mut()).zip(step) {
         match s.total {
             StatTotal::Sum => *t += x,
-            StatTotal::Max => *t = t.max(*x),
+            // NaN-propagating: a non-finite measure must show in the total.
+            StatTotal::Max => {
+                if x.is_nan() || *x > *t {
+                    *t = *x
+                }
+            }
         }
     }
 }

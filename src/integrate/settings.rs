@@ -432,18 +432,9 @@ impl IntegratorSpec {
                 ))
             }
         };
-        if self.baumgarte.is_some() && !matches!(stabilization, Stabilization::Baumgarte(_)) {
-            return Err(bad(
-                "baumgarte",
-                format!("`baumgarte` is given but `stabilization` is \"{name}\""),
-            ));
-        }
-        if self.datol.is_some() && !matches!(stabilization, Stabilization::PStab { .. }) {
-            return Err(bad(
-                "datol",
-                format!("`datol` is PStab's, but `stabilization` is \"{name}\""),
-            ));
-        }
+        // `baumgarte` with another explicit stabilization, and `datol` without
+        // PStab, are kept for that stabilization and unused here, like the
+        // keys of another method (a sweep can vary `stabilization` alone).
         let dt = match step {
             RkStep::Fixed { dt } => dt,
             RkStep::Adaptive { max_step, .. } => max_step,
