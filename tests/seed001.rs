@@ -665,18 +665,11 @@ fn rolling_disk_post_stabilization() {
 
 /// The rolling disk at atol = rtol = 1e-3 (the digest's reading of the
 /// seed's "error tolerance equal to 1.d-3"), DOPRI5 with PStab and without
-/// stabilization: both runs stop at t = 1.0289 after 3 steps with "singular
-/// system at step 4 (t = 1.5)": PStab's projection matrix (without
-/// stabilization: the index-1 matrix) is singular, the diagnosis naming
-/// "rolling_disk joint 'floor.contact' row 0 is redundant". Step 4 is the
-/// attempt of h = 0.471 straight to t_end, whose evaluations leave the
-/// region where the model is regular. The RK engine ends the run on a
-/// singular matrix met inside an attempted step instead of rejecting the
-/// attempt and shrinking h: with `max_step = 0.3` the same run completes
-/// (8 attempts, 1 rejected; drift 4.4e-12 / 2.4e-7), and so does
-/// t_end = 1.45 (a different last step).
+/// stabilization: the attempt of h = 0.471 straight to t_end leaves the
+/// region where the model is regular (the projection or index-1 matrix is
+/// singular there: the disk would lie flat); the engine rejects such an
+/// attempt like a failed error test and completes with smaller steps.
 #[test]
-#[ignore = "engine: a singular matrix in a trial step of adaptive DOPRI5 ends the run instead of rejecting the step"]
 fn rolling_disk_with_atol_equal_to_rtol() {
     for stab in [Control::PStab, Control::None] {
         let s = try_run(load("rolling_disk", &[]), &dopri5(1e-3, 1e-3, 1.5, stab));
