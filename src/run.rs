@@ -61,7 +61,7 @@ pub struct RunSummary {
     /// configuration asked for it (`IntegratorConfig::timing`).
     pub timings: Option<NewtonTimings>,
     /// The method's statistics over the run (name, total), in its order.
-    pub stats: Vec<(&'static str, f64)>,
+    pub stats: Vec<(String, f64)>,
     /// Largest velocity-constraint violation over recorded steps.
     pub max_velocity_violation: f64,
 }
@@ -87,7 +87,7 @@ impl RunSummary {
         let stats: Vec<String> = self
             .stats
             .iter()
-            .filter(|(name, _)| *name != "newton_iterations")
+            .filter(|(name, _)| name != "newton_iterations")
             .map(|(name, x)| {
                 if x.fract() == 0.0 && x.abs() < 1e15 {
                     format!("{name} {x}")
@@ -181,7 +181,7 @@ impl Simulation {
             failure: None,
             probes: self.probe_summaries(),
             timings: None,
-            stats: specs.iter().map(|s| (s.name, 0.0)).collect(),
+            stats: specs.iter().map(|s| (s.name.to_string(), 0.0)).collect(),
             max_velocity_violation: 0.0,
         };
         if let Err(e) = integrator.start(&sys, &mut state) {

@@ -323,7 +323,10 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
             "midpoint_deflection.max",
             "midpoint_deflection.max_abs",
             "midpoint_deflection.t_max_abs",
-            "midpoint_deflection.final"
+            "midpoint_deflection.final",
+            "stats.newton_iterations",
+            "stats.factorizations",
+            "stats.nreject"
         ]
     );
     assert_eq!(rows.len(), 4);
@@ -399,6 +402,16 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
             assert_eq!(num(&name).to_bits(), x.to_bits(), "{name}");
         }
         assert!(num("midpoint_deflection.max_abs") > 1e-3);
+        // The method's statistics: the file's attributes `stats.<name>`.
+        for name in ["newton_iterations", "factorizations", "nreject"] {
+            let attr = attrs
+                .iter()
+                .find(|(n, _)| *n == format!("stats.{name}"))
+                .map(|(_, v)| v.clone());
+            let cell = row[col(&format!("stats.{name}"))].parse::<i64>().unwrap();
+            assert_eq!(attr, Some(AttrValue::I64(cell)), "stats.{name}");
+        }
+        assert_eq!(num("stats.newton_iterations"), iterations as f64);
         // The parameters, and the model text in the file carries them.
         let elements = a.case.value("generator.elements").unwrap().to_string();
         assert_eq!(row[col("generator.elements")], elements);

@@ -22,7 +22,8 @@ use crate::run::RunSummary;
 /// file recorded every k steps does not hold in `/newton/iterations`); the
 /// energy change and constraint violation are recomputed from the recorded
 /// rows exactly as the time loop computes them (`crate::run`); the probe
-/// summaries are the attributes `probe.<name>.<stat>`.
+/// summaries are the attributes `probe.<name>.<stat>`, the method's
+/// statistics the attributes `stats.<name>`.
 pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummary> {
     if !path.is_file() {
         return None;
@@ -85,7 +86,15 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
         failure: None,
         probes,
         timings: None,
-        stats: Vec::new(),
+        // The method's statistics: the attributes `stats.<name>`, in the
+        // method's order.
+        stats: file
+            .integrator(&crate::integrate::IntegratorSpec::default())
+            .ok()?
+            .statistics()
+            .iter()
+            .map(|s| Some((s.name.to_string(), number(&format!("stats.{}", s.name))?)))
+            .collect::<Option<Vec<_>>>()?,
         max_velocity_violation: run
             .constraints
             .iter()

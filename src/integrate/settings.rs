@@ -819,6 +819,14 @@ impl IntegratorConfig {
         }
     }
 
+    /// The statistics the method reports ([`Integrator::statistics`]).
+    pub fn statistics(&self) -> &'static [super::StatSpec] {
+        match &self.method {
+            MethodConfig::Gssss(_) => &super::gssss::stepper::STATS,
+            MethodConfig::RungeKutta(_) => &super::rk::STATS,
+        }
+    }
+
     /// The GSSSS settings, when the method is GSSSS.
     pub fn gssss(&self) -> Option<&GssssSettings> {
         match &self.method {

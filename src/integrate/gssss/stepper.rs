@@ -24,7 +24,7 @@ use crate::integrate::settings::{GssssSettings, StepControl};
 use crate::integrate::{Integrator, StatSpec, State, StepError, StepReport, System};
 
 /// Statistics of a GSSSS step.
-const STATS: [StatSpec; 3] = [
+pub(crate) const STATS: [StatSpec; 3] = [
     StatSpec::count("newton_iterations"),
     StatSpec::count("factorizations"),
     StatSpec::count("nreject"),

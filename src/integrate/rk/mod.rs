@@ -34,7 +34,7 @@ use super::{Integrator, StatSpec, State, StepError, StepReport, System};
 use crate::output::AttrValue;
 
 /// Statistics of a Runge–Kutta step (indices into [`StepReport::stats`]).
-const STATS: [StatSpec; 8] = [
+pub(crate) const STATS: [StatSpec; 8] = [
     StatSpec::count("nfcn"),
     StatSpec::count("nstep"),
     StatSpec::count("naccept"),
