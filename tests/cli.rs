@@ -265,8 +265,8 @@ fn command_line_errors_exit_with_code_2() {
             "models/double_pendulum.toml",
             "--method",
             "epm",
-            "--stabilization",
-            "pstab",
+            "--tableau",
+            "rk45",
         ],
         // GSSSS cannot integrate velocity-level rows: the run names the joint.
         vec![

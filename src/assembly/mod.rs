@@ -856,6 +856,58 @@ impl Assembler {
         }
     }
 
+    /// The mass matrix M(u) (constant part and configuration-dependent
+    /// inertia) applied to `x`: `mass += M(u) x` and `rate += (d(M(u) x)/du) x`
+    /// (with `x = v`, `rate` is `dM/dt v`), without forming the matrices.
+    pub fn add_mass_product(
+        &self,
+        model: &Model,
+        u: &[f64],
+        x: &[f64],
+        mass: Option<&mut [f64]>,
+        rate: Option<&mut [f64]>,
+        sys: &mut SaddleSystem,
+    ) {
+        let mut mass = mass;
+        if let Some(out) = mass.as_deref_mut() {
+            mass_mul(&self.mass, x, out);
+        }
+        let mut rate = rate;
+        let zeros = std::mem::take(&mut sys.zeros);
+        let Local { f, k, c, m, q, .. } = &mut *sys.local;
+        for b in model.elements.iter().filter(|b| b.has_inertia()) {
+            let nd = b.ndof();
+            for i in 0..b.len() {
+                let state = RateState {
+                    u,
+                    v: &zeros,
+                    a: x,
+                    midpoint: None,
+                };
+                let mut out = RateForce {
+                    f: &mut f[..nd],
+                    k: &mut k[..nd * nd],
+                    c: &mut c[..nd * nd],
+                    m: &mut m[..nd * nd],
+                };
+                // At zero velocity the inertial force is M(u) x, its u-derivative
+                // d(M(u) x)/du.
+                b.inertia_force(i, &state, &mut out);
+                let d = b.dofs(i);
+                if let Some(o) = mass.as_deref_mut() {
+                    scatter_add(o, d, out.f, 1.0);
+                }
+                if let Some(o) = rate.as_deref_mut() {
+                    gather(x, d, &mut q[..nd]);
+                    for (p, &dof) in d.iter().enumerate() {
+                        o[dof] += (0..nd).map(|s| out.k[p * nd + s] * q[s]).sum::<f64>();
+                    }
+                }
+            }
+        }
+        sys.zeros = zeros;
+    }
+
     /// `out += (d(B(u, t)^T w)/du) x`: the curvature of the constraint force
     /// `B^T w` applied to a vector, without forming the matrix.
     #[allow(clippy::too_many_arguments)]

@@ -4,11 +4,11 @@
 //! every evaluation of the right-hand side.
 //!
 //! With the GGL pair of multipliers in differentiated form (`sigma = lambda'`,
-//! `tau = mu'`), velocities v, momenta `p = M v` and the multiplier sign of
+//! `tau = mu'`), velocities v, momenta `p = M(q) v` and the multiplier sign of
 //! flexmb (`M a + B^T lambda' = f`), the modified state is
 //!
 //! ```text
-//! q* = q + B(q)^T mu,        p* = M v + B(q)^T lambda,
+//! q* = q + B(q)^T mu,        p* = M(q) v + B(q)^T lambda,
 //! ```
 //!
 //! and along the motion (`mu' = 0`, `q' = v`) it obeys the ODE
@@ -17,7 +17,8 @@
 //! q*' = v + H(q; mu) v,      p*' = f(q, v, t) + H(q; lambda) v,
 //! ```
 //!
-//! `H(q; w) = d(B(q)^T w)/dq` (the joints' curvature). Each evaluation at
+//! `H(q; w) = d(B(q)^T w)/dq` (the joints' curvature; with a
+//! configuration-dependent inertia `p*'` also has `(dM/dt) v`). Each evaluation at
 //! (q*, p*):
 //!
 //! 1. first subproblem, projection onto the constraint manifold (nonlinear
@@ -33,10 +34,9 @@
 //! velocity constraints to round-off and the reaction `lambda'` the
 //! acceleration ones; every quantity is a smooth function of the modified
 //! state, so positions, velocities and multipliers reach the tableau's order.
-//! The derivation takes `M` constant and `B` without explicit time
-//! dependence (every flexmb joint: rheonomic rows are `g(u) - f(t)`); models
-//! with configuration-dependent inertia (Euler-parameter bodies) or
-//! velocity-level rows are refused.
+//! The derivation takes `B` without explicit time dependence (every flexmb
+//! joint: rheonomic rows are `g(u) - f(t)`); models with velocity-level rows
+//! are refused.
 
 use crate::assembly::{JointTerms, MultiplierMix, SaddleSystem};
 use crate::linalg::{diagnose_singular, SaddlePointSolver};
@@ -71,16 +71,6 @@ impl Epm {
     /// The method's right-hand side for the model in `sys`.
     pub fn new(sys: &System<'_>, force_sparse: bool) -> Result<Self, StepError> {
         let model = sys.model;
-        if let Some(b) = model.elements.iter().find(|b| b.has_inertia()) {
-            return Err(StepError::Setup {
-                reason: format!(
-                    "the embedded projection method needs a constant mass matrix; element '{}' ({}) \
-                     has a configuration-dependent inertia (use director bodies, or method \"dopri5\")",
-                    b.name(0),
-                    b.kind()
-                ),
-            });
-        }
         if let Some(j) = model.velocity_joints().next() {
             return Err(StepError::Setup {
                 reason: format!(
@@ -112,12 +102,13 @@ impl Epm {
     }
 
     /// The modified state of a consistent (u, v) with mu = lambda = 0:
-    /// `q* = u`, `p* = M v`.
-    pub fn modified_state(&self, sys: &System<'_>, u: &[f64], v: &[f64], y: &mut [f64]) {
+    /// `q* = u`, `p* = M(u) v`.
+    pub fn modified_state(&mut self, sys: &System<'_>, u: &[f64], v: &[f64], y: &mut [f64]) {
         let n = u.len();
         y[..n].copy_from_slice(u);
         y[n..].fill(0.0);
-        sys.asm.mass_mul_add(v, &mut y[n..]);
+        sys.asm
+            .add_mass_product(sys.model, u, v, Some(&mut y[n..]), None, &mut self.sys);
     }
 
     fn factor(&mut self, sys: &System<'_>, t: f64) -> Result<(), StepError> {
@@ -237,12 +228,13 @@ impl Epm {
             .eval(sys, t, &self.q, &self.v, &mut self.a, &mut self.reaction)?;
         reaction.copy_from_slice(&self.reaction);
 
-        // q*' = v + H(mu) v;  p*' = M a + B^T lambda' + H(lambda) v.
+        // q*' = v + H(mu) v;  p*' = M a + (dM/dt) v + B^T lambda' + H(lambda) v.
         let (kq, kp) = k.split_at_mut(n);
         kq.copy_from_slice(&self.v);
         asm.add_curvature_product(model, &self.q, t, &self.mu, &self.v, kq, &mut self.sys);
         kp.fill(0.0);
-        asm.mass_mul_add(&self.a, kp);
+        asm.add_mass_product(model, &self.q, &self.a, Some(&mut *kp), None, &mut self.sys);
+        asm.add_mass_product(model, &self.q, &self.v, None, Some(&mut *kp), &mut self.sys);
         self.sys.residual.fill(0.0);
         asm.add_joint_terms(
             model,

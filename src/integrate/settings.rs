@@ -290,13 +290,15 @@ impl IntegratorSpec {
                     "tableau",
                     format!("`tableau` must be \"rk4\", \"dopri5\" or \"heun\", got \"{name}\""),
                 ))?;
-                if self.stabilization.as_deref().is_some_and(|s| s != "none") {
-                    return Err(bad(
-                        "stabilization",
-                        "the embedded projection method needs no stabilization: its projections are part of every evaluation",
-                    ));
-                }
-                self.resolve_rk(tableau, Formulation::Epm)
+                // The index-1 form's stabilization keys are kept for it and
+                // unused: EPM's projections are part of every evaluation.
+                let index1_keys = IntegratorSpec {
+                    stabilization: None,
+                    baumgarte: None,
+                    datol: None,
+                    ..self.clone()
+                };
+                index1_keys.resolve_rk(tableau, Formulation::Epm)
             }
             name => match Tableau::by_name(name) {
                 Some(tableau) => {

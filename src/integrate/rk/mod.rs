@@ -447,7 +447,7 @@ impl Integrator for RungeKutta {
 
     fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
         let n = self.n;
-        match &self.field {
+        match &mut self.field {
             Field::Index1(_) => {
                 self.ws.y0[..n].copy_from_slice(&state.u);
                 self.ws.y0[n..].copy_from_slice(&state.v);
