@@ -165,6 +165,24 @@ fn runge_kutta_methods_run_from_the_command_line() {
     );
 }
 
+/// Every shipped model passes `flexmb check` (it builds, its integrator
+/// settings resolve, its initial matrix is described).
+#[test]
+fn every_shipped_model_passes_check() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let o = flexmb(&["check", path.to_str().unwrap()]);
+            assert!(o.status.success(), "{}: {}", path.display(), text(&o));
+            assert!(text(&o).contains("integrator:"), "{}", text(&o));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked} models");
+}
+
 #[test]
 fn newmark_fails_with_the_newton_code_and_a_readable_file() {
     let out = scratch("dp_newmark.h5");
