@@ -193,15 +193,6 @@ fn andrews_nominal_order_for_positions_and_multipliers() {
     }
 }
 
-fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-    [
-        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
-    ]
-}
-
 /// The torque-free axisymmetric body in Euler parameters
 /// (models/axisymmetric_body.toml: J = diag(1, 1, 2), w(0) = (1, 0, 2);
 /// the header derives p(t) = (cos(mu t/2), sin(mu t/2) h/|h|) (cos(n t/2),

@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::{model_path, order, run_file};
+use common::{model_path, order, qmul, run_file};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::model::{load_model_file, load_model_with_sets, Model, ModelFile};
 use flexmb::output::{MemoryRecorder, OutputConfig};
@@ -342,15 +342,6 @@ fn pendulum_quarter_period_and_tension() {
 }
 
 /// Quaternion product a * b.
-fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-    [
-        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
-    ]
-}
-
 #[test]
 fn axisymmetric_body_precesses_analytically() {
     // J = diag(1, 1, 2), w(0) = (1, 0, 2), R(0) = I: h = (1, 0, 4).

@@ -80,11 +80,7 @@ impl Epm {
             });
         }
         let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
-        let solver = SaddlePointSolver::new(sys.asm.pattern(), force_sparse).map_err(|e| {
-            StepError::Setup {
-                reason: e.to_string(),
-            }
-        })?;
+        let solver = crate::integrate::saddle_solver(sys, force_sparse)?;
         let z = |k: usize| vec![0.0; k];
         Ok(Epm {
             index1: Index1::new(sys, None, force_sparse)?,

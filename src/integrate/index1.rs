@@ -27,11 +27,7 @@ impl Index1 {
         baumgarte: Option<[f64; 2]>,
         force_sparse: bool,
     ) -> Result<Self, StepError> {
-        let solver = SaddlePointSolver::new(sys.asm.pattern(), force_sparse).map_err(|e| {
-            StepError::Setup {
-                reason: e.to_string(),
-            }
-        })?;
+        let solver = crate::integrate::saddle_solver(sys, force_sparse)?;
         Ok(Index1 {
             sys: sys.asm.new_system(),
             solver,

@@ -325,6 +325,49 @@ pub trait Integrator {
     }
 }
 
+/// The saddle-point solver of the model's pattern (symbolic analysis once);
+/// a failure is a setup error of the method.
+pub fn saddle_solver(
+    sys: &System<'_>,
+    force_sparse: bool,
+) -> Result<crate::linalg::SaddlePointSolver, StepError> {
+    crate::linalg::SaddlePointSolver::new(sys.asm.pattern(), force_sparse).map_err(|e| {
+        StepError::Setup {
+            reason: e.to_string(),
+        }
+    })
+}
+
+/// A fixed-step grid: steps of `h` from `t0`, `k` of them taken. The end of
+/// the next step toward `t_stop` is the next grid point, or `t_stop` when
+/// that is within round-off of it or past it (the last step may be shorter).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FixedGrid {
+    /// Origin.
+    pub t0: f64,
+    /// Step.
+    pub h: f64,
+    /// Steps taken on this grid.
+    pub k: u64,
+}
+
+impl FixedGrid {
+    /// A grid of steps `h` from `t0`.
+    pub fn new(t0: f64, h: f64) -> Self {
+        FixedGrid { t0, h, k: 0 }
+    }
+
+    /// The end of the next step toward `t_stop`.
+    pub fn target(&self, t_stop: f64) -> f64 {
+        let t = self.t0 + (self.k + 1) as f64 * self.h;
+        if t >= t_stop - 1e-9 * (t_stop - self.t0).max(self.h) {
+            t_stop
+        } else {
+            t
+        }
+    }
+}
+
 /// Convenience: the system view of a model and its assembler.
 pub fn system<'a>(model: &'a Model, asm: &'a Assembler) -> System<'a> {
     System { model, asm }

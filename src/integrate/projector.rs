@@ -63,11 +63,7 @@ impl Projector {
     /// A projector for the model in `sys`.
     pub fn new(sys: &System<'_>, metric: Metric, force_sparse: bool) -> Result<Self, StepError> {
         let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
-        let solver = SaddlePointSolver::new(sys.asm.pattern(), force_sparse).map_err(|e| {
-            StepError::Setup {
-                reason: e.to_string(),
-            }
-        })?;
+        let solver = crate::integrate::saddle_solver(sys, force_sparse)?;
         Ok(Projector {
             metric,
             sys: sys.asm.new_system(),

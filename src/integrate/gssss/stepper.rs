@@ -21,7 +21,7 @@ use crate::assembly::SaddleSystem;
 use crate::integrate::initial::consistent_initial;
 use crate::integrate::newton::{NewtonSettings, NewtonTimings, FLOOR_FACTOR};
 use crate::integrate::settings::{GssssSettings, StepControl};
-use crate::integrate::{Integrator, StatSpec, State, StepError, StepReport, System};
+use crate::integrate::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 
 /// Statistics of a GSSSS step.
 pub(crate) const STATS: [StatSpec; 3] = [
@@ -36,30 +36,6 @@ const MAX_CUTBACKS: u32 = 10;
 /// Successful steps after which a cut-back step is doubled again.
 const REGROW_AFTER: u32 = 4;
 
-/// The time grid the stepper is on: steps of `h` from `t0`.
-#[derive(Debug, Clone, Copy)]
-struct Grid {
-    t0: f64,
-    h: f64,
-    /// Steps accepted on this grid.
-    k: u64,
-    /// Successes in a row (regrowth after a cutback).
-    streak: u32,
-}
-
-impl Grid {
-    /// The end of the next step toward `t_stop`: the next grid point, or
-    /// `t_stop` when that is within round-off of it or past it.
-    fn target(&self, t_stop: f64) -> f64 {
-        let t = self.t0 + (self.k + 1) as f64 * self.h;
-        if t >= t_stop - 1e-9 * (t_stop - self.t0).max(self.h) {
-            t_stop
-        } else {
-            t
-        }
-    }
-}
-
 /// A one-step integrator: a scheme (as linear forms for a given dt) plus the
 /// constraint option, Newton settings and workspace.
 pub struct OneStepIntegrator {
@@ -70,7 +46,9 @@ pub struct OneStepIntegrator {
     newton: NewtonSettings,
     control: StepControl,
     dt: f64,
-    grid: Grid,
+    grid: FixedGrid,
+    /// Successes in a row on the current grid (regrowth after a cutback).
+    streak: u32,
     ws: Workspace,
     /// Time split of the Newton iterations, when measured.
     timings: Option<NewtonTimings>,
@@ -115,11 +93,7 @@ impl OneStepIntegrator {
         let newton = settings.newton;
         let n = sys.asm.n_dofs();
         let m = sys.asm.n_constraints();
-        let solver = SaddlePointSolver::new(sys.asm.pattern(), force_sparse).map_err(|e| {
-            StepError::Setup {
-                reason: e.to_string(),
-            }
-        })?;
+        let solver = crate::integrate::saddle_solver(sys, force_sparse)?;
         let z = |k: usize| vec![0.0; k];
         Ok(OneStepIntegrator {
             label,
@@ -129,12 +103,8 @@ impl OneStepIntegrator {
             newton,
             control: settings.step_control,
             dt: settings.dt,
-            grid: Grid {
-                t0: 0.0,
-                h: settings.dt,
-                k: 0,
-                streak: 0,
-            },
+            grid: FixedGrid::new(0.0, settings.dt),
+            streak: 0,
             ws: Workspace {
                 u_n: z(n),
                 v_n: z(n),
@@ -173,14 +143,10 @@ impl OneStepIntegrator {
     /// successes on a cut-back grid the step doubles (up to dt).
     fn accepted(&mut self, t: f64) {
         self.grid.k += 1;
-        self.grid.streak += 1;
-        if self.grid.h < self.dt && self.grid.streak >= REGROW_AFTER {
-            self.grid = Grid {
-                t0: t,
-                h: (2.0 * self.grid.h).min(self.dt),
-                k: 0,
-                streak: 0,
-            };
+        self.streak += 1;
+        if self.grid.h < self.dt && self.streak >= REGROW_AFTER {
+            self.streak = 0;
+            self.grid = FixedGrid::new(t, (2.0 * self.grid.h).min(self.dt));
         }
     }
 
@@ -416,12 +382,8 @@ impl Integrator for OneStepIntegrator {
         let ws = &mut self.ws;
         consistent_initial(sys, &mut ws.solver, &mut ws.sys, state)?;
         ws.stepped = false;
-        self.grid = Grid {
-            t0: state.t,
-            h: self.dt,
-            k: 0,
-            streak: 0,
-        };
+        self.grid = FixedGrid::new(state.t, self.dt);
+        self.streak = 0;
         Ok(())
     }
 
@@ -455,12 +417,8 @@ impl Integrator for OneStepIntegrator {
                         && self.grid.h > self.dt / f64::from(1 << MAX_CUTBACKS) =>
                 {
                     rejected += 1;
-                    self.grid = Grid {
-                        t0: state.t,
-                        h: 0.5 * self.grid.h,
-                        k: 0,
-                        streak: 0,
-                    };
+                    self.grid = FixedGrid::new(state.t, 0.5 * self.grid.h);
+                    self.streak = 0;
                 }
                 Err(e) => return Err(e),
             }

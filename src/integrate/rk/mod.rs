@@ -30,7 +30,7 @@ use super::epm::Epm;
 use super::index1::Index1;
 use super::projector::{Drift, Projector};
 use super::settings::{Formulation, RkSettings, RkStep, Stabilization};
-use super::{Integrator, StatSpec, State, StepError, StepReport, System};
+use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 use crate::output::AttrValue;
 
 /// Statistics of a Runge–Kutta step (indices into [`StepReport::stats`]).
@@ -76,8 +76,8 @@ pub struct RungeKutta {
     h: f64,
     facold: f64,
     last_rejected: bool,
-    /// Fixed-step grid: origin and steps taken on it.
-    grid: (f64, u64),
+    /// Fixed-step grid.
+    grid: FixedGrid,
     /// Statistics of the start (f(t0) and the initial step), reported with the first step.
     pending: [f64; 2],
     /// The last accepted step: start time and size.
@@ -224,7 +224,7 @@ impl RungeKutta {
             h,
             facold: 1e-4,
             last_rejected: false,
-            grid: (0.0, 0),
+            grid: FixedGrid::new(0.0, h),
             pending: [0.0; 2],
             last: (0.0, 0.0),
         })
@@ -419,17 +419,6 @@ impl RungeKutta {
         state.t = t + h;
         state.step += 1;
     }
-
-    /// The end of the next fixed step toward `t_stop`.
-    fn fixed_target(&self, dt: f64, t_stop: f64) -> f64 {
-        let (t0, k) = self.grid;
-        let t = t0 + (k + 1) as f64 * dt;
-        if t >= t_stop - 1e-9 * (t_stop - t0).max(dt) {
-            t_stop
-        } else {
-            t
-        }
-    }
 }
 
 impl Integrator for RungeKutta {
@@ -468,7 +457,7 @@ impl Integrator for RungeKutta {
         self.ws.u_last.copy_from_slice(&state.u);
         self.ws.v_last.copy_from_slice(&state.v);
         self.pending = [1.0, 0.0];
-        self.grid = (state.t, 0);
+        self.grid = FixedGrid::new(state.t, self.h);
         self.facold = 1e-4;
         self.last_rejected = false;
         if let RkStep::Adaptive { max_step, .. } = self.step {
@@ -493,12 +482,12 @@ impl Integrator for RungeKutta {
         let t = state.t;
         let step = state.step + 1;
         match self.step {
-            RkStep::Fixed { dt } => {
-                let h = self.fixed_target(dt, t_stop) - t;
+            RkStep::Fixed { .. } => {
+                let h = self.grid.target(t_stop) - t;
                 self.attempt(sys, t, h, stats)
                     .map_err(|e| at_step(e, step, t + h))?;
                 self.accept(state, t, h);
-                self.grid.1 += 1;
+                self.grid.k += 1;
                 stats[NACCEPT] += 1.0;
                 report.h = h;
                 report.external_work = self.ws.work;
