@@ -34,7 +34,7 @@ fn bad(field: &'static str, message: impl Into<String>) -> SettingsError {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntegratorSpec {
-    /// Method: `gssss` (default), `dopri5`, `rk4`, `heun`.
+    /// Method: `gssss` (default), `dopri5`, `rk4`, `heun`, `epm`.
     pub method: Option<String>,
     /// `fixed` or `cutback` (GSSSS); `adaptive` or `fixed` (Runge–Kutta).
     pub step_control: Option<String>,
