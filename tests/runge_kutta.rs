@@ -359,4 +359,40 @@ fn settings_errors_name_the_field() {
         ),
         "rtol",
     );
+    bad(
+        rk(
+            "dopri5",
+            IntegratorSpec {
+                rtol: Some(1e-16),
+                ..IntegratorSpec::default()
+            },
+        ),
+        "rtol",
+    );
+    // More than 1e9 fixed steps, for either family; roots without a family.
+    bad(
+        rk(
+            "rk4",
+            IntegratorSpec {
+                t_end: Some(1e300),
+                ..IntegratorSpec::default()
+            },
+        ),
+        "dt",
+    );
+    bad(
+        IntegratorSpec {
+            dt: Some(1e-12),
+            ..IntegratorSpec::default()
+        },
+        "dt",
+    );
+    bad(
+        IntegratorSpec {
+            scheme: Some("midpoint".into()),
+            rho1: Some(0.5),
+            ..IntegratorSpec::default()
+        },
+        "rho1",
+    );
 }

@@ -13,6 +13,25 @@ use super::rk::{RungeKutta, Tableau};
 use super::{Integrator, StepError, System};
 use crate::output::AttrValue;
 
+/// The most steps a fixed-step run may take (`t_end / dt`): beyond it the
+/// run would take days and its output terabytes, so it is refused before
+/// anything is allocated.
+pub const MAX_STEPS: f64 = 1e9;
+
+/// Rejects a fixed step that needs more than [`MAX_STEPS`] steps to `t_end`.
+fn check_step_count(dt: f64, t_end: f64) -> Result<(), SettingsError> {
+    let steps = (t_end / dt).ceil();
+    if steps > MAX_STEPS {
+        return Err(bad(
+            "dt",
+            format!(
+                "t_end / dt = {t_end:e} / {dt:e} = {steps:e} steps, more than the limit of {MAX_STEPS:e}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A setting that cannot be used: the field of the `[integrator]` table and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
@@ -273,7 +292,7 @@ impl IntegratorSpec {
         if over.scheme.is_some() && over.family.is_none() && over.scheme.as_deref() != Some("gssss")
         {
             out.family = None;
-            (out.rho1, out.rho2, out.rho3) = (None, None, None);
+            (out.rho1, out.rho2, out.rho3) = (over.rho1, over.rho2, over.rho3);
         }
         out
     }
@@ -358,6 +377,14 @@ impl IntegratorSpec {
                     ));
                 }
                 let rtol = positive("rtol", self.rtol.unwrap_or(1e-6))?;
+                // DOPRI5 cannot control the error below round-off (HNW's
+                // dopri5 refuses rtol <= 10 eps as well).
+                if rtol < 1e-14 {
+                    return Err(bad(
+                        "rtol",
+                        format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
+                    ));
+                }
                 let atol = positive("atol", self.atol.unwrap_or(rtol / 10.0))?;
                 let max_step = positive("max_step", self.max_step.unwrap_or(t_end))?;
                 RkStep::Adaptive {
@@ -438,7 +465,10 @@ impl IntegratorSpec {
         // PStab, are kept for that stabilization and unused here, like the
         // keys of another method (a sweep can vary `stabilization` alone).
         let dt = match step {
-            RkStep::Fixed { dt } => dt,
+            RkStep::Fixed { dt } => {
+                check_step_count(dt, t_end)?;
+                dt
+            }
             RkStep::Adaptive { max_step, .. } => max_step,
         };
         Ok(IntegratorConfig {
@@ -465,6 +495,7 @@ impl IntegratorSpec {
         };
         let dt = pos("dt", self.dt)?;
         let t_end = pos("t_end", self.t_end)?;
+        check_step_count(dt, t_end).map_err(|e| (e.field, e.message))?;
         let tol = pos("tol", Some(self.tol.unwrap_or(1e-8)))?;
         let max_iter = self.max_iter.unwrap_or(100);
         if max_iter == 0 {
@@ -509,6 +540,21 @@ impl IntegratorSpec {
             }
         }
         let explicit = self.family.is_some() || self.scheme.as_deref() == Some("gssss");
+        if !explicit {
+            // The roots belong to `family`: without it they would be ignored.
+            for (name, v) in [
+                ("rho1", self.rho1),
+                ("rho2", self.rho2),
+                ("rho3", self.rho3),
+            ] {
+                if v.is_some() {
+                    return Err((
+                        name,
+                        format!("`{name}` is given without `family` (u0 or v0); the preset `scheme` fixes the roots"),
+                    ));
+                }
+            }
+        }
         let (family, rho, preset_name) = if explicit {
             let family = match self.family.as_deref() {
                 Some("u0") | Some("U0") => Family::U0,
