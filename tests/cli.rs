@@ -165,6 +165,29 @@ fn runge_kutta_methods_run_from_the_command_line() {
     );
 }
 
+/// A closed stdout (`flexmb ... | head`) ends the program quietly with the
+/// exit code of SIGPIPE, not with a panic.
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flexmb"))
+        .args(["check", "models/andrews.toml"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        matches!(o.status.code(), Some(141) | Some(0)),
+        "{:?}",
+        o.status
+    );
+}
+
 /// Every shipped model passes `flexmb check` (it builds, its integrator
 /// settings resolve, its initial matrix is described).
 #[test]

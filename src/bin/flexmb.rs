@@ -302,6 +302,37 @@ struct CheckArgs {
     matrix_market: Option<PathBuf>,
 }
 
+/// `print!` that ends the program quietly when stdout is closed (e.g. piped
+/// into `head`) instead of panicking on the broken pipe.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = write!(std::io::stdout().lock(), $($arg)*) {
+            stdout_failed(e);
+        }
+    }};
+}
+
+/// `println!` with the broken-pipe handling of [`out!`].
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            stdout_failed(e);
+        }
+    }};
+}
+
+/// Stdout cannot be written: a closed pipe ends the program with the exit
+/// code of SIGPIPE (141) and no message; other errors are reported on stderr.
+fn stdout_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(141);
+    }
+    eprintln!("error: cannot write to stdout: {e}");
+    std::process::exit(EXIT_OUTPUT.into());
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -361,7 +392,7 @@ fn bench(args: &BenchArgs) -> ExitCode {
             Ok(row) => rows.push(row),
             Err(e) => {
                 bar.abandon();
-                print!("{}", table(&rows));
+                out!("{}", table(&rows));
                 eprintln!("error: {e}");
                 return ExitCode::from(EXIT_CASE_FAILED);
             }
@@ -369,7 +400,7 @@ fn bench(args: &BenchArgs) -> ExitCode {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    print!("{}", table(&rows));
+    out!("{}", table(&rows));
     if let Some(path) = &args.csv {
         if let Err(e) = std::fs::write(path, csv(&rows)) {
             eprintln!("error: {}: {e}", path.display());
@@ -441,7 +472,7 @@ fn plot(args: &PlotArgs) -> ExitCode {
     };
     match flexmb::plot::draw_png(&chart, &args.output, size) {
         Ok(()) => {
-            println!("wrote {}", args.output.display());
+            outln!("wrote {}", args.output.display());
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -521,7 +552,7 @@ fn batch(args: &BatchArgs) -> ExitCode {
     let on_finish = |r: &flexmb::batch::CaseResult| {
         if !args.quiet {
             if bar.is_hidden() {
-                println!("{}", r.line());
+                outln!("{}", r.line());
             } else {
                 bar.println(r.line());
             }
@@ -567,7 +598,7 @@ fn batch(args: &BatchArgs) -> ExitCode {
     } else {
         String::new()
     };
-    println!(
+    outln!(
         "{} cases: {} completed{skipped}, {failed} failed; summary: {}",
         results.len(),
         results.len() - failed,
@@ -590,7 +621,7 @@ fn batch(args: &BatchArgs) -> ExitCode {
         .filter_map(|r| r.summary.as_ref())
         .fold(0.0, |a, s| a + s.wall_seconds);
     let overhead = wall - (case_sum / jobs as f64).max(longest);
-    println!(
+    outln!(
         "wall {wall:.2} s; {} cases ran: {case_sum:.2} s of case wall ({loops:.2} s in time loops) \
          on {jobs} threads, longest {longest:.2} s; batch overhead {overhead:.2} s ({:.2} %)",
         ran.len(),
@@ -598,7 +629,7 @@ fn batch(args: &BatchArgs) -> ExitCode {
     );
     let not_run = selected - results.len();
     if not_run > 0 {
-        println!("interrupted: {not_run} cases not run (rerun with --resume)");
+        outln!("interrupted: {not_run} cases not run (rerun with --resume)");
         return ExitCode::from(EXIT_INTERRUPTED);
     }
     if failed == 0 {
@@ -639,7 +670,7 @@ fn batch_merge(args: &BatchMergeArgs) -> ExitCode {
     for id in &report.missing_cases {
         eprintln!("missing case: {id}");
     }
-    println!(
+    outln!(
         "{} of {} cases from {shards} shards; summary: {}",
         report.cases,
         sweep.cases.len(),
@@ -749,9 +780,9 @@ fn run(args: &RunArgs) -> ExitCode {
         }
     };
     bar.finish_and_clear();
-    println!("{}", summary.line());
+    outln!("{}", summary.line());
     for (name, p) in &summary.probes {
-        println!(
+        outln!(
             "probe {name}: min {:.6e} | max {:.6e} | max |.| {:.6e} at t = {} | final {:.6e}",
             p.min,
             p.max,
@@ -761,9 +792,9 @@ fn run(args: &RunArgs) -> ExitCode {
         );
     }
     if let Some(out) = &args.output {
-        println!("output: {}", out.display());
+        outln!("output: {}", out.display());
         if let Some(xmf) = flexmb::output::xdmf_path(out).filter(|x| x.exists()) {
-            println!("ParaView: {}", xmf.display());
+            outln!("ParaView: {}", xmf.display());
         }
     }
     match &summary.failure {
@@ -836,20 +867,23 @@ fn statics(args: &StaticArgs) -> ExitCode {
             });
         }
     };
-    println!(
+    outln!(
         "static equilibrium: {} load steps, {} Newton iterations, relative residual {:.2e}",
         sol.iterations.len(),
         sol.iterations.iter().sum::<u32>(),
         sol.residual
     );
-    println!(
+    outln!(
         "{:<24} {:>16} {:>16} {:>16}",
-        "dof", "initial", "equilibrium", "change"
+        "dof",
+        "initial",
+        "equilibrium",
+        "change"
     );
     for (i, name) in m.dofs.names().iter().enumerate() {
         let owner = name.rsplit_once('.').map_or(name.as_str(), |(o, _)| o);
         if args.node.is_empty() || args.node.iter().any(|n| n == owner) {
-            println!(
+            outln!(
                 "{:<24} {:>16.9e} {:>16.9e} {:>16.9e}",
                 name,
                 m.u0[i],
@@ -877,36 +911,36 @@ fn check(args: &CheckArgs) -> ExitCode {
     let m = &sim.model;
     let pattern = sim.asm.pattern();
     let dim = pattern.dim;
-    println!("model: {}", file.file);
+    outln!("model: {}", file.file);
     if let Some(title) = &file.title {
-        println!("title: {title}");
+        outln!("title: {title}");
     }
-    println!(
+    outln!(
         "{} DOFs, {} constraint rows, {} elements, {} joints",
         m.n_dofs(),
         m.n_constraints(),
         m.n_elements(),
         m.n_joints()
     );
-    println!(
+    outln!(
         "saddle-point matrix: {dim} x {dim}, {} stored entries ({:.3} % dense, {:.1} per row)",
         pattern.nnz(),
         100.0 * pattern.nnz() as f64 / (dim as f64 * dim as f64).max(1.0),
         pattern.nnz() as f64 / dim.max(1) as f64
     );
     match flexmb::linalg::SaddlePointSolver::new(pattern, false) {
-        Ok(s) => println!("linear solver: {}", s.describe()),
-        Err(e) => println!("linear solver: {e}"),
+        Ok(s) => outln!("linear solver: {}", s.describe()),
+        Err(e) => outln!("linear solver: {e}"),
     }
     if let Some(c) = &config {
         match c.nominal_steps() {
-            Some(steps) => println!(
+            Some(steps) => outln!(
                 "integrator: {} | dt {} | t_end {} | {steps} steps",
                 c.label(),
                 c.dt,
                 c.t_end,
             ),
-            None => println!(
+            None => outln!(
                 "integrator: {} | t_end {} | adaptive steps",
                 c.label(),
                 c.t_end
@@ -919,7 +953,7 @@ fn check(args: &CheckArgs) -> ExitCode {
             eprintln!("error: cannot write {}: {e}", path.display());
             return ExitCode::from(EXIT_OUTPUT);
         }
-        println!(
+        outln!(
             "wrote the initial saddle-point matrix to {}",
             path.display()
         );
