@@ -304,7 +304,8 @@ impl Simulation {
                 residual: report.residual,
             };
             let last = state.t >= t_end;
-            if dense {
+            // Whether the step's end is an output time.
+            let due = if dense {
                 // Output times inside the step from the method's dense output,
                 // then the step's end when it is an output time or t_end.
                 let OutputInterval::Time(h_out) = output.interval else {
@@ -336,20 +337,9 @@ impl Simulation {
                 if at_output {
                     next_out += h_out;
                 }
-                recorded_last = at_output || last;
-                if recorded_last {
-                    record(
-                        &state,
-                        integrator.as_ref(),
-                        last_stats,
-                        work,
-                        &mut rec,
-                        &mut summary,
-                        recorder,
-                    )?;
-                }
+                at_output
             } else {
-                let due = match output.interval {
+                match output.interval {
                     OutputInterval::Steps(every) => summary.steps.is_multiple_of(every),
                     OutputInterval::Time(h_out) => {
                         if state.t >= next_out - 1e-9 * h {
@@ -361,19 +351,19 @@ impl Simulation {
                             false
                         }
                     }
-                };
-                recorded_last = due || last;
-                if recorded_last {
-                    record(
-                        &state,
-                        integrator.as_ref(),
-                        last_stats,
-                        work,
-                        &mut rec,
-                        &mut summary,
-                        recorder,
-                    )?;
                 }
+            };
+            recorded_last = due || last;
+            if recorded_last {
+                record(
+                    &state,
+                    integrator.as_ref(),
+                    last_stats,
+                    work,
+                    &mut rec,
+                    &mut summary,
+                    recorder,
+                )?;
             }
             progress(&state);
         }
