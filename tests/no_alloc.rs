@@ -1,7 +1,8 @@
 //! No heap allocation inside the time loop after the first step: a counting
 //! global allocator watches steps 2..=500 of the double pendulum (dense LU:
 //! none at all; GSSSS, and DOPRI5 with PStab or Baumgarte and dense output),
-//! of the heavy top (GSSSS and RK4 with PStab), of a truss chain on the band
+//! of the heavy top (GSSSS, RK4 with PStab, the embedded projection method
+//! with DOPRI5; EPM with RK4 on the double pendulum), of a truss chain on the band
 //! LU path (none) and on the sparse LU path (none of ours; the
 //! sparse LU may grow its fill storage a few times), including the energy and
 //! constraint norms the driver records.
@@ -140,6 +141,26 @@ fn time_loop_does_not_allocate() {
         allocations_in_steps(&top, &rk("rk4", "pstab")),
         0,
         "heavy top, rk4 + PStab"
+    );
+    // The embedded projection method (Newton projection, configuration-dependent
+    // inertia through the mass product) with RK4 and adaptive DOPRI5.
+    let epm = |tableau: &str| IntegratorSpec {
+        method: Some("epm".into()),
+        tableau: Some(tableau.into()),
+        rtol: (tableau == "dopri5").then_some(1e-6),
+        dt: Some(1e-3),
+        t_end: Some(100.0),
+        ..IntegratorSpec::default()
+    };
+    assert_eq!(
+        allocations_in_steps(&dp, &epm("rk4")),
+        0,
+        "double pendulum, EPM rk4"
+    );
+    assert_eq!(
+        allocations_in_steps(&top, &epm("dopri5")),
+        0,
+        "heavy top, EPM dopri5"
     );
 
     let truss = Simulation::new(hanging_truss_chain(60).unwrap());

@@ -165,6 +165,8 @@ pub struct Assembler {
     pattern: Pattern,
     mass: CsMat<f64>,
     mass_slots: Vec<usize>,
+    /// Slots of the diagonal entries (i, i), i < n (identity metric).
+    diag_slots: Vec<usize>,
     gravity_force: Vec<f64>,
     elements: Vec<ElementSlots>,
     joints: Vec<JointSlots>,
@@ -278,6 +280,7 @@ impl Assembler {
         }
         let pattern = Pattern::from_pairs(dim, pairs);
 
+        let diag_slots = (0..n).map(|i| pattern.slot(i, i)).collect();
         let mass_slots = mass
             .outer_iterator()
             .enumerate()
@@ -349,6 +352,7 @@ impl Assembler {
             pattern,
             mass,
             mass_slots,
+            diag_slots,
             gravity_force,
             elements,
             joints,
@@ -824,7 +828,6 @@ impl Assembler {
     ) {
         sys.residual.fill(0.0);
         sys.values.fill(0.0);
-        let n = self.n;
         if mass {
             self.add_mass(&mut sys.values, 1.0);
             if model.elements.iter().any(|b| b.has_inertia()) {
@@ -840,8 +843,8 @@ impl Assembler {
                 sys.residual.fill(0.0);
             }
         } else {
-            for i in 0..n {
-                sys.values[self.pattern.slot(i, i)] = 1.0;
+            for &d in &self.diag_slots {
+                sys.values[d] = 1.0;
             }
         }
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];

@@ -368,6 +368,17 @@ impl FixedGrid {
     }
 }
 
+/// Number of steps of size dt to reach t_end (the last one may be shorter).
+pub fn step_count(t_end: f64, dt: f64) -> u64 {
+    let r = t_end / dt;
+    let k = r.round();
+    if (r - k).abs() <= 1e-9 * r.max(1.0) {
+        k as u64
+    } else {
+        r.ceil() as u64
+    }
+}
+
 /// Convenience: the system view of a model and its assembler.
 pub fn system<'a>(model: &'a Model, asm: &'a Assembler) -> System<'a> {
     System { model, asm }

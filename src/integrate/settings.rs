@@ -858,11 +858,11 @@ impl IntegratorConfig {
     /// be shorter); `None` for adaptive methods.
     pub fn nominal_steps(&self) -> Option<u64> {
         match &self.method {
-            MethodConfig::Gssss(g) => Some(crate::run::step_count(self.t_end, g.dt)),
+            MethodConfig::Gssss(g) => Some(super::step_count(self.t_end, g.dt)),
             MethodConfig::RungeKutta(RkSettings {
                 step: RkStep::Fixed { dt },
                 ..
-            }) => Some(crate::run::step_count(self.t_end, *dt)),
+            }) => Some(super::step_count(self.t_end, *dt)),
             MethodConfig::RungeKutta(_) => None,
         }
     }
