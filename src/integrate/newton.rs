@@ -30,8 +30,11 @@ pub const FLOOR_FACTOR: f64 = 8.0;
 /// Newton settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NewtonSettings {
-    /// Tolerance on the increments (acceleration and multiplier units).
+    /// Tolerance on the increments (acceleration and multiplier units) of
+    /// the `increment` and `rate` tests.
     pub tol: f64,
+    /// Tolerances of the `scaled` test.
+    pub scaled: ScaledTolerances,
     /// Maximum iterations per step.
     pub max_iter: u32,
     /// Newton matrix variant.
@@ -114,6 +117,13 @@ pub enum NewtonStop {
     /// `theta_k < 1` (Hairer & Wanner, Solving ODEs II, §IV.8, eq. 8.10–8.11,
     /// with kappa = 1). Saves the confirming iteration once Newton converges.
     Rate,
+    /// The size- and unit-independent test of [`ScaledTest`]: the weighted
+    /// RMS norm of the correction (coordinates in displacement units,
+    /// multipliers in force units) at most 1 and the residual below `rtol`
+    /// times the model's force scale or its round-off floor; divergence is
+    /// detected within a few iterations and the step restarted from the
+    /// displacement predictor (docs/theory/gssss.md §12).
+    Scaled,
 }
 
 impl NewtonStop {
@@ -122,6 +132,7 @@ impl NewtonStop {
         match name {
             "increment" => Some(NewtonStop::Increment),
             "rate" => Some(NewtonStop::Rate),
+            "scaled" => Some(NewtonStop::Scaled),
             _ => None,
         }
     }
@@ -131,12 +142,14 @@ impl NewtonStop {
         match self {
             NewtonStop::Increment => "increment",
             NewtonStop::Rate => "rate",
+            NewtonStop::Scaled => "scaled",
         }
     }
 
     /// Whether to stop after an iteration whose increments, divided by their
     /// tolerances, have the largest ratio `r`; `prev` is that of the previous
-    /// iteration of the step.
+    /// iteration of the step (the `increment` and `rate` rules; the scaled
+    /// test is [`ScaledTest::judge`]).
     pub fn accepts(self, r: f64, prev: Option<f64>) -> bool {
         if r <= 1.0 {
             return true;
@@ -147,6 +160,114 @@ impl NewtonStop {
                 theta < 1.0 && theta / (1.0 - theta) * r <= 1.0
             }
             _ => false,
+        }
+    }
+}
+
+/// Tolerances of the scaled test (`convergence = "scaled"`, docs/theory/gssss.md §12).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScaledTolerances {
+    /// Relative tolerance (of coordinates and multipliers).
+    pub rtol: f64,
+    /// Absolute tolerance of coordinates, displacement units (`None`:
+    /// `rtol` times the model's coordinate scale `1 + max |u_0|`).
+    pub atol: Option<f64>,
+}
+
+/// Default relative tolerance of the scaled test.
+pub const DEFAULT_RTOL: f64 = 1e-6;
+
+/// Iterations in a row whose weighted correction grows (`theta >= 1`) after
+/// which an iteration is declared divergent.
+pub const DIVERGENT_GROWTHS: u32 = 2;
+
+/// The round-off of an assembled model, from the initial state
+/// (the floors of docs/theory/gssss.md §12).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundOff {
+    /// `L = 1 + max |u_0|`: the coordinate scale.
+    pub coord_scale: f64,
+    /// `max |M_ij|`.
+    pub mass_scale: f64,
+    /// `max |K_ij(u_0)|`.
+    pub stiffness_scale: f64,
+}
+
+impl RoundOff {
+    /// The round-off of a force assembled at coordinates of size `L` from
+    /// stiffnesses up to `max |K|`: `FLOOR_FACTOR eps L max |K|`, plus that
+    /// of `M a` for an acceleration known to `floor_a`.
+    pub fn force_floor(&self, floor_a: f64) -> f64 {
+        self.mass_scale * floor_a + FLOOR_FACTOR * f64::EPSILON * self.coord_scale * self.stiffness_scale
+    }
+
+    /// The round-off of a coordinate `u`: `FLOOR_FACTOR eps (|u| + L)`.
+    pub fn coord_floor(&self) -> f64 {
+        FLOOR_FACTOR * f64::EPSILON * self.coord_scale
+    }
+}
+
+/// Weighted RMS norm `sqrt(mean_i (dx_i / w_i)^2)` (Hairer & Wanner, Solving
+/// ODEs II, §IV.8; DASSL): `pairs` yields `(dx_i, w_i)`; 0 for no pairs.
+pub fn weighted_rms(pairs: impl Iterator<Item = (f64, f64)>) -> f64 {
+    let (sum, count) = pairs.fold((0.0, 0usize), |(s, k), (dx, w)| {
+        let r = dx / w;
+        (s + r * r, k + 1)
+    });
+    if count == 0 {
+        0.0
+    } else {
+        (sum / count as f64).sqrt()
+    }
+}
+
+/// What a Newton iteration under the scaled test concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The iterate is accepted.
+    Converged,
+    /// Iterate again.
+    Continue,
+    /// The corrections grow: iterating further is pointless.
+    Diverged,
+}
+
+/// The scaled test's state over the iterations of one step: the weighted
+/// correction of the previous iteration and the growths in a row.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ScaledTest {
+    prev: Option<f64>,
+    growths: u32,
+}
+
+impl ScaledTest {
+    /// Judges an iteration with weighted correction `r` (the larger of the
+    /// coordinates' and multipliers' weighted RMS norms, 1 at the tolerance)
+    /// and residual ratio `res` (the residual this iteration solved for over
+    /// its tolerance). Accepted when `res <= 1` and the correction, or the
+    /// error estimated from the contraction rate `theta = r_k / r_{k-1}`
+    /// (`theta / (1 - theta) r_k`, Hairer & Wanner §IV.8 eq. 8.10), is at
+    /// most 1; divergent after [`DIVERGENT_GROWTHS`] iterations in a row with
+    /// `theta >= 1`, or at a non-finite correction.
+    pub fn judge(&mut self, r: f64, res: f64) -> Verdict {
+        if !r.is_finite() {
+            return Verdict::Diverged;
+        }
+        let theta = self.prev.map(|p| r / p);
+        self.prev = Some(r);
+        let small = r <= 1.0 || theta.is_some_and(|t| t < 1.0 && t / (1.0 - t) * r <= 1.0);
+        if small && res <= 1.0 {
+            return Verdict::Converged;
+        }
+        if !small && theta.is_some_and(|t| t >= 1.0) {
+            self.growths += 1;
+        } else {
+            self.growths = 0;
+        }
+        if self.growths >= DIVERGENT_GROWTHS {
+            Verdict::Diverged
+        } else {
+            Verdict::Continue
         }
     }
 }

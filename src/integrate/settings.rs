@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::gssss::OneStepIntegrator;
 use super::gssss::{preset, ConstraintOption, Family, Gssss, JacobianKind, SolveForm, Variant};
-use super::newton::{NewtonSettings, NewtonStop, Refactor};
+use super::newton::{NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFAULT_RTOL};
 use super::projector::Metric;
 use super::rk::{RungeKutta, Tableau};
 use super::{Integrator, StepError, System};
@@ -61,9 +61,11 @@ pub struct IntegratorSpec {
     pub stabilization: Option<String>,
     /// Baumgarte's parameters (g1, g2): `Phi'' + g1 Phi' + g2 Phi = 0`.
     pub baumgarte: Option<[f64; 2]>,
-    /// Relative tolerance of the adaptive step control.
+    /// Relative tolerance of the adaptive step control, or of GSSSS's
+    /// scaled Newton test.
     pub rtol: Option<f64>,
-    /// Absolute tolerance of the adaptive step control.
+    /// Absolute tolerance of the adaptive step control, or of GSSSS's scaled
+    /// Newton test (displacement units).
     pub atol: Option<f64>,
     /// PStab is skipped on steps whose drift is at most this (0: every step).
     pub datol: Option<f64>,
@@ -91,13 +93,13 @@ pub struct IntegratorSpec {
     pub dt: Option<f64>,
     /// End time.
     pub t_end: Option<f64>,
-    /// Newton tolerance.
+    /// Newton tolerance of the `increment` and `rate` tests (absolute).
     pub tol: Option<f64>,
     /// Newton iteration limit per step.
     pub max_iter: Option<u32>,
     /// `consistent` or `seed`.
     pub jacobian: Option<String>,
-    /// Newton stop test: `increment` or `rate`.
+    /// Newton stop test: `scaled` (default), `increment` or `rate`.
     pub convergence: Option<String>,
     /// Newton matrix refresh: `iteration` or `step`.
     pub refactor: Option<String>,
@@ -520,11 +522,24 @@ impl IntegratorSpec {
                 ))
             }
         };
-        let conv = self.convergence.as_deref().unwrap_or("increment");
+        let conv = self.convergence.as_deref().unwrap_or("scaled");
         let stop = NewtonStop::from_name(conv).ok_or((
             "convergence",
-            format!("`convergence` must be \"increment\" or \"rate\", got \"{conv}\""),
+            format!(
+                "`convergence` must be \"scaled\", \"increment\" or \"rate\", got \"{conv}\""
+            ),
         ))?;
+        let rtol = pos("rtol", Some(self.rtol.unwrap_or(DEFAULT_RTOL)))?;
+        if rtol < 1e-14 {
+            return Err((
+                "rtol",
+                format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
+            ));
+        }
+        let atol = match self.atol {
+            None => None,
+            a => Some(pos("atol", a)?),
+        };
         let refac = self.refactor.as_deref().unwrap_or("iteration");
         let refactor = Refactor::from_name(refac).ok_or((
             "refactor",
@@ -658,6 +673,7 @@ impl IntegratorSpec {
                 dt,
                 newton: NewtonSettings {
                     tol,
+                    scaled: ScaledTolerances { rtol, atol },
                     max_iter,
                     jacobian,
                     stop,
@@ -730,7 +746,17 @@ impl GssssSettings {
             },
         ));
         p.push(("dt".into(), AttrValue::F64(self.dt)));
-        p.push(("tol".into(), AttrValue::F64(self.newton.tol)));
+        match self.newton.stop {
+            NewtonStop::Scaled => {
+                p.push(("rtol".into(), AttrValue::F64(self.newton.scaled.rtol)));
+                if let Some(atol) = self.newton.scaled.atol {
+                    p.push(("atol".into(), AttrValue::F64(atol)));
+                }
+            }
+            NewtonStop::Increment | NewtonStop::Rate => {
+                p.push(("tol".into(), AttrValue::F64(self.newton.tol)));
+            }
+        }
         p.push((
             "max_iter".into(),
             AttrValue::I64(self.newton.max_iter as i64),

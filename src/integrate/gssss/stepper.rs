@@ -19,7 +19,10 @@ use super::scheme::{ConstraintOption, LinearScheme, PredCorr};
 use super::Variant;
 use crate::assembly::SaddleSystem;
 use crate::integrate::initial::consistent_initial;
-use crate::integrate::newton::{NewtonSettings, NewtonTimings, FLOOR_FACTOR};
+use crate::integrate::newton::{
+    weighted_rms, NewtonSettings, NewtonStop, NewtonTimings, RoundOff, ScaledTest, Verdict,
+    DIVERGENT_GROWTHS, FLOOR_FACTOR,
+};
 use crate::integrate::settings::{GssssSettings, StepControl};
 use crate::integrate::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 
@@ -72,12 +75,24 @@ struct Workspace {
     history: Vec<(f64, f64)>,
     stepped: bool,
     scheme: Option<(f64, LinearScheme)>,
-    /// Largest mass-matrix entry (converts the acceleration floor to multiplier units).
-    mass_scale: f64,
-    /// Largest tangent-stiffness entry at u_0 (round-off of internal forces).
-    stiffness_scale: f64,
-    /// `1 + max |u_0|`: the coordinate scale of the round-off floor.
-    coord_scale: f64,
+    /// The model's round-off scales at u_0 (the floors of the convergence tests).
+    round_off: RoundOff,
+    /// `M (a~ - g)` of the current iterate (force scale of the scaled test).
+    inertia: Vec<f64>,
+    /// Iterations and factorizations of the step's attempts so far.
+    spent: (u32, u32),
+    /// The predictor tried first: the one of the last converged step.
+    predictor: Predictor,
+}
+
+/// Where a step's Newton iteration starts (docs/theory/gssss.md §12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Predictor {
+    /// The scheme's unknown at zero: `a_{n+1} = a_n` in the a-form,
+    /// `v_{n+1} = v_n` in the v-form, `u_{n+1} = u_n` in the d-form.
+    Unknown,
+    /// `u_{n+1} = u_n` in every form.
+    Displacement,
 }
 
 impl OneStepIntegrator {
@@ -122,9 +137,14 @@ impl OneStepIntegrator {
                 history: Vec::with_capacity(newton.max_iter as usize),
                 stepped: false,
                 scheme: None,
-                mass_scale: max_abs(sys.asm.mass_matrix().data()),
-                stiffness_scale: max_abs(sys.asm.stiffness(sys.model, &sys.model.u0).data()),
-                coord_scale: 1.0 + max_abs(&sys.model.u0),
+                round_off: RoundOff {
+                    coord_scale: 1.0 + max_abs(&sys.model.u0),
+                    mass_scale: max_abs(sys.asm.mass_matrix().data()),
+                    stiffness_scale: max_abs(sys.asm.stiffness(sys.model, &sys.model.u0).data()),
+                },
+                inertia: z(n),
+                spent: (0, 0),
+                predictor: Predictor::Unknown,
             },
             timings: None,
         })
@@ -150,12 +170,41 @@ impl OneStepIntegrator {
         }
     }
 
-    /// One step of size `dt` from `state`; `state` is changed only on success.
+    /// One step of size `dt` from `state`; `state` is changed only on
+    /// success. Under the scaled test the iteration starts from the predictor
+    /// that converged on the last step, and a failed iteration is restarted
+    /// once from the other one.
     fn try_step(
         &mut self,
         sys: &System<'_>,
         state: &mut State,
         dt: f64,
+    ) -> Result<Converged, StepError> {
+        self.ws.spent = (0, 0);
+        let first = self.ws.predictor;
+        match self.iterate(sys, state, dt, first) {
+            Err(StepError::NewtonFailed { .. }) if self.newton.stop == NewtonStop::Scaled => {
+                let other = match first {
+                    Predictor::Unknown => Predictor::Displacement,
+                    Predictor::Displacement => Predictor::Unknown,
+                };
+                let out = self.iterate(sys, state, dt, other);
+                if out.is_ok() {
+                    self.ws.predictor = other;
+                }
+                out
+            }
+            other => other,
+        }
+    }
+
+    /// Newton's iteration of one step of size `dt` from `state`, starting at `predictor`.
+    fn iterate(
+        &mut self,
+        sys: &System<'_>,
+        state: &mut State,
+        dt: f64,
+        predictor: Predictor,
     ) -> Result<Converged, StepError> {
         let sch = self.scheme(dt);
         let option = self.option;
@@ -186,11 +235,15 @@ impl OneStepIntegrator {
         let forces = constraint_force(option, newton.jacobian, sch.w1, w.c3);
         let delta3 = sch.unknown[3];
         let accel_scale = sch.accel_scale();
-        let floor_a = FLOOR_FACTOR * f64::EPSILON * ws.coord_scale / accel_scale;
+        let ro = ws.round_off;
+        let floor_a = FLOOR_FACTOR * f64::EPSILON * ro.coord_scale / accel_scale;
         // Multipliers balance forces: their floor is the round-off of M a and
         // of the internal forces, eps L max|K|, both at the initial scales.
-        let floor_l = ws.mass_scale * floor_a
-            + FLOOR_FACTOR * f64::EPSILON * ws.coord_scale * ws.stiffness_scale;
+        let floor_l = ro.force_floor(floor_a);
+        let scaled = newton.stop == NewtonStop::Scaled;
+        let rtol = newton.scaled.rtol;
+        let atol_u = newton.scaled.atol.unwrap_or(rtol * ro.coord_scale);
+        let mut test = ScaledTest::default();
         let t_n = state.t;
         let t_next = state.t + dt;
         ws.history.clear();
@@ -202,6 +255,22 @@ impl OneStepIntegrator {
         let mut factorizations = 0;
         // Accumulated unknown increment (delta), per DOF, kept in `du`.
         ws.du.fill(0.0);
+        if predictor == Predictor::Displacement {
+            // The unknown at u_{n+1} = u_n: da0 = -(x1 v_n + x2 a_n) / x3 of u_{n+1}'s form.
+            let (x, d) = (&sch.u_next, &sch.unknown);
+            for i in 0..n {
+                let (u, v, a) = (ws.u_n[i], ws.v_n[i], ws.a_n[i]);
+                let da0 = -(x[1] * v + x[2] * a) / x[3];
+                let delta0 = d[0] * u + d[1] * v + d[2] * a + d[3] * da0;
+                ws.u_next[i] += pu.c * delta0;
+                ws.u_tilde[i] += put.c * delta0;
+                ws.v_tilde[i] += pvt.c * delta0;
+                ws.a_tilde[i] += pat.c * delta0;
+                ws.du[i] = delta0;
+            }
+        }
+        let mut force_scale = 0.0;
+        let mut residual_ratio = 0.0;
         while iterations < newton.max_iter {
             iterations += 1;
             let inp = StepInput {
@@ -234,6 +303,22 @@ impl OneStepIntegrator {
                 ws.history.push((residual_norm, f64::NAN));
                 break;
             }
+            if scaled {
+                // Force scale |M (a~ - g)| + |the other forces| and the
+                // residual over its tolerance (docs/theory/gssss.md §12).
+                ws.inertia.fill(0.0);
+                sys.asm.mass_mul_add(&ws.a_tilde, &mut ws.inertia);
+                sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
+                let (e1, e2) = ws.sys.residual.split_at(n);
+                force_scale = e1
+                    .iter()
+                    .zip(&ws.inertia)
+                    .fold(0.0_f64, |m, (e, f)| m.max(f.abs() + (e - f).abs()));
+                let res_force = max_abs(e1) / (rtol * force_scale).max(floor_l);
+                // e2 = Phi / chi_Cu: constraint violations in displacement units.
+                let res_phi = max_abs(e2) * pu.c.abs() / atol_u.max(ro.coord_floor());
+                residual_ratio = res_force.max(res_phi);
+            }
             if refresh {
                 if let Err(e) = ws.solver.factor(&ws.sys.values) {
                     return Err(singular(sys, ws, state.step + 1, t_next, e));
@@ -259,16 +344,44 @@ impl OneStepIntegrator {
             for (l, x) in ws.lam.iter_mut().zip(xl) {
                 *l += x;
             }
-            let inc_a = max_abs(xd) / delta3;
-            let inc_l = max_abs(xl);
-            ws.history.push((residual_norm, inc_a));
-            let ratio = (inc_a / newton.tol.max(floor_a)).max(inc_l / newton.tol.max(floor_l));
-            if newton.stop.accepts(ratio, prev_ratio) {
+            let ratio = if scaled {
+                // Coordinates in displacement units, multipliers in force units.
+                let inc_u = weighted_rms(xd.iter().zip(&ws.u_next).map(|(x, u)| {
+                    (pu.c * x, (rtol * u.abs() + atol_u).max(ro.coord_floor()))
+                }));
+                let atol_l = atol_u / ro.coord_scale * force_scale;
+                let inc_l = weighted_rms(
+                    xl.iter()
+                        .zip(&ws.lam)
+                        .map(|(x, l)| (*x, (rtol * l.abs() + atol_l).max(floor_l))),
+                );
+                inc_u.max(inc_l)
+            } else {
+                let inc_a = max_abs(xd) / delta3;
+                let inc_l = max_abs(xl);
+                (inc_a / newton.tol.max(floor_a)).max(inc_l / newton.tol.max(floor_l))
+            };
+            ws.history.push((residual_norm, ratio));
+            if scaled {
+                match test.judge(ratio, residual_ratio) {
+                    Verdict::Converged => {
+                        converged = true;
+                        break;
+                    }
+                    Verdict::Diverged => break,
+                    Verdict::Continue => {}
+                }
+            } else if newton.stop.accepts(ratio, prev_ratio) {
                 converged = true;
                 break;
             }
             refresh = newton.refactor.refresh_after(ratio, prev_ratio);
             prev_ratio = Some(ratio);
+        }
+        ws.spent.0 += iterations;
+        ws.spent.1 += factorizations;
+        if let Some(t) = self.timings.as_mut() {
+            t.factorizations += u64::from(factorizations);
         }
         if !converged {
             return Err(newton_failed(
@@ -302,12 +415,9 @@ impl OneStepIntegrator {
         state.t = t_next;
         state.step += 1;
         ws.stepped = true;
-        if let Some(t) = self.timings.as_mut() {
-            t.factorizations += u64::from(factorizations);
-        }
         Ok(Converged {
-            iterations,
-            factorizations,
+            iterations: ws.spent.0,
+            factorizations: ws.spent.1,
             residual: residual_norm,
             work,
         })
@@ -382,6 +492,7 @@ impl Integrator for OneStepIntegrator {
         let ws = &mut self.ws;
         consistent_initial(sys, &mut ws.solver, &mut ws.sys, state)?;
         ws.stepped = false;
+        ws.predictor = Predictor::Unknown;
         self.grid = FixedGrid::new(state.t, self.dt);
         self.streak = 0;
         Ok(())
@@ -468,7 +579,12 @@ fn newton_failed(
     max_iter: u32,
 ) -> StepError {
     let last = ws.history.last().map(|h| h.0).unwrap_or(f64::NAN);
-    let reason = if last.is_finite() {
+    let reason = if last.is_finite() && iterations < max_iter {
+        format!(
+            "divergence: the weighted correction grew in {DIVERGENT_GROWTHS} iterations in a \
+             row (iteration {iterations}; after a restart from the other predictor)"
+        )
+    } else if last.is_finite() {
         format!("no convergence in {max_iter} iterations")
     } else {
         "the residual became non-finite".to_string()
