@@ -198,7 +198,8 @@ impl RoundOff {
     /// stiffnesses up to `max |K|`: `FLOOR_FACTOR eps L max |K|`, plus that
     /// of `M a` for an acceleration known to `floor_a`.
     pub fn force_floor(&self, floor_a: f64) -> f64 {
-        self.mass_scale * floor_a + FLOOR_FACTOR * f64::EPSILON * self.coord_scale * self.stiffness_scale
+        self.mass_scale * floor_a
+            + FLOOR_FACTOR * f64::EPSILON * self.coord_scale * self.stiffness_scale
     }
 
     /// The round-off of a coordinate `u`: `FLOOR_FACTOR eps (|u| + L)`.

@@ -525,9 +525,7 @@ impl IntegratorSpec {
         let conv = self.convergence.as_deref().unwrap_or("scaled");
         let stop = NewtonStop::from_name(conv).ok_or((
             "convergence",
-            format!(
-                "`convergence` must be \"scaled\", \"increment\" or \"rate\", got \"{conv}\""
-            ),
+            format!("`convergence` must be \"scaled\", \"increment\" or \"rate\", got \"{conv}\""),
         ))?;
         let rtol = pos("rtol", Some(self.rtol.unwrap_or(DEFAULT_RTOL)))?;
         if rtol < 1e-14 {

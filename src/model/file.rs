@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget};
-use super::generate::slider_crank_flexible_builder;
+use super::generate::{slider_crank_flexible_builder, ScalableProblem};
 use super::spec::{
     BodySpec, ElementSpec, GeneratorSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, Numbers,
     OutputSpec, PointSpec, ProbeSpec, TimeSpec, SCHEMA_VERSION,
@@ -704,6 +704,19 @@ fn build_generated(
                 .into(),
         ));
     }
+    let scalable = |problem: ScalableProblem| {
+        let dim = problem.dimension();
+        if *spec.dimension.get_ref() != dim {
+            return Err(loc.error(
+                line,
+                format!(
+                    "the {} generator builds a {dim}-D model: dimension = {dim}",
+                    problem.name()
+                ),
+            ));
+        }
+        problem.builder().map_err(|e| loc.build_error(g.span(), e))
+    };
     let built = match g.get_ref() {
         GeneratorSpec::SliderCrankFlexible(p) => {
             if *spec.dimension.get_ref() != 2 {
@@ -714,6 +727,20 @@ fn build_generated(
                 ));
             }
             slider_crank_flexible_builder(p)
+        }
+        GeneratorSpec::HangingBeam { elements } => {
+            return scalable(ScalableProblem::HangingBeam {
+                elements: *elements,
+            })
+        }
+        GeneratorSpec::TrussLattice { n, m } => {
+            return scalable(ScalableProblem::TrussLattice { n: *n, m: *m })
+        }
+        GeneratorSpec::SpaceTrussLattice { n, m } => {
+            return scalable(ScalableProblem::SpaceTrussLattice { n: *n, m: *m })
+        }
+        GeneratorSpec::RigidChain { bodies } => {
+            return scalable(ScalableProblem::RigidChain { bodies: *bodies })
         }
     };
     built.map_err(|e| loc.build_error(g.span(), e))

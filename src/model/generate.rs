@@ -48,6 +48,89 @@ fn at_least_one(name: &str, field: &'static str, x: usize) -> Result<(), BuildEr
     }
 }
 
+/// The most coordinates a generator builds (about 6 GiB for the L1 beam at
+/// 1.5 KiB per DOF): larger sizes are refused before anything is allocated.
+pub const MAX_GENERATED_DOFS: u128 = 4_000_000;
+
+/// Rejects a size `x` of `field` whose model would have `dofs` coordinates,
+/// more than [`MAX_GENERATED_DOFS`]; `dofs` is computed in `u128` so that no
+/// size overflows it.
+fn bounded(name: &str, field: &'static str, x: usize, dofs: u128) -> Result<(), BuildError> {
+    at_least_one(name, field, x)?;
+    if dofs > MAX_GENERATED_DOFS {
+        return Err(generator_error(
+            name,
+            field,
+            format!(
+                "{field} = {x} gives {dofs} coordinates, more than the limit of {MAX_GENERATED_DOFS}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Parameters of a `[generator]` of a model file: one of the SPEC.md §7
+/// problems with its size (`crate::model::file`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalableProblem {
+    /// [`hanging_beam`] with `elements` elements.
+    HangingBeam {
+        /// Beam elements.
+        elements: usize,
+    },
+    /// [`truss_lattice`] of `n` x `m` cells (`m` defaults to `n`).
+    TrussLattice {
+        /// Cells along x.
+        n: usize,
+        /// Cells along y.
+        m: Option<usize>,
+    },
+    /// [`space_truss_lattice`] of `n` x `n` x `m` cells (`m` defaults to `n`).
+    SpaceTrussLattice {
+        /// Cells along x and y.
+        n: usize,
+        /// Cells along z.
+        m: Option<usize>,
+    },
+    /// [`rigid_chain`] of `bodies` bodies.
+    RigidChain {
+        /// Rigid bodies.
+        bodies: usize,
+    },
+}
+
+impl ScalableProblem {
+    /// The dimension of the generated model.
+    pub fn dimension(self) -> usize {
+        match self {
+            ScalableProblem::HangingBeam { .. } | ScalableProblem::TrussLattice { .. } => 2,
+            ScalableProblem::SpaceTrussLattice { .. } | ScalableProblem::RigidChain { .. } => 3,
+        }
+    }
+
+    /// The generator's name in the model file.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalableProblem::HangingBeam { .. } => "hanging_beam",
+            ScalableProblem::TrussLattice { .. } => "truss_lattice",
+            ScalableProblem::SpaceTrussLattice { .. } => "space_truss_lattice",
+            ScalableProblem::RigidChain { .. } => "rigid_chain",
+        }
+    }
+
+    /// The model's builder (before `build`, so that probes can be added).
+    pub fn builder(self) -> Result<ModelBuilder, BuildError> {
+        match self {
+            ScalableProblem::HangingBeam { elements } => hanging_beam_builder(elements),
+            ScalableProblem::TrussLattice { n, m } => truss_lattice_builder(n, m.unwrap_or(n)),
+            ScalableProblem::SpaceTrussLattice { n, m } => {
+                space_truss_lattice_builder(n, m.unwrap_or(n))
+            }
+            ScalableProblem::RigidChain { bodies } => rigid_chain_builder(bodies),
+        }
+    }
+}
+
 /// SPEC.md §7 L1, the hanging beam: a planar Euler–Bernoulli (ANCF) beam of
 /// length 10 along +x made of `elements` equal `beam` elements with
 /// E = 1e7, A = 1e-4, I = 1e-10, rho = 1000 (EA = 1e3, EI = 1e-3,
@@ -58,7 +141,17 @@ fn at_least_one(name: &str, field: &'static str, x: usize) -> Result<(), BuildEr
 /// N + 1 beam nodes), 2 constraint rows (the pin), N elements. Beam nodes
 /// `b0..bN` (`b0` at the origin), elements `e1..eN`, the pin `pin`.
 pub fn hanging_beam(elements: usize) -> Result<Model, BuildError> {
-    at_least_one("hanging_beam", "elements", elements)?;
+    hanging_beam_builder(elements)?.build()
+}
+
+/// [`hanging_beam`] before `build`.
+pub fn hanging_beam_builder(elements: usize) -> Result<ModelBuilder, BuildError> {
+    bounded(
+        "hanging_beam",
+        "elements",
+        elements,
+        4 * (elements as u128 + 1),
+    )?;
     let (length, e, area, inertia, rho) = (10.0, 1e7, 1e-4, 1e-10, 1000.0);
     let mut b = ModelBuilder::new(2)?;
     b.gravity(&[0.0, -9.81])?;
@@ -79,7 +172,7 @@ pub fn hanging_beam(elements: usize) -> Result<Model, BuildError> {
         )?;
     }
     b.ground_pin("pin", &PointRef::Entity("b0".into()), &[0.0, 0.0])?;
-    b.build()
+    Ok(b)
 }
 
 /// SPEC.md §7 L2, the planar truss lattice: (n + 1) x (m + 1) nodes at
@@ -94,8 +187,14 @@ pub fn hanging_beam(elements: usize) -> Result<Model, BuildError> {
 /// `n{i}_{j}`, trusses `h{i}_{j}` (from (i, j) along +x), `v{i}_{j}` (along
 /// +y), `d{i}_{j}` (diagonal), pins `pin{j}`, the load `tip_load`.
 pub fn truss_lattice(n: usize, m: usize) -> Result<Model, BuildError> {
-    at_least_one("truss_lattice", "n", n)?;
-    at_least_one("truss_lattice", "m", m)?;
+    truss_lattice_builder(n, m)?.build()
+}
+
+/// [`truss_lattice`] before `build`.
+pub fn truss_lattice_builder(n: usize, m: usize) -> Result<ModelBuilder, BuildError> {
+    let dofs = 2 * (n as u128 + 1) * (m as u128 + 1);
+    bounded("truss_lattice", "n", n, dofs)?;
+    bounded("truss_lattice", "m", m, dofs)?;
     let ea = 1e5;
     let id = |i: usize, j: usize| format!("n{i}_{j}");
     let mut b = ModelBuilder::new(2)?;
@@ -153,7 +252,7 @@ pub fn truss_lattice(n: usize, m: usize) -> Result<Model, BuildError> {
         [0.0, -10.0, 0.0],
         TimeFunction::Constant,
     )?;
-    b.build()
+    Ok(b)
 }
 
 /// SPEC.md §7 L3, the space truss lattice: (n + 1) x (n + 1) x (m + 1) nodes
@@ -174,8 +273,14 @@ pub fn truss_lattice(n: usize, m: usize) -> Result<Model, BuildError> {
 /// `dxz..`, `dyz..` (diagonals from (i, j, k)), pins `pin{i}_{j}`, the load
 /// `tip_load`.
 pub fn space_truss_lattice(n: usize, m: usize) -> Result<Model, BuildError> {
-    at_least_one("space_truss_lattice", "n", n)?;
-    at_least_one("space_truss_lattice", "m", m)?;
+    space_truss_lattice_builder(n, m)?.build()
+}
+
+/// [`space_truss_lattice`] before `build`.
+pub fn space_truss_lattice_builder(n: usize, m: usize) -> Result<ModelBuilder, BuildError> {
+    let dofs = 3 * (n as u128 + 1).pow(2) * (m as u128 + 1);
+    bounded("space_truss_lattice", "n", n, dofs)?;
+    bounded("space_truss_lattice", "m", m, dofs)?;
     let ea = 1e5;
     let id = |i: usize, j: usize, k: usize| format!("n{i}_{j}_{k}");
     let mut b = ModelBuilder::new(3)?;
@@ -232,7 +337,7 @@ pub fn space_truss_lattice(n: usize, m: usize) -> Result<Model, BuildError> {
         [0.0, -10.0, 0.0],
         TimeFunction::Constant,
     )?;
-    b.build()
+    Ok(b)
 }
 
 /// SPEC.md §7 L4, the rigid chain: `bodies` 3-D rigid bodies in Euler
@@ -248,7 +353,12 @@ pub fn space_truss_lattice(n: usize, m: usize) -> Result<Model, BuildError> {
 /// N elements (the bodies). Body ids `r0..`, joints `hinge0` (to the ground)
 /// and `hinge{k}` between `r{k-1}` and `r{k}`.
 pub fn rigid_chain(bodies: usize) -> Result<Model, BuildError> {
-    at_least_one("rigid_chain", "bodies", bodies)?;
+    rigid_chain_builder(bodies)?.build()
+}
+
+/// [`rigid_chain`] before `build`.
+pub fn rigid_chain_builder(bodies: usize) -> Result<ModelBuilder, BuildError> {
+    bounded("rigid_chain", "bodies", bodies, 7 * bodies as u128)?;
     let mut b = ModelBuilder::new(3)?;
     b.gravity(&[0.0, -9.81, 0.0])?;
     let axis = Joint3d::Revolute {
@@ -280,7 +390,7 @@ pub fn rigid_chain(bodies: usize) -> Result<Model, BuildError> {
         };
         b.joint3d(&format!("hinge{k}"), &left, &end(k, -1.0), axis)?;
     }
-    b.build()
+    Ok(b)
 }
 
 /// Parameters of [`slider_crank_flexible`] (SPEC.md §3, seed 001 Ch. 5;

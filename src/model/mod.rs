@@ -17,7 +17,7 @@ pub use file::{
 };
 pub use generate::{
     hanging_beam, hanging_truss_chain, rigid_chain, slider_crank_flexible, space_truss_lattice,
-    truss_lattice, SliderCrankParams,
+    truss_lattice, ScalableProblem, SliderCrankParams, MAX_GENERATED_DOFS,
 };
 pub use spec::ModelSpec;
 

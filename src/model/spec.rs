@@ -410,10 +410,34 @@ pub enum JointSpec {
 
 /// `[generator]`: a model built by a generator of `crate::model::generate`.
 #[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum GeneratorSpec {
     /// The deformable slider-crank of SPEC.md §3.
     SliderCrankFlexible(super::generate::SliderCrankParams),
+    /// SPEC.md §7 L1.
+    HangingBeam {
+        /// Beam elements.
+        elements: usize,
+    },
+    /// SPEC.md §7 L2 (`m` defaults to `n`).
+    TrussLattice {
+        /// Cells along x.
+        n: usize,
+        /// Cells along y.
+        m: Option<usize>,
+    },
+    /// SPEC.md §7 L3 (`m` defaults to `n`).
+    SpaceTrussLattice {
+        /// Cells along x and y.
+        n: usize,
+        /// Cells along z.
+        m: Option<usize>,
+    },
+    /// SPEC.md §7 L4.
+    RigidChain {
+        /// Rigid bodies.
+        bodies: usize,
+    },
 }
 
 /// `[[load]]`.

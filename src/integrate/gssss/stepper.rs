@@ -346,9 +346,11 @@ impl OneStepIntegrator {
             }
             let ratio = if scaled {
                 // Coordinates in displacement units, multipliers in force units.
-                let inc_u = weighted_rms(xd.iter().zip(&ws.u_next).map(|(x, u)| {
-                    (pu.c * x, (rtol * u.abs() + atol_u).max(ro.coord_floor()))
-                }));
+                let inc_u = weighted_rms(
+                    xd.iter()
+                        .zip(&ws.u_next)
+                        .map(|(x, u)| (pu.c * x, (rtol * u.abs() + atol_u).max(ro.coord_floor()))),
+                );
                 let atol_l = atol_u / ro.coord_scale * force_scale;
                 let inc_l = weighted_rms(
                     xl.iter()
