@@ -405,9 +405,16 @@ fn bad_models_name_file_line_and_reason() {
             "`option` must be 1, 2, 3, 4 or \"dg\", got \"dgx\"",
         ),
         (
+            "huge_generator.toml",
+            "dimension = 2\n[generator]\ntype = \"hanging_beam\"\nelements = 5000000\n\
+             [integrator]\ndt = 1e-3\nt_end = 0.01\n"
+                .to_string(),
+            "elements = 5000000 gives 20000004 coordinates, more than the limit of 4000000",
+        ),
+        (
             "bad_convergence.toml",
             PENDULUM.replace("dt = 0.01", "dt = 0.01\nconvergence = \"fast\""),
-            "`convergence` must be \"increment\" or \"rate\", got \"fast\"",
+            "`convergence` must be \"scaled\", \"increment\" or \"rate\", got \"fast\"",
         ),
         (
             "bad_refactor.toml",

@@ -189,10 +189,12 @@ struct IntegratorArgs {
     /// Baumgarte's parameters G1,G2: Phi'' + G1 Phi' + G2 Phi = 0 (seed 001 B(G1, G2)).
     #[arg(long, value_name = "G1,G2", value_parser = parse_pair)]
     baumgarte: Option<[f64; 2]>,
-    /// Relative tolerance of the adaptive step control.
+    /// Relative tolerance of the adaptive step control (Runge–Kutta), or of the
+    /// scaled Newton test (GSSSS, default 1e-6).
     #[arg(long)]
     rtol: Option<f64>,
-    /// Absolute tolerance of the adaptive step control (default rtol/10).
+    /// Absolute tolerance of the adaptive step control (default rtol/10), or of the
+    /// scaled Newton test in coordinate units (default rtol (1 + max |u0|)).
     #[arg(long)]
     atol: Option<f64>,
     /// PStab: steps whose drift is at most DATOL are not stabilized (default 0: every step).
@@ -235,7 +237,7 @@ struct IntegratorArgs {
     /// End time.
     #[arg(long)]
     t_end: Option<f64>,
-    /// Newton tolerance.
+    /// Newton tolerance of the increment and rate tests (absolute).
     #[arg(long)]
     tol: Option<f64>,
     /// Newton iteration limit per step.
@@ -244,8 +246,10 @@ struct IntegratorArgs {
     /// Newton matrix: consistent (exact) or seed (multiplier column without the W1 weights).
     #[arg(long)]
     jacobian: Option<String>,
-    /// Newton stop test: increment (the last increment below tol, seed 000 eq. 2.14)
-    /// or rate (also stop when the error estimated from the contraction rate is below tol).
+    /// Newton stop test: scaled (default: weighted RMS correction against rtol |x| + atol
+    /// and residual against rtol times the force scale, docs/theory/gssss.md §12),
+    /// increment (the last increment below tol, seed 000 eq. 2.14) or rate (also stop
+    /// when the error estimated from the contraction rate is below tol).
     #[arg(long)]
     convergence: Option<String>,
     /// Newton matrix refresh: iteration (Newton) or step (modified Newton: factor at

@@ -272,3 +272,42 @@ impl ScaledTest {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{weighted_rms, ScaledTest, Verdict};
+
+    /// The weighted RMS norm of a uniform correction equals its ratio to the
+    /// weight whatever the number of components (size independence).
+    #[test]
+    fn weighted_rms_is_size_independent() {
+        for n in [1usize, 10, 1_000_000] {
+            let r = weighted_rms((0..n).map(|i| (0.5e-6 * (i % 2 * 2) as f64 - 0.5e-6, 1e-6)));
+            assert!((r - 0.5).abs() < 1e-12, "n = {n}: {r}");
+        }
+        assert_eq!(weighted_rms(std::iter::empty()), 0.0);
+    }
+
+    /// Small corrections with a small residual converge; a small correction
+    /// with a large residual does not; the rate estimate accepts a fast
+    /// contraction; two growths in a row diverge; a non-finite correction diverges.
+    #[test]
+    fn judge() {
+        let mut t = ScaledTest::default();
+        assert_eq!(t.judge(0.5, 0.5), Verdict::Converged);
+        let mut t = ScaledTest::default();
+        assert_eq!(t.judge(0.5, 2.0), Verdict::Continue);
+        let mut t = ScaledTest::default();
+        assert_eq!(t.judge(100.0, 10.0), Verdict::Continue);
+        // theta = 0.01: 0.01 / 0.99 * 1.5 <= 1.
+        assert_eq!(t.judge(1.5, 0.5), Verdict::Converged);
+        let mut t = ScaledTest::default();
+        assert_eq!(t.judge(10.0, 10.0), Verdict::Continue);
+        assert_eq!(t.judge(20.0, 10.0), Verdict::Continue);
+        assert_eq!(t.judge(15.0, 10.0), Verdict::Continue);
+        assert_eq!(t.judge(30.0, 10.0), Verdict::Continue);
+        assert_eq!(t.judge(60.0, 10.0), Verdict::Diverged);
+        let mut t = ScaledTest::default();
+        assert_eq!(t.judge(f64::NAN, 1.0), Verdict::Diverged);
+    }
+}

@@ -1,0 +1,163 @@
+//! Newton at scale with the `flexmb bench` defaults (issue 12, docs/theory/gssss.md
+//! §12a): the scaled convergence test and the predictor restart carry the L1
+//! hanging beam through every step at dt = 1e-3 with the tip in free fall
+//! (y = -g t^2 / 2 to 1e-6), and the L4 rigid chain runs with the default
+//! tolerance. The default run uses reduced sizes; the sizes of the issue are
+//! `#[ignore]`d (`cargo test --release --test large_mesh_newton -- --ignored --nocapture`).
+
+use flexmb::bench::Problem;
+use flexmb::integrate::{IntegratorConfig, IntegratorSpec};
+use flexmb::output::{
+    MemoryRecorder, OutputConfig, OutputError, Recorder, RunInfo, RunStatus, StepRecord,
+};
+use flexmb::run::{RunSummary, Simulation};
+
+/// The bench defaults of `problem` (scheme and dt), with `scheme` and `dt`
+/// overridden when given, for `steps` steps; Newton settings are the defaults.
+fn bench_config(
+    problem: Problem,
+    scheme: Option<&str>,
+    dt: Option<f64>,
+    steps: u64,
+) -> IntegratorConfig {
+    let (default_scheme, default_dt) = problem.default_integrator();
+    let dt = dt.unwrap_or(default_dt);
+    IntegratorSpec {
+        scheme: Some(scheme.unwrap_or(default_scheme).into()),
+        dt: Some(dt),
+        t_end: Some(dt * steps as f64),
+        ..IntegratorSpec::default()
+    }
+    .resolve()
+    .expect("valid settings")
+}
+
+/// Keeps the time and one coordinate of every step (a full recording of a
+/// million coordinates per step is not needed).
+struct Tip {
+    dof: usize,
+    samples: Vec<(f64, f64)>,
+}
+
+impl Recorder for Tip {
+    fn begin(&mut self, _: &RunInfo) -> Result<(), OutputError> {
+        Ok(())
+    }
+    fn record(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError> {
+        self.samples.push((rec.time, rec.u[self.dof]));
+        Ok(())
+    }
+    fn finish(&mut self, _: &RunStatus, _: f64) -> Result<(), OutputError> {
+        Ok(())
+    }
+}
+
+/// Runs L1 with `elements` elements for 20 steps of `dt` with `scheme`:
+/// every step converges and the tip node falls freely, |y + g t^2 / 2| <= 1e-6.
+fn l1_free_fall(elements: usize, dt: f64, scheme: &str) -> RunSummary {
+    let problem = Problem::HangingBeam;
+    let config = bench_config(problem, Some(scheme), Some(dt), 20);
+    let mut tip = Tip {
+        dof: 4 * elements + 1,
+        samples: Vec::new(),
+    };
+    let summary = Simulation::new(problem.model(elements).unwrap())
+        .run(&config, "", &OutputConfig::default(), &mut tip, &mut |_| {})
+        .unwrap();
+    assert!(
+        summary.failure.is_none(),
+        "L1 {elements} dt {dt} {scheme}: {:?}",
+        summary.failure
+    );
+    assert_eq!(summary.steps, 20);
+    let worst = tip
+        .samples
+        .iter()
+        .map(|(t, y)| (y + 9.81 * t * t / 2.0).abs())
+        .fold(0.0, f64::max);
+    println!(
+        "L1 {elements} elements, dt {dt}, {scheme}: {:.3} iterations/step, tip off free fall by {worst:.2e}, wall {:.2} s",
+        summary.iterations_per_step(),
+        summary.wall_seconds
+    );
+    assert_eq!(tip.samples.len(), 21, "every step recorded");
+    assert!(worst <= 1e-6, "tip off free fall by {worst:e}");
+    summary
+}
+
+/// L1 at 2,000 elements and dt = 1e-3: the scheme's predictor (a_1 = a_0)
+/// diverges on the first step, and the restart from u_1 = u_0 converges.
+#[test]
+fn hanging_beam_reduced() {
+    for scheme in ["generalized-alpha(0.8)", "midpoint"] {
+        let s = l1_free_fall(2000, 1e-3, scheme);
+        assert!(
+            s.iterations_per_step() < 5.0,
+            "{scheme}: {:.2}",
+            s.iterations_per_step()
+        );
+    }
+}
+
+/// L4 with 200 bodies runs 20 steps with the default tolerance.
+#[test]
+fn rigid_chain_reduced() {
+    rigid_chain(200);
+}
+
+fn rigid_chain(bodies: usize) {
+    let problem = Problem::RigidChain;
+    let config = bench_config(problem, None, None, 20);
+    let mut rec = MemoryRecorder::default();
+    let summary = Simulation::new(problem.model(bodies).unwrap())
+        .run(&config, "", &OutputConfig::default(), &mut rec, &mut |_| {})
+        .unwrap();
+    assert!(
+        summary.failure.is_none(),
+        "L4 {bodies}: {:?}",
+        summary.failure
+    );
+    assert_eq!(summary.steps, 20);
+    let violation = rec
+        .constraints
+        .iter()
+        .map(|c| c.position)
+        .fold(0.0, f64::max);
+    println!(
+        "L4 {bodies} bodies: {:.3} iterations/step, position violation {violation:.2e}",
+        summary.iterations_per_step()
+    );
+    assert!(violation < 1e-8, "position violation {violation:e}");
+}
+
+#[test]
+#[ignore = "large model: L4 with 10,000 bodies"]
+fn rigid_chain_10k() {
+    rigid_chain(10_000);
+}
+
+#[test]
+#[ignore = "large model: L1 with 10,000 elements"]
+fn hanging_beam_10k() {
+    for scheme in ["generalized-alpha(0.8)", "midpoint"] {
+        l1_free_fall(10_000, 1e-3, scheme);
+    }
+}
+
+#[test]
+#[ignore = "large model: L1 with 100,000 elements (about 1.5 GB)"]
+fn hanging_beam_100k() {
+    for scheme in ["generalized-alpha(0.8)", "midpoint"] {
+        l1_free_fall(100_000, 1e-3, scheme);
+    }
+}
+
+#[test]
+#[ignore = "large model: L1 with 250,000 elements (about 3.7 GB)"]
+fn hanging_beam_250k() {
+    for dt in [1e-4, 1e-3] {
+        for scheme in ["generalized-alpha(0.8)", "midpoint"] {
+            l1_free_fall(250_000, dt, scheme);
+        }
+    }
+}
