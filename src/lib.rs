@@ -24,7 +24,9 @@
 
 pub mod assembly;
 pub mod attitude;
+#[cfg(feature = "cli")]
 pub mod batch;
+#[cfg(feature = "cli")]
 pub mod bench;
 pub mod element;
 pub mod integrate;
@@ -33,6 +35,7 @@ pub mod linalg;
 pub mod load;
 pub mod model;
 pub mod output;
+#[cfg(feature = "cli")]
 pub mod plot;
 pub mod probe;
 pub mod rotation;
