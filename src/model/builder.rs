@@ -300,7 +300,21 @@ impl Blocks<dyn JointSet> {
     }
 }
 
-/// Builds a [`Model`] entity by entity.
+/// Builds a [`Model`] entity by entity; every call checks its values and
+/// references and names the entity and field at fault.
+///
+/// ```
+/// use flexmb::model::{Body2d, ModelBuilder, PointRef};
+///
+/// let mut b = ModelBuilder::new(2)?;
+/// b.body2d("crank", Body2d::new(1.0, 0.1).at(0.5, 0.0, 0.0))?;
+/// b.ground_pin("pivot", &PointRef::on("crank", [-0.5, 0.0]), &[0.0, 0.0])?;
+/// let e = b.ground_pin("pivot", &PointRef::entity("crank"), &[0.5, 0.0]).unwrap_err();
+/// assert_eq!((e.id.as_str(), e.field), ("pivot", Some("id"))); // ids are unique
+/// let model = b.build()?;
+/// assert_eq!(model.dofs.names(), ["crank.x", "crank.y", "crank.theta"]);
+/// # Ok::<(), flexmb::model::BuildError>(())
+/// ```
 pub struct ModelBuilder {
     dim: usize,
     dofs: DofMap,
