@@ -1177,7 +1177,7 @@ impl IntegratorConfig {
                             ));
                         }
                         positive("atol", atol)?;
-                        if !(max_step > 0.0) {
+                        if max_step.is_nan() || max_step <= 0.0 {
                             return Err(bad(
                                 "max_step",
                                 format!("`max_step` must be positive, got {max_step}"),
