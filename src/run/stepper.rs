@@ -144,6 +144,7 @@ impl<'a> Stepper<'a> {
 
     /// Takes one accepted step toward `t_stop` (never past it) and adds it
     /// to the totals.
+    #[inline]
     pub fn step(&mut self, t_stop: f64) -> Result<StepReport, StepError> {
         let sys = self.problem.system();
         let report = self.integrator.advance(&sys, &mut self.state, t_stop)?;
@@ -193,17 +194,20 @@ impl<'a> Stepper<'a> {
     }
 
     /// The method.
+    #[inline]
     pub fn integrator(&self) -> &dyn Integrator {
         self.integrator.as_ref()
     }
 
     /// The current state (time, positions, velocities and the method's
     /// acceleration and multiplier variables).
+    #[inline]
     pub fn state(&self) -> &State {
         &self.state
     }
 
     /// The current time.
+    #[inline]
     pub fn time(&self) -> f64 {
         self.state.t
     }
@@ -220,6 +224,7 @@ impl<'a> Stepper<'a> {
 
     /// Work of the non-conservative forces (loads other than gravity,
     /// dampers) since t = 0.
+    #[inline]
     pub fn external_work(&self) -> f64 {
         self.work
     }
@@ -234,6 +239,7 @@ impl<'a> Stepper<'a> {
     }
 
     /// Energy of `state` with the work `work` done on the system until then.
+    #[inline]
     pub(super) fn energy_at(&self, state: &State, work: f64) -> Energy {
         let sim: &Simulation = &self.problem;
         let mut e = sim.asm.energy(&sim.model, &state.u, &state.v);
