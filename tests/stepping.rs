@@ -131,3 +131,35 @@ fn errors_are_typed() {
         Err(SimulationError::Step(StepError::NewtonFailed { .. }))
     ));
 }
+
+/// The Runge–Kutta builders are the resolved `[integrator]` tables of
+/// `method = "dopri5"` / `"rk4"` with `stabilization = "pstab"` (DOPRI5's
+/// largest step aside: unbounded in code, t_end in a file), and step the
+/// double pendulum on its constraints.
+#[test]
+fn runge_kutta_builders() {
+    let file = double_pendulum();
+    let table = |method: &str| IntegratorSpec {
+        method: Some(method.into()),
+        stabilization: Some("pstab".into()),
+        scheme: None,
+        option: None,
+        form: None,
+        tol: None,
+        t_end: Some(1.0),
+        ..file.integrator.clone()
+    };
+    let rk4 = IntegratorConfig::rk4().dt(0.01).t_end(1.0);
+    assert_eq!(rk4, table("rk4").resolve().unwrap());
+    let dopri5 = IntegratorConfig::dopri5().tolerances(1e-6, 1e-7).t_end(1.0);
+    let resolved = table("dopri5").resolve().unwrap();
+    assert_eq!(dopri5.clone().dt(1.0), resolved);
+    for config in [rk4, dopri5] {
+        let mut sim = Stepper::new(double_pendulum().model, &config).unwrap();
+        sim.advance_to(1.0).unwrap();
+        let c = sim.constraint_residuals();
+        assert!(c.position < 1e-12 && c.velocity < 1e-12, "{c:?}");
+    }
+    let bad = IntegratorConfig::dopri5().tolerances(1e-16, 1e-7);
+    assert_eq!(bad.check().unwrap_err().field, "rtol");
+}
