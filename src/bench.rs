@@ -294,7 +294,7 @@ pub fn fit_exponent(points: &[(f64, f64)]) -> Option<f64> {
     (logs.len() >= 2 && sxx > 0.0).then(|| sxy / sxx)
 }
 
-/// The columns of [`csv`] and [`table`].
+/// The columns of [`csv()`] and [`table`].
 pub const COLUMNS: [&str; 18] = [
     "problem",
     "size",

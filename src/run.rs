@@ -5,8 +5,7 @@ use std::time::Instant;
 
 use crate::assembly::Assembler;
 use crate::integrate::{
-    accumulate_stats, Integrator, IntegratorConfig, NewtonTimings, StatSpec, State, StepError,
-    System,
+    accumulate_stats, IntegratorConfig, NewtonTimings, StatSpec, State, StepError, System,
 };
 use crate::model::Model;
 use crate::output::AttrValue;
@@ -15,6 +14,10 @@ use crate::output::{
     Recorder, RunInfo, RunStatus, RunTotals, StepRecord,
 };
 use crate::probe::ProbeSummary;
+
+mod stepper;
+
+pub use stepper::{SimulationError, Stepper};
 
 /// Why [`Simulation::run_to_file`] could not write its output.
 #[derive(Debug, thiserror::Error)]
@@ -150,17 +153,15 @@ impl Simulation {
         recorder: &mut dyn Recorder,
         progress: &mut dyn FnMut(&State),
     ) -> Result<RunSummary, OutputError> {
-        let sys = self.system();
-        let mut state = State::initial(&self.model);
         let started = Instant::now();
-        let mut integrator = match config.build(&sys) {
-            Ok(i) => i,
+        let mut sim = match Stepper::unstarted(self, config) {
+            Ok(s) => s,
             Err(e) => return self.fail_at_start(config, recorder, e, started),
         };
-        let specs = integrator.statistics();
+        let specs = sim.integrator().statistics();
         recorder.begin(&RunInfo {
-            integrator: integrator.name(),
-            parameters: integrator.parameters(),
+            integrator: sim.integrator().name(),
+            parameters: sim.integrator().parameters(),
             model_text: model_text.to_string(),
             dof_names: self.model.dofs.names().to_vec(),
             multiplier_names: self.model.multiplier_names(),
@@ -169,7 +170,7 @@ impl Simulation {
             stat_names: specs.iter().map(|s| s.name.to_string()).collect(),
         })?;
         let mut summary = RunSummary {
-            integrator: integrator.name(),
+            integrator: sim.integrator().name(),
             steps: 0,
             newton_iterations: 0,
             t_end_reached: 0.0,
@@ -184,7 +185,7 @@ impl Simulation {
             stats: specs.iter().map(|s| (s.name.to_string(), 0.0)).collect(),
             max_velocity_violation: 0.0,
         };
-        if let Err(e) = integrator.start(&sys, &mut state) {
+        if let Err(e) = sim.start() {
             summary.failure = Some(e.clone());
             recorder.finish(
                 &RunStatus::Failed {
@@ -197,26 +198,23 @@ impl Simulation {
         }
 
         let mut rec = Recording::new(&self.model, specs.len());
-        let e0 = self.asm.energy(&self.model, &state.u, &state.v);
+        let e0 = sim.energy();
         summary.energy_initial = e0.total;
         let scale = if e0.total.abs() > 0.0 {
             e0.total.abs()
         } else {
             1.0
         };
-        let mut work = 0.0;
-        let mut totals = vec![0.0; specs.len()];
         let record = |state: &State,
-                      integ: &dyn Integrator,
+                      sim: &Stepper<'_>,
                       stats: NewtonStats,
                       work: f64,
                       rec: &mut Recording,
                       summary: &mut RunSummary,
                       recorder: &mut dyn Recorder|
          -> Result<(), OutputError> {
-            let mut e = self.asm.energy(&self.model, &state.u, &state.v);
-            e.external_work = work;
-            integ.aligned(state, &mut rec.a, &mut rec.lambda);
+            let e = sim.energy_at(state, work);
+            sim.integrator().aligned(state, &mut rec.a, &mut rec.lambda);
             let c = self
                 .asm
                 .constraint_norms(&self.model, &state.u, &state.v, &rec.a, state.t);
@@ -254,18 +252,18 @@ impl Simulation {
             written
         };
         record(
-            &state,
-            integrator.as_ref(),
+            sim.state(),
+            &sim,
             NewtonStats::default(),
-            work,
+            sim.external_work(),
             &mut rec,
             &mut summary,
             recorder,
         )?;
 
         let t_end = config.t_end;
-        let dense =
-            matches!(output.interval, OutputInterval::Time(_)) && integrator.has_dense_output();
+        let dense = matches!(output.interval, OutputInterval::Time(_))
+            && sim.integrator().has_dense_output();
         let mut next_out = match output.interval {
             OutputInterval::Time(h) => h,
             OutputInterval::Steps(_) => 0.0,
@@ -273,17 +271,17 @@ impl Simulation {
         let mut recorded_last = true;
         let mut last_stats = NewtonStats::default();
         let mut dense_state = State::initial(&self.model);
-        while state.t < t_end {
-            let t_prev = state.t;
-            let report = match integrator.advance(&sys, &mut state, t_end) {
+        while sim.time() < t_end {
+            let t_prev = sim.time();
+            let report = match sim.step(t_end) {
                 Ok(r) => r,
                 Err(e) => {
                     if !recorded_last {
                         record(
-                            &state,
-                            integrator.as_ref(),
+                            sim.state(),
+                            &sim,
                             last_stats,
-                            work,
+                            sim.external_work(),
                             &mut rec,
                             &mut summary,
                             recorder,
@@ -293,17 +291,16 @@ impl Simulation {
                     break;
                 }
             };
-            let h = state.t - t_prev;
-            work += report.external_work;
+            let t = sim.time();
+            let h = t - t_prev;
+            let work = sim.external_work();
             summary.steps += 1;
-            summary.newton_iterations += u64::from(report.newton_iterations);
-            accumulate_stats(specs, &mut totals, &report.stats);
             accumulate_stats(specs, &mut rec.stats, &report.stats);
             last_stats = NewtonStats {
                 iterations: report.newton_iterations,
                 residual: report.residual,
             };
-            let last = state.t >= t_end;
+            let last = t >= t_end;
             // Whether the step's end is an output time.
             let due = if dense {
                 // Output times inside the step from the method's dense output,
@@ -311,17 +308,17 @@ impl Simulation {
                 let OutputInterval::Time(h_out) = output.interval else {
                     unreachable!("dense output is used with a time interval only")
                 };
-                while next_out < state.t - 1e-9 * h {
-                    if let Err(e) = integrator.interpolate(&sys, next_out, &mut dense_state) {
+                while next_out < t - 1e-9 * h {
+                    if let Err(e) = sim.interpolate(next_out, &mut dense_state) {
                         summary.failure = Some(e);
                         break;
                     }
-                    dense_state.step = state.step;
+                    dense_state.step = sim.state().step;
                     // The step's work, linearly in time inside the step.
-                    let w_out = work - report.external_work * (state.t - next_out) / h;
+                    let w_out = work - report.external_work * (t - next_out) / h;
                     record(
                         &dense_state,
-                        integrator.as_ref(),
+                        &sim,
                         last_stats,
                         w_out,
                         &mut rec,
@@ -333,7 +330,7 @@ impl Simulation {
                 if summary.failure.is_some() {
                     break;
                 }
-                let at_output = (next_out - state.t).abs() <= 1e-9 * h;
+                let at_output = (next_out - t).abs() <= 1e-9 * h;
                 if at_output {
                     next_out += h_out;
                 }
@@ -342,8 +339,8 @@ impl Simulation {
                 match output.interval {
                     OutputInterval::Steps(every) => summary.steps.is_multiple_of(every),
                     OutputInterval::Time(h_out) => {
-                        if state.t >= next_out - 1e-9 * h {
-                            while next_out <= state.t + 1e-9 * h {
+                        if t >= next_out - 1e-9 * h {
+                            while next_out <= t + 1e-9 * h {
                                 next_out += h_out;
                             }
                             true
@@ -356,8 +353,8 @@ impl Simulation {
             recorded_last = due || last;
             if recorded_last {
                 record(
-                    &state,
-                    integrator.as_ref(),
+                    sim.state(),
+                    &sim,
                     last_stats,
                     work,
                     &mut rec,
@@ -365,11 +362,13 @@ impl Simulation {
                     recorder,
                 )?;
             }
-            progress(&state);
+            progress(sim.state());
         }
-        summary.t_end_reached = state.t;
+        summary.t_end_reached = sim.time();
+        summary.newton_iterations = sim.newton_iterations();
         summary.wall_seconds = started.elapsed().as_secs_f64();
-        summary.timings = integrator.timings();
+        summary.timings = sim.integrator().timings();
+        let totals: Vec<f64> = sim.stats().map(|(_, x)| x).collect();
         for ((_, total), x) in summary.stats.iter_mut().zip(&totals) {
             *total = *x;
         }
@@ -385,7 +384,7 @@ impl Simulation {
             wall_seconds: summary.wall_seconds,
             stats: stat_attributes(specs, &totals),
         });
-        recorder.finish(&status, state.t)?;
+        recorder.finish(&status, sim.time())?;
         Ok(summary)
     }
 

@@ -143,6 +143,24 @@ fn max_abs(x: &[f64]) -> f64 {
 
 /// Solves for the static equilibrium of `model` under its loads and gravity,
 /// starting from its initial positions.
+///
+/// ```
+/// use flexmb::model::{ModelBuilder, PointRef, SpringDamper};
+/// use flexmb::statics::{solve_static, StaticOptions};
+///
+/// // A 2 kg mass on a spring (k = 400 N/m, free length 1 m) on a vertical guide.
+/// let mut b = ModelBuilder::new(2)?;
+/// b.gravity(&[0.0, -9.81])?;
+/// b.node("mass", &[0.0, -1.0], None, 2.0)?;
+/// let spring = SpringDamper { stiffness: 400.0, ..SpringDamper::default() };
+/// b.spring_damper("spring", &PointRef::ground([0.0, 0.0]), &PointRef::entity("mass"), spring)?;
+/// b.slider("guide", &PointRef::entity("mass"), &PointRef::ground([0.0, 0.0]), [1.0, 0.0], false)?;
+/// let model = b.build()?;
+/// let eq = solve_static(&model, &StaticOptions::default())?;
+/// // The spring stretches by m g / k.
+/// assert!((eq.u[1] - (-1.0 - 2.0 * 9.81 / 400.0)).abs() < 1e-12);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn solve_static(model: &Model, opts: &StaticOptions) -> Result<StaticSolution, StaticError> {
     let asm = Assembler::new(model);
     let (n, m) = (asm.n_dofs(), asm.n_constraints());

@@ -54,7 +54,10 @@ use flexmb::joint::{
     SlopeTarget, Vector,
 };
 use flexmb::load::{BodyTorque, PointLoad, TimeFunction, TorqueFrame};
-use flexmb::model::{Body3dSpec, Joint3d, Model, ModelBuilder, PointRef};
+use flexmb::model::{
+    Body2d, Body3dSpec, Joint3d, Model, ModelBuilder, PointRef, RotationalSpringDamper as Rsd,
+    SpringDamper as Sd,
+};
 mod common;
 
 use common::fd::{fd_gradient, fd_jacobian, fd_second, Rng};
@@ -1437,7 +1440,7 @@ fn assembled_load_derivative() {
         )
         .unwrap();
         if dim == 2 {
-            b.body2d("body", &[0.2, -0.4], 0.6, 2.0, 0.3, None, 0.0)
+            b.body2d("body", Body2d::new(2.0, 0.3).at(0.2, -0.4, 0.6))
                 .unwrap();
             let off = at_body("body", [0.5, -0.25]);
             b.point_load("f4", "linear_field", &off, a1, b2, sine)
@@ -1512,7 +1515,7 @@ fn assembled_load_derivative() {
 fn mechanism() -> Model {
     let mut b = ModelBuilder::new(2).unwrap();
     b.gravity(&[0.0, -9.81]).unwrap();
-    b.body2d("b1", &[0.3, -0.9], 0.2, 1.3, 0.11, None, 0.0)
+    b.body2d("b1", Body2d::new(1.3, 0.11).at(0.3, -0.9, 0.2))
         .unwrap();
     let pin = b.entity_position("b1", [0.05, 0.9, 0.0]).unwrap();
     b.ground_pin("pin", &at_body("b1", [0.05, 0.9]), &pin)
@@ -1525,7 +1528,8 @@ fn mechanism() -> Model {
         hinge[0] - (c * p2[0] - s * p2[1]),
         hinge[1] - (s * p2[0] + c * p2[1]),
     ];
-    b.body2d("b2", &c2, th2, 0.8, 0.05, None, 0.0).unwrap();
+    b.body2d("b2", Body2d::new(0.8, 0.05).at(c2[0], c2[1], th2))
+        .unwrap();
     b.revolute("hinge", &at_body("b1", [0.1, -0.8]), &at_body("b2", p2))
         .unwrap();
 
@@ -1550,13 +1554,29 @@ fn mechanism() -> Model {
         "sd",
         &at_body("b1", [0.0, 0.3]),
         &at("n3"),
-        [30.0, 2.0, 1.5],
-        Some(0.7),
+        Sd {
+            stiffness: 30.0,
+            damping: 2.0,
+            force: 1.5,
+            free_length: Some(0.7),
+        },
     )
     .unwrap();
-    b.rotational_spring_damper("rsd", Some("b1"), "b2", [5.0, 0.7, 0.3], None)
+    let rsd = Rsd {
+        stiffness: 5.0,
+        damping: 0.7,
+        torque: 0.3,
+        rest_angle: None,
+    };
+    b.rotational_spring_damper("rsd", Some("b1"), "b2", rsd)
         .unwrap();
-    b.rotational_spring_damper("rsd0", None, "b1", [2.0, 1.1, -0.4], Some(0.1))
+    let rsd0 = Rsd {
+        stiffness: 2.0,
+        damping: 1.1,
+        torque: -0.4,
+        rest_angle: Some(0.1),
+    };
+    b.rotational_spring_damper("rsd0", None, "b1", rsd0)
         .unwrap();
 
     let field = [[0.5, 2.0, 0.0], [-1.5, 0.3, 0.0], [0.0, 0.0, 0.0]];
@@ -1593,7 +1613,7 @@ fn mechanism() -> Model {
 fn path_mechanism() -> Model {
     let mut b = ModelBuilder::new(2).unwrap();
     b.gravity(&[0.0, -9.81]).unwrap();
-    b.body2d("l1", &[0.2, 0.45], 1.15, 1.4, 0.12, None, 0.0)
+    b.body2d("l1", Body2d::new(1.4, 0.12).at(0.2, 0.45, 1.15))
         .unwrap();
     let pin = b.entity_position("l1", [-0.5, 0.0, 0.0]).unwrap();
     b.ground_pin("pin", &at_body("l1", [-0.5, 0.0]), &pin)
@@ -1601,7 +1621,8 @@ fn path_mechanism() -> Model {
     let elbow = b.entity_position("l1", [0.5, 0.0, 0.0]).unwrap();
     let th2 = -0.9_f64;
     let c2 = [elbow[0] + 0.5 * th2.cos(), elbow[1] + 0.5 * th2.sin()];
-    b.body2d("l2", &c2, th2, 0.9, 0.08, None, 0.0).unwrap();
+    b.body2d("l2", Body2d::new(0.9, 0.08).at(c2[0], c2[1], th2))
+        .unwrap();
     b.revolute(
         "elbow",
         &at_body("l1", [0.5, 0.0]),
@@ -1715,8 +1736,12 @@ fn mechanism3d(attitude: Attitude) -> Model {
         "sd",
         &ax("b1", [0.0, 0.2, 0.3]),
         &ax("b3", [0.1, -0.2, 0.0]),
-        [30.0, 2.0, 1.5],
-        Some(0.7),
+        Sd {
+            stiffness: 30.0,
+            damping: 2.0,
+            force: 1.5,
+            free_length: Some(0.7),
+        },
     )
     .unwrap();
     b.build().unwrap()

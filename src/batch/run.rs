@@ -24,7 +24,7 @@ pub struct BatchOptions {
     /// Which cases to run.
     pub shard: Shard,
     /// Skip a case whose file says `status = "completed"` for the same
-    /// model text (see [`super::resume`]).
+    /// model text (see `batch/resume.rs`).
     pub resume: bool,
     /// Set (e.g. by a Ctrl-C handler) to start no further case: running
     /// cases finish, the summary lists the finished ones.

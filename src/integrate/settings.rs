@@ -32,6 +32,40 @@ fn check_step_count(dt: f64, t_end: f64) -> Result<(), SettingsError> {
     Ok(())
 }
 
+/// Option "dg" (Gonzalez's discrete derivative replaces B(u~)) needs u~ at
+/// the midpoint of the step.
+fn check_option(option: ConstraintOption, variant: Variant, dt: f64) -> Result<(), SettingsError> {
+    if option != ConstraintOption::Gonzalez {
+        return Ok(());
+    }
+    let sch = variant.scheme(dt);
+    if sch.level_weights().is_midpoint() {
+        return Ok(());
+    }
+    let label = match variant {
+        Variant::Single { coefficients, .. } => coefficients.label(),
+        Variant::TwoField => "the two-field form".into(),
+    };
+    Err(bad(
+        "option",
+        format!(
+            "option \"dg\" (Gonzalez's discrete derivative) needs a midpoint scheme, \
+             u~ = (u_n + u_{{n+1}})/2 (V0(1,1,0) \"midpoint\", U0(1,1,1) \
+             \"midpoint-endpoint\" or the two-field form); {label} has W1 = {}",
+            sch.w1
+        ),
+    ))
+}
+
+/// A finite value > 0, or an error naming `field`.
+fn positive(field: &'static str, v: f64) -> Result<f64, SettingsError> {
+    if v > 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err(bad(field, format!("`{field}` must be positive, got {v}")))
+    }
+}
+
 /// A setting that cannot be used: the field of the `[integrator]` table and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
@@ -348,13 +382,6 @@ impl IntegratorSpec {
         tableau: Tableau,
         formulation: Formulation,
     ) -> Result<IntegratorConfig, SettingsError> {
-        let positive = |name: &'static str, v: f64| {
-            if v > 0.0 && v.is_finite() {
-                Ok(v)
-            } else {
-                Err(bad(name, format!("`{name}` must be positive, got {v}")))
-            }
-        };
         let t_end = positive(
             "t_end",
             self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
@@ -635,22 +662,7 @@ impl IntegratorSpec {
                 ))
             }
         };
-        if option == ConstraintOption::Gonzalez {
-            // Gonzalez's discrete derivative replaces B(u~) with u~ the midpoint.
-            let sch = method.scheme(dt);
-            if !sch.level_weights().is_midpoint() {
-                return Err((
-                    "option",
-                    format!(
-                        "option \"dg\" (Gonzalez's discrete derivative) needs a midpoint scheme, \
-                         u~ = (u_n + u_{{n+1}})/2 (V0(1,1,0) \"midpoint\", U0(1,1,1) \
-                         \"midpoint-endpoint\" or the two-field form); {} has W1 = {}",
-                        coefficients.label(),
-                        sch.w1
-                    ),
-                ));
-            }
-        }
+        check_option(option, method, dt).map_err(|e| (e.field, e.message))?;
         let step_control = match self.step_control.as_deref().unwrap_or("fixed") {
             "fixed" => StepControl::Fixed,
             "cutback" => StepControl::Cutback,
@@ -900,7 +912,7 @@ impl IntegratorConfig {
     }
 
     /// The GSSSS settings, when the method is GSSSS.
-    pub fn gssss(&self) -> Option<&GssssSettings> {
+    pub fn gssss_settings(&self) -> Option<&GssssSettings> {
         match &self.method {
             MethodConfig::Gssss(g) => Some(g),
             MethodConfig::RungeKutta(_) => None,
@@ -931,6 +943,285 @@ impl IntegratorConfig {
                 r,
                 self.force_sparse,
             )?)),
+        }
+    }
+}
+
+/// Typed builders: a configuration in code, without a model file.
+///
+/// ```
+/// use flexmb::integrate::{ConstraintOption, IntegratorConfig};
+///
+/// let config = IntegratorConfig::gssss()
+///     .midpoint()
+///     .option(ConstraintOption::Two)
+///     .dt(1e-3);
+/// config.check().unwrap();
+/// assert!(IntegratorConfig::gssss().dt(-1.0).check().is_err());
+/// ```
+impl IntegratorConfig {
+    /// The GSSSS family with its defaults: the midpoint scheme V0(1,1,0),
+    /// constraint option 2, a-form, dt 0.01, Newton tolerance 1e-8 with at
+    /// most 100 iterations, fixed steps; `t_end` 0 (set it with
+    /// [`IntegratorConfig::t_end`] for [`crate::run::Simulation::run`]; the
+    /// stepping handle [`crate::run::Stepper`] stops where it is told).
+    pub fn gssss() -> Self {
+        let dt = 0.01;
+        IntegratorConfig {
+            method: MethodConfig::Gssss(GssssSettings {
+                variant: Variant::Single {
+                    coefficients: Gssss::new(Family::V0, [1.0, 1.0, 0.0])
+                        .expect("the midpoint roots are valid"),
+                    form: SolveForm::A,
+                },
+                preset: Some("midpoint".into()),
+                option: ConstraintOption::Two,
+                dt,
+                newton: NewtonSettings {
+                    tol: 1e-8,
+                    max_iter: 100,
+                    jacobian: JacobianKind::Consistent,
+                    stop: NewtonStop::Increment,
+                    refactor: Refactor::Iteration,
+                },
+                step_control: StepControl::Fixed,
+            }),
+            dt,
+            t_end: 0.0,
+            force_sparse: false,
+            timing: false,
+        }
+    }
+
+    /// Dormand–Prince 5(4) on the index-1 form with adaptive steps (rtol
+    /// 1e-6, atol 1e-7) and post-stabilization PStab in the mass metric.
+    pub fn dopri5() -> Self {
+        Self::runge_kutta(
+            super::rk::DOPRI5,
+            RkStep::Adaptive {
+                rtol: 1e-6,
+                atol: 1e-7,
+                max_step: f64::INFINITY,
+            },
+        )
+    }
+
+    /// The classical Runge–Kutta method on the index-1 form with fixed steps
+    /// of 0.01 and post-stabilization PStab in the mass metric.
+    pub fn rk4() -> Self {
+        Self::runge_kutta(super::rk::RK4, RkStep::Fixed { dt: 0.01 })
+    }
+
+    fn runge_kutta(tableau: Tableau, step: RkStep) -> Self {
+        let dt = match step {
+            RkStep::Fixed { dt } => dt,
+            RkStep::Adaptive { max_step, .. } => max_step,
+        };
+        IntegratorConfig {
+            method: MethodConfig::RungeKutta(RkSettings {
+                formulation: Formulation::Index1,
+                tableau,
+                step,
+                stabilization: Stabilization::PStab {
+                    datol: 0.0,
+                    metric: Metric::Mass,
+                },
+            }),
+            dt,
+            t_end: 0.0,
+            force_sparse: false,
+            timing: false,
+        }
+    }
+
+    /// GSSSS: the midpoint scheme V0(1,1,0).
+    pub fn midpoint(self) -> Self {
+        self.preset("midpoint")
+            .expect("midpoint is a preset of the GSSSS family")
+    }
+
+    /// GSSSS: a named preset (`midpoint`, `newmark`, `generalized-alpha(0.8)`, ...).
+    pub fn preset(mut self, name: &str) -> Result<Self, SettingsError> {
+        let (family, rho) = preset(name).map_err(|e| bad("scheme", e))?;
+        self = self.family(family, rho)?;
+        if let MethodConfig::Gssss(g) = &mut self.method {
+            g.preset = Some(name.to_string());
+        }
+        Ok(self)
+    }
+
+    /// GSSSS: the member `family` (rho1, rho2, rho3), in the current form.
+    pub fn family(mut self, family: Family, rho: [f64; 3]) -> Result<Self, SettingsError> {
+        let coefficients = Gssss::new(family, rho).map_err(|e| bad("family", e))?;
+        let g = self.gssss_mut("family")?;
+        let form = match g.variant {
+            Variant::Single { form, .. } => form,
+            Variant::TwoField => SolveForm::A,
+        };
+        g.variant = Variant::Single { coefficients, form };
+        g.preset = None;
+        Ok(self)
+    }
+
+    /// GSSSS: the Newton unknown of a single-field member.
+    pub fn form(mut self, form: SolveForm) -> Self {
+        if let MethodConfig::Gssss(GssssSettings {
+            variant: Variant::Single { form: f, .. },
+            ..
+        }) = &mut self.method
+        {
+            *f = form;
+        }
+        self
+    }
+
+    /// GSSSS: the two-field v-form midpoint scheme.
+    pub fn two_field(mut self) -> Self {
+        if let MethodConfig::Gssss(g) = &mut self.method {
+            g.variant = Variant::TwoField;
+            g.preset = None;
+        }
+        self
+    }
+
+    /// GSSSS: the constraint-force option (checked by [`IntegratorConfig::check`]).
+    pub fn option(mut self, option: ConstraintOption) -> Self {
+        if let MethodConfig::Gssss(g) = &mut self.method {
+            g.option = option;
+        }
+        self
+    }
+
+    /// GSSSS: halve a step whose Newton iteration fails instead of stopping.
+    pub fn cutback(mut self) -> Self {
+        if let MethodConfig::Gssss(g) = &mut self.method {
+            g.step_control = StepControl::Cutback;
+        }
+        self
+    }
+
+    /// GSSSS: Newton tolerance and iteration limit per step.
+    pub fn newton(mut self, tol: f64, max_iter: u32) -> Self {
+        if let MethodConfig::Gssss(g) = &mut self.method {
+            g.newton.tol = tol;
+            g.newton.max_iter = max_iter;
+        }
+        self
+    }
+
+    /// The time step (fixed-step methods; an adaptive method keeps its
+    /// controller and takes `dt` as its largest step).
+    pub fn dt(mut self, dt: f64) -> Self {
+        self.dt = dt;
+        match &mut self.method {
+            MethodConfig::Gssss(g) => g.dt = dt,
+            MethodConfig::RungeKutta(r) => match &mut r.step {
+                RkStep::Fixed { dt: h } => *h = dt,
+                RkStep::Adaptive { max_step, .. } => *max_step = dt,
+            },
+        }
+        self
+    }
+
+    /// Runge–Kutta: tolerances of the adaptive step control.
+    pub fn tolerances(mut self, rtol: f64, atol: f64) -> Self {
+        if let MethodConfig::RungeKutta(RkSettings {
+            step: RkStep::Adaptive {
+                rtol: r, atol: a, ..
+            },
+            ..
+        }) = &mut self.method
+        {
+            (*r, *a) = (rtol, atol);
+        }
+        self
+    }
+
+    /// Runge–Kutta: the drift control of the index-1 form.
+    pub fn stabilization(mut self, stabilization: Stabilization) -> Self {
+        if let MethodConfig::RungeKutta(r) = &mut self.method {
+            r.stabilization = stabilization;
+        }
+        self
+    }
+
+    /// The end time of [`crate::run::Simulation::run`].
+    pub fn t_end(mut self, t_end: f64) -> Self {
+        self.t_end = t_end;
+        self
+    }
+
+    fn gssss_mut(&mut self, field: &'static str) -> Result<&mut GssssSettings, SettingsError> {
+        match &mut self.method {
+            MethodConfig::Gssss(g) => Ok(g),
+            MethodConfig::RungeKutta(r) => Err(bad(
+                field,
+                format!(
+                    "`{field}` belongs to GSSSS, the method is {}",
+                    r.tableau.name
+                ),
+            )),
+        }
+    }
+
+    /// Checks the values a typed configuration can hold but a method cannot
+    /// run: steps, tolerances and limits positive and finite, option "dg"
+    /// with a midpoint scheme only, tolerances above round-off. Errors name
+    /// the `[integrator]` key.
+    pub fn check(&self) -> Result<(), SettingsError> {
+        if !(self.t_end >= 0.0 && self.t_end.is_finite()) {
+            return Err(bad(
+                "t_end",
+                format!("`t_end` must be finite and >= 0, got {}", self.t_end),
+            ));
+        }
+        match &self.method {
+            MethodConfig::Gssss(g) => {
+                positive("dt", g.dt)?;
+                positive("tol", g.newton.tol)?;
+                if g.newton.max_iter == 0 {
+                    return Err(bad("max_iter", "`max_iter` must be at least 1"));
+                }
+                check_option(g.option, g.variant, g.dt)
+            }
+            MethodConfig::RungeKutta(r) => {
+                match r.step {
+                    RkStep::Fixed { dt } => {
+                        positive("dt", dt)?;
+                    }
+                    RkStep::Adaptive {
+                        rtol,
+                        atol,
+                        max_step,
+                    } => {
+                        if !(rtol >= 1e-14 && rtol.is_finite()) {
+                            return Err(bad(
+                                "rtol",
+                                format!("`rtol` must be finite and at least 1e-14, got {rtol:e}"),
+                            ));
+                        }
+                        positive("atol", atol)?;
+                        if max_step.is_nan() || max_step <= 0.0 {
+                            return Err(bad(
+                                "max_step",
+                                format!("`max_step` must be positive, got {max_step}"),
+                            ));
+                        }
+                    }
+                }
+                match r.stabilization {
+                    Stabilization::Baumgarte(g) if g.iter().any(|x| !x.is_finite() || *x < 0.0) => {
+                        Err(bad(
+                            "baumgarte",
+                            format!("Baumgarte's parameters must be finite and non-negative, got [{}, {}]", g[0], g[1]),
+                        ))
+                    }
+                    Stabilization::PStab { datol, .. } if !(datol >= 0.0 && datol.is_finite()) => {
+                        Err(bad("datol", format!("`datol` must be >= 0, got {datol}")))
+                    }
+                    _ => Ok(()),
+                }
+            }
         }
     }
 }

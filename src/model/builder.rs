@@ -14,7 +14,8 @@ use super::dof::{beam_components, point_components, DofMap, BODY2D_COMPONENTS};
 use super::{LoadEntry, Model};
 use crate::attitude::Attitude;
 use crate::element::{
-    Beam, Element, ElementBlock, ElementSet, RotationalSpringDamper, SpringDamper, Truss,
+    Beam, Element, ElementBlock, ElementSet, RotationalSpringDamper as RotationalSpringElement,
+    SpringDamper as SpringElement, Truss,
 };
 use crate::joint::{
     Coincident, Curve, Distance, DistanceForm, Joint, JointBlock, JointSet, LinearCombination,
@@ -111,6 +112,120 @@ pub enum PointRef {
     Ground([f64; 3]),
 }
 
+impl PointRef {
+    /// A node, or a body's reference point (its centre of mass), by id.
+    pub fn entity(id: &str) -> Self {
+        PointRef::Entity(id.to_string())
+    }
+
+    /// A point of planar body `body` at `offset` in body coordinates.
+    pub fn on(body: &str, offset: [f64; 2]) -> Self {
+        PointRef::Body {
+            body: body.to_string(),
+            offset: [offset[0], offset[1], 0.0],
+        }
+    }
+
+    /// A point of 3-D body `body` at `offset` in body coordinates.
+    pub fn on3(body: &str, offset: [f64; 3]) -> Self {
+        PointRef::Body {
+            body: body.to_string(),
+            offset,
+        }
+    }
+
+    /// A fixed point of a planar model.
+    pub fn ground(position: [f64; 2]) -> Self {
+        PointRef::Ground([position[0], position[1], 0.0])
+    }
+}
+
+/// A planar rigid body with its reference point at the centre of mass.
+///
+/// ```
+/// use flexmb::model::{Body2d, ModelBuilder};
+///
+/// let mut b = ModelBuilder::new(2)?;
+/// b.body2d("bar", Body2d::new(2.0, 0.1).at(0.5, 0.0, 0.0).moving(0.0, 1.0, -2.0))?;
+/// assert_eq!(b.build()?.u0, [0.5, 0.0, 0.0]);
+/// # Ok::<(), flexmb::model::BuildError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Body2d {
+    /// Mass (> 0).
+    pub mass: f64,
+    /// Rotational inertia about the centre of mass (>= 0).
+    pub inertia: f64,
+    /// Initial position of the centre of mass.
+    pub position: [f64; 2],
+    /// Initial angle (rad).
+    pub angle: f64,
+    /// Initial velocity of the centre of mass.
+    pub velocity: [f64; 2],
+    /// Initial angular velocity (rad/s).
+    pub angular_velocity: f64,
+}
+
+impl Body2d {
+    /// A body of `mass` and rotational `inertia` at rest at the origin.
+    pub fn new(mass: f64, inertia: f64) -> Self {
+        Body2d {
+            mass,
+            inertia,
+            position: [0.0; 2],
+            angle: 0.0,
+            velocity: [0.0; 2],
+            angular_velocity: 0.0,
+        }
+    }
+
+    /// Placed at (x, y) with angle `theta`.
+    pub fn at(self, x: f64, y: f64, theta: f64) -> Self {
+        Body2d {
+            position: [x, y],
+            angle: theta,
+            ..self
+        }
+    }
+
+    /// Moving with velocity (vx, vy) and angular velocity `omega`.
+    pub fn moving(self, vx: f64, vy: f64, omega: f64) -> Self {
+        Body2d {
+            velocity: [vx, vy],
+            angular_velocity: omega,
+            ..self
+        }
+    }
+}
+
+/// A translational spring-damper-actuator between two points (its law:
+/// [`crate::element::SpringDamper`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SpringDamper {
+    /// Stiffness (>= 0).
+    pub stiffness: f64,
+    /// Damping coefficient (>= 0).
+    pub damping: f64,
+    /// Actuator force.
+    pub force: f64,
+    /// Free length; `None`: the initial distance.
+    pub free_length: Option<f64>,
+}
+
+/// A rotational spring-damper-actuator on the relative angle of two planar
+/// bodies (see [`crate::element::RotationalSpringDamper`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RotationalSpringDamper {
+    /// Stiffness (>= 0).
+    pub stiffness: f64,
+    /// Damping coefficient (>= 0).
+    pub damping: f64,
+    /// Actuator torque.
+    pub torque: f64,
+    /// Rest angle; `None`: the initial relative angle.
+    pub rest_angle: Option<f64>,
+}
+
 #[derive(Debug, Clone)]
 enum Entity {
     Node(Vec<usize>),
@@ -185,7 +300,21 @@ impl Blocks<dyn JointSet> {
     }
 }
 
-/// Builds a [`Model`] entity by entity.
+/// Builds a [`Model`] entity by entity; every call checks its values and
+/// references and names the entity and field at fault.
+///
+/// ```
+/// use flexmb::model::{Body2d, ModelBuilder, PointRef};
+///
+/// let mut b = ModelBuilder::new(2)?;
+/// b.body2d("crank", Body2d::new(1.0, 0.1).at(0.5, 0.0, 0.0))?;
+/// b.ground_pin("pivot", &PointRef::on("crank", [-0.5, 0.0]), &[0.0, 0.0])?;
+/// let e = b.ground_pin("pivot", &PointRef::entity("crank"), &[0.5, 0.0]).unwrap_err();
+/// assert_eq!((e.id.as_str(), e.field), ("pivot", Some("id"))); // ids are unique
+/// let model = b.build()?;
+/// assert_eq!(model.dofs.names(), ["crank.x", "crank.y", "crank.theta"]);
+/// # Ok::<(), flexmb::model::BuildError>(())
+/// ```
 pub struct ModelBuilder {
     dim: usize,
     dofs: DofMap,
@@ -312,18 +441,16 @@ impl ModelBuilder {
         Ok(())
     }
 
-    /// Adds a planar rigid body with its reference point at the centre of mass.
-    #[allow(clippy::too_many_arguments)]
-    pub fn body2d(
-        &mut self,
-        id: &str,
-        position: &[f64],
-        angle: f64,
-        mass: f64,
-        inertia: f64,
-        velocity: Option<&[f64]>,
-        angular_velocity: f64,
-    ) -> Result<(), BuildError> {
+    /// Adds a planar rigid body.
+    pub fn body2d(&mut self, id: &str, body: Body2d) -> Result<(), BuildError> {
+        let Body2d {
+            mass,
+            inertia,
+            position: p,
+            angle,
+            velocity: v,
+            angular_velocity,
+        } = body;
         if self.dim != 2 {
             return Err(err(
                 "body",
@@ -332,11 +459,8 @@ impl ModelBuilder {
                 "planar rigid bodies need a model with dimension = 2".into(),
             ));
         }
-        let p = self.vector("body", id, "position", position, 2)?;
-        let v = match velocity {
-            Some(v) => self.vector("body", id, "velocity", v, 2)?,
-            None => [0.0; 3],
-        };
+        finite("body", id, "position", &p)?;
+        finite("body", id, "velocity", &v)?;
         finite("body", id, "angle", &[angle, angular_velocity])?;
         positive_named("body", id, "mass", "mass", mass)?;
         nonnegative_named("body", id, "inertia", "rotational inertia", inertia)?;
@@ -553,17 +677,20 @@ impl ModelBuilder {
         Ok(())
     }
 
-    /// Adds a translational spring-damper-actuator between points `a` and `b`
-    /// with `[stiffness, damping, actuator force]`; the free length defaults to
-    /// the initial distance.
+    /// Adds a translational spring-damper-actuator between points `a` and `b`.
     pub fn spring_damper(
         &mut self,
         id: &str,
         a: &PointRef,
         b: &PointRef,
-        [stiffness, damping, actuator]: [f64; 3],
-        free_length: Option<f64>,
+        spring: SpringDamper,
     ) -> Result<(), BuildError> {
+        let SpringDamper {
+            stiffness,
+            damping,
+            force: actuator,
+            free_length,
+        } = spring;
         let (pair, dofs) = self.pair("element", id, a, b, ["a", "b"])?;
         nonnegative("element", id, "stiffness", stiffness)?;
         nonnegative("element", id, "damping", damping)?;
@@ -582,23 +709,27 @@ impl ModelBuilder {
         self.claim_id("element", id)?;
         self.elements.push(
             id,
-            SpringDamper::new(pair, stiffness, free, damping, actuator),
+            SpringElement::new(pair, stiffness, free, damping, actuator),
             &dofs,
         );
         Ok(())
     }
 
     /// Adds a rotational spring-damper-actuator on `theta_b - theta_a` of
-    /// planar bodies `a` (None: the ground) and `b`, with `[stiffness,
-    /// damping, torque]`; the rest angle defaults to the initial value.
+    /// planar bodies `a` (None: the ground) and `b`.
     pub fn rotational_spring_damper(
         &mut self,
         id: &str,
         a: Option<&str>,
         b: &str,
-        [stiffness, damping, torque]: [f64; 3],
-        rest_angle: Option<f64>,
+        spring: RotationalSpringDamper,
     ) -> Result<(), BuildError> {
+        let RotationalSpringDamper {
+            stiffness,
+            damping,
+            torque,
+            rest_angle,
+        } = spring;
         let angle_dof = |this: &Self, body: &str, field: &'static str| match this.entities.get(body)
         {
             Some(Entity::Body2(d)) => Ok(d[2]),
@@ -640,7 +771,7 @@ impl ModelBuilder {
         let rest = rest_angle.unwrap_or(phi0);
         finite("element", id, "rest_angle", &[rest])?;
         self.claim_id("element", id)?;
-        let e = RotationalSpringDamper::new(a.is_none(), stiffness, rest, damping, torque);
+        let e = RotationalSpringElement::new(a.is_none(), stiffness, rest, damping, torque);
         self.elements.push(id, e, &dofs);
         Ok(())
     }

@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
-use super::builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget};
+use super::builder::{
+    Body2d, Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget,
+    RotationalSpringDamper, SpringDamper,
+};
 use super::generate::{slider_crank_flexible_builder, ScalableProblem};
 use super::spec::{
     BodySpec, ElementSpec, GeneratorSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, Numbers,
@@ -384,8 +387,12 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 id,
                 &point_ref(a, dim),
                 &point_ref(pb, dim),
-                [*stiffness, *damping, *actuator_force],
-                *free_length,
+                SpringDamper {
+                    stiffness: *stiffness,
+                    damping: *damping,
+                    force: *actuator_force,
+                    free_length: *free_length,
+                },
             ),
             ElementSpec::RotationalSpringDamper {
                 id,
@@ -399,8 +406,12 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 id,
                 a.as_deref(),
                 body,
-                [*stiffness, *damping, *torque],
-                *rest_angle,
+                RotationalSpringDamper {
+                    stiffness: *stiffness,
+                    damping: *damping,
+                    torque: *torque,
+                    rest_angle: *rest_angle,
+                },
             ),
         };
         r.map_err(|e| loc.build_error(el.span(), e))?;
@@ -802,15 +813,15 @@ fn body(b: &mut ModelBuilder, s: &BodySpec) -> Result<(), BuildError> {
         if s.attitude.is_some() {
             return Err(fail("attitude", "`attitude` is for 3-D bodies".into()));
         }
-        return b.body2d(
-            id,
-            &s.position,
-            s.angle,
-            s.mass,
-            *inertia,
-            s.velocity.as_deref(),
-            *omega,
-        );
+        let [x, y] = planar(&s.position, "position", &fail)?;
+        let [vx, vy] = match &s.velocity {
+            Some(v) => planar(v, "velocity", &fail)?,
+            None => [0.0; 2],
+        };
+        let body = Body2d::new(s.mass, *inertia)
+            .at(x, y, s.angle)
+            .moving(vx, vy, *omega);
+        return b.body2d(id, body);
     }
     if s.angle != 0.0 {
         return Err(fail(
@@ -1108,4 +1119,19 @@ pub fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> {
         table.insert(keys[last].to_string(), value);
     }
     toml::to_string(&doc).map_err(|e| e.to_string())
+}
+
+/// A planar body's 2-vector `field`.
+fn planar(
+    x: &[f64],
+    field: &'static str,
+    fail: &dyn Fn(&'static str, String) -> BuildError,
+) -> Result<[f64; 2], BuildError> {
+    match x {
+        [a, b] => Ok([*a, *b]),
+        _ => Err(fail(
+            field,
+            format!("expected 2 components, got {}", x.len()),
+        )),
+    }
 }

@@ -1,6 +1,9 @@
 //! Generated models for benchmarks and scaling tests.
 
-use super::builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget};
+use super::builder::{
+    Body2d, Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget,
+    RotationalSpringDamper,
+};
 use super::Model;
 use crate::attitude::Attitude;
 use crate::load::TimeFunction;
@@ -504,9 +507,16 @@ pub fn slider_crank_flexible_builder(p: &SliderCrankParams) -> Result<ModelBuild
     let area = std::f64::consts::PI * p.diameter.powi(2) / 4.0;
     let inertia = std::f64::consts::PI * p.diameter.powi(4) / 64.0;
     let mut b = ModelBuilder::new(2)?;
-    b.body2d("crank", &[0.0, 0.0], 0.0, 1.0, p.crank_inertia, None, w0)?;
+    b.body2d(
+        "crank",
+        Body2d::new(1.0, p.crank_inertia).moving(0.0, 0.0, w0),
+    )?;
     b.ground_pin("pivot", &PointRef::Entity("crank".into()), &[0.0, 0.0])?;
-    b.rotational_spring_damper("crank_damping", None, "crank", [0.0, 1.0, 0.0], None)?;
+    let damper = RotationalSpringDamper {
+        damping: 1.0,
+        ..RotationalSpringDamper::default()
+    };
+    b.rotational_spring_damper("crank_damping", None, "crank", damper)?;
     let sine = crate::load::TimeFunction::Sine {
         omega: 1.0,
         phase: 0.0,

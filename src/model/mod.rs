@@ -10,7 +10,10 @@ mod file;
 mod generate;
 mod spec;
 
-pub use builder::{Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget};
+pub use builder::{
+    Body2d, Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget,
+    RotationalSpringDamper, SpringDamper,
+};
 pub use dof::{DofKind, DofMap};
 pub use file::{
     apply_sets, load_model_file, load_model_str, load_model_with_sets, ModelError, ModelFile,

@@ -40,6 +40,36 @@ pub struct MemoryRecorder {
     pub totals: Option<RunTotals>,
 }
 
+impl MemoryRecorder {
+    /// The recorded history of position coordinate `name` (e.g. `bob.x`).
+    ///
+    /// ```
+    /// use flexmb::integrate::IntegratorSpec;
+    /// use flexmb::model::load_model_file;
+    /// use flexmb::output::MemoryRecorder;
+    /// use flexmb::run::Simulation;
+    ///
+    /// let file = load_model_file(concat!(env!("CARGO_MANIFEST_DIR"), "/models/double_pendulum.toml"))?;
+    /// let config = file.integrator(&IntegratorSpec { t_end: Some(0.1), ..Default::default() })?;
+    /// let mut rec = MemoryRecorder::default();
+    /// Simulation::new(file.model).run(&config, &file.text, &file.output, &mut rec, &mut |_| {})?;
+    /// let x = rec.dof("pendulum1.x").unwrap();
+    /// assert_eq!((x.len(), x[0]), (11, 1.0)); // t = 0, 0.01, ..., 0.1
+    /// assert!(rec.dof("pendulum3.x").is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dof(&self, name: &str) -> Option<Vec<f64>> {
+        let k = self.info.dof_names.iter().position(|n| n == name)?;
+        Some(self.u.iter().map(|row| row[k]).collect())
+    }
+
+    /// The recorded history of probe `name`.
+    pub fn probe(&self, name: &str) -> Option<Vec<f64>> {
+        let k = self.info.probe_names.iter().position(|n| n == name)?;
+        Some(self.probes.iter().map(|row| row[k]).collect())
+    }
+}
+
 impl Recorder for MemoryRecorder {
     fn begin(&mut self, info: &RunInfo) -> Result<(), OutputError> {
         self.info = info.clone();

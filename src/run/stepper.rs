@@ -1,0 +1,330 @@
+//! The stepping handle: a model, its method and its state, advanced on
+//! demand and inspected between steps. [`Simulation::run`] drives one to
+//! record a file; a library user drives one directly.
+
+use std::ops::Deref;
+
+use super::Simulation;
+use crate::integrate::{
+    accumulate_stats, Integrator, IntegratorConfig, SettingsError, State, StepError, StepReport,
+};
+use crate::model::Model;
+use crate::output::{ConstraintNorms, Energy, NewtonStats, StepRecord};
+
+/// Why the stepping handle could not start or go on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimulationError {
+    /// The integrator configuration cannot run (the field and why).
+    #[error("integrator `{field}`: {0}", field = .0.field)]
+    Settings(#[from] SettingsError),
+    /// The method failed to start or to take a step.
+    #[error(transparent)]
+    Step(#[from] StepError),
+    /// `advance_to` was asked for a time it cannot reach.
+    #[error("cannot advance from t = {from} to t = {to}: {reason}")]
+    Time {
+        /// Current time.
+        from: f64,
+        /// Requested time.
+        to: f64,
+        /// Why.
+        reason: &'static str,
+    },
+    /// No DOF or probe has this name.
+    #[error("no {what} named '{name}'")]
+    UnknownName {
+        /// `DOF` or `probe`.
+        what: &'static str,
+        /// The name asked for.
+        name: String,
+    },
+}
+
+/// The simulation a [`Stepper`] steps: owned, or borrowed from the caller.
+enum Problem<'a> {
+    Owned(Box<Simulation>),
+    Borrowed(&'a Simulation),
+}
+
+impl Deref for Problem<'_> {
+    type Target = Simulation;
+    fn deref(&self) -> &Simulation {
+        match self {
+            Problem::Owned(s) => s,
+            Problem::Borrowed(s) => s,
+        }
+    }
+}
+
+/// A simulation in progress: advance it, look at it, go on.
+///
+/// ```
+/// use flexmb::integrate::IntegratorConfig;
+/// use flexmb::model::{ModelBuilder, PointRef};
+/// use flexmb::run::Stepper;
+///
+/// // A point mass on a massless rod of length 1, released horizontally.
+/// let mut b = ModelBuilder::new(2)?;
+/// b.node("bob", &[1.0, 0.0], None, 1.0)?;
+/// let pivot = PointRef::Ground([0.0; 3]);
+/// b.distance("rod", &pivot, &PointRef::Entity("bob".into()), None, false)?;
+/// b.gravity(&[0.0, -9.81])?;
+/// let mut sim = Stepper::new(b.build()?, &IntegratorConfig::gssss().dt(1e-3))?;
+/// sim.advance_to(0.5)?;
+/// let (x, y) = (sim.position("bob.x")?, sim.position("bob.y")?);
+/// assert!((x.hypot(y) - 1.0).abs() < 1e-10); // on the circle
+/// assert!(sim.constraint_residuals().position < 1e-10);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Stepper<'a> {
+    problem: Problem<'a>,
+    integrator: Box<dyn Integrator>,
+    state: State,
+    /// Work of the non-conservative forces since t = 0.
+    work: f64,
+    steps: u64,
+    newton_iterations: u64,
+    /// Totals of the method's statistics.
+    totals: Vec<f64>,
+}
+
+impl Stepper<'static> {
+    /// Assembles `model`, builds the method of `config` and starts it at the
+    /// model's initial state (t = 0).
+    pub fn new(model: Model, config: &IntegratorConfig) -> Result<Self, SimulationError> {
+        config.check()?;
+        let mut s = Stepper::build(Problem::Owned(Box::new(Simulation::new(model))), config)?;
+        s.start()?;
+        Ok(s)
+    }
+}
+
+impl Simulation {
+    /// A stepping handle on this simulation, started at the model's initial
+    /// state with the method of `config`.
+    pub fn stepper(&self, config: &IntegratorConfig) -> Result<Stepper<'_>, SimulationError> {
+        config.check()?;
+        let mut s = Stepper::build(Problem::Borrowed(self), config)?;
+        s.start()?;
+        Ok(s)
+    }
+}
+
+impl<'a> Stepper<'a> {
+    /// The method of `config` on `problem`, at the initial state, not started.
+    fn build(problem: Problem<'a>, config: &IntegratorConfig) -> Result<Self, StepError> {
+        let integrator = config.build(&problem.system())?;
+        let state = State::initial(&problem.model);
+        let totals = vec![0.0; integrator.statistics().len()];
+        Ok(Stepper {
+            problem,
+            integrator,
+            state,
+            work: 0.0,
+            steps: 0,
+            newton_iterations: 0,
+            totals,
+        })
+    }
+
+    /// The method of `config` on `sim`, not started: [`Simulation::run`]
+    /// describes the method to its recorder before starting it.
+    pub(super) fn unstarted(
+        sim: &'a Simulation,
+        config: &IntegratorConfig,
+    ) -> Result<Self, StepError> {
+        Self::build(Problem::Borrowed(sim), config)
+    }
+
+    /// Makes the state's accelerations and multipliers consistent.
+    pub(super) fn start(&mut self) -> Result<(), StepError> {
+        let sys = self.problem.system();
+        self.integrator.start(&sys, &mut self.state)
+    }
+
+    /// Takes one accepted step toward `t_stop` (never past it) and adds it
+    /// to the totals.
+    #[inline]
+    pub fn step(&mut self, t_stop: f64) -> Result<StepReport, StepError> {
+        let sys = self.problem.system();
+        let report = self.integrator.advance(&sys, &mut self.state, t_stop)?;
+        self.work += report.external_work;
+        self.steps += 1;
+        self.newton_iterations += u64::from(report.newton_iterations);
+        accumulate_stats(
+            self.integrator.statistics(),
+            &mut self.totals,
+            &report.stats,
+        );
+        Ok(report)
+    }
+
+    /// Steps until the time is `t`. Advancing in pieces takes the same steps
+    /// as one call when the pieces end on the method's step grid.
+    pub fn advance_to(&mut self, t: f64) -> Result<(), SimulationError> {
+        let from = self.state.t;
+        if !t.is_finite() {
+            return Err(SimulationError::Time {
+                from,
+                to: t,
+                reason: "the time must be finite",
+            });
+        }
+        if t < from {
+            return Err(SimulationError::Time {
+                from,
+                to: t,
+                reason: "the simulation cannot go back in time",
+            });
+        }
+        while self.state.t < t {
+            self.step(t)?;
+        }
+        Ok(())
+    }
+
+    /// The simulation (model and operators).
+    pub fn simulation(&self) -> &Simulation {
+        &self.problem
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Model {
+        &self.problem.model
+    }
+
+    /// The method.
+    #[inline]
+    pub fn integrator(&self) -> &dyn Integrator {
+        self.integrator.as_ref()
+    }
+
+    /// The current state (time, positions, velocities and the method's
+    /// acceleration and multiplier variables).
+    #[inline]
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The current time.
+    #[inline]
+    pub fn time(&self) -> f64 {
+        self.state.t
+    }
+
+    /// Steps taken.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Newton iterations over all steps.
+    pub fn newton_iterations(&self) -> u64 {
+        self.newton_iterations
+    }
+
+    /// Work of the non-conservative forces (loads other than gravity,
+    /// dampers) since t = 0.
+    #[inline]
+    pub fn external_work(&self) -> f64 {
+        self.work
+    }
+
+    /// The method's statistics over the steps taken (name, total), in its order.
+    pub fn stats(&self) -> impl Iterator<Item = (&'static str, f64)> + '_ {
+        self.integrator
+            .statistics()
+            .iter()
+            .zip(&self.totals)
+            .map(|(s, &x)| (s.name, x))
+    }
+
+    /// Energy of `state` with the work `work` done on the system until then.
+    #[inline]
+    pub(super) fn energy_at(&self, state: &State, work: f64) -> Energy {
+        let sim: &Simulation = &self.problem;
+        let mut e = sim.asm.energy(&sim.model, &state.u, &state.v);
+        e.external_work = work;
+        e
+    }
+
+    /// Kinetic, potential and total energy now, and the work done since t = 0.
+    pub fn energy(&self) -> Energy {
+        self.energy_at(&self.state, self.work)
+    }
+
+    /// Acceleration and multipliers at the current time (the method's
+    /// variables aligned to `t`, [`Integrator::aligned`]).
+    pub fn acceleration_and_multipliers(&self) -> (Vec<f64>, Vec<f64>) {
+        let mut a = vec![0.0; self.model().n_dofs()];
+        let mut lambda = vec![0.0; self.model().n_constraints()];
+        self.integrator.aligned(&self.state, &mut a, &mut lambda);
+        (a, lambda)
+    }
+
+    /// Max-norms of the constraint residuals at position, velocity and
+    /// acceleration level now.
+    pub fn constraint_residuals(&self) -> ConstraintNorms {
+        let (a, _) = self.acceleration_and_multipliers();
+        let sim: &Simulation = &self.problem;
+        let s = &self.state;
+        sim.asm.constraint_norms(&sim.model, &s.u, &s.v, &a, s.t)
+    }
+
+    fn dof(&self, name: &str) -> Result<usize, SimulationError> {
+        self.model()
+            .dofs
+            .names()
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| SimulationError::UnknownName {
+                what: "DOF",
+                name: name.to_string(),
+            })
+    }
+
+    /// The position coordinate named `name` (e.g. `bob.x`, `crank.theta`).
+    pub fn position(&self, name: &str) -> Result<f64, SimulationError> {
+        Ok(self.state.u[self.dof(name)?])
+    }
+
+    /// The velocity of the coordinate named `name`.
+    pub fn velocity(&self, name: &str) -> Result<f64, SimulationError> {
+        Ok(self.state.v[self.dof(name)?])
+    }
+
+    /// The value of the model's probe `name` now.
+    pub fn probe(&self, name: &str) -> Result<f64, SimulationError> {
+        let probe = self
+            .model()
+            .probes
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| SimulationError::UnknownName {
+                what: "probe",
+                name: name.to_string(),
+            })?;
+        let (a, lambda) = self.acceleration_and_multipliers();
+        let sim: &Simulation = &self.problem;
+        let s = &self.state;
+        let record = StepRecord {
+            step: s.step,
+            time: s.t,
+            u: &s.u,
+            v: &s.v,
+            a: &a,
+            lambda: &lambda,
+            energy: self.energy(),
+            constraints: sim.asm.constraint_norms(&sim.model, &s.u, &s.v, &a, s.t),
+            newton: NewtonStats::default(),
+            probes: &[],
+            stats: &[],
+        };
+        Ok(probe.value(&record))
+    }
+
+    /// The state at `t` inside the last step, from the method's dense output.
+    pub(super) fn interpolate(&mut self, t: f64, out: &mut State) -> Result<(), StepError> {
+        let sys = self.problem.system();
+        self.integrator.interpolate(&sys, t, out)
+    }
+}

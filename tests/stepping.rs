@@ -1,0 +1,165 @@
+//! The stepping handle (`flexmb::run::Stepper`, issue #13 item 7): the same
+//! steps as the file-driven run, advancing in pieces equals one advance,
+//! typed builders equal the resolved `[integrator]` table, and typed errors.
+
+mod common;
+
+use flexmb::integrate::{ConstraintOption, IntegratorConfig, IntegratorSpec, StepError};
+use flexmb::model::load_model_file;
+use flexmb::run::{Simulation, SimulationError, Stepper};
+
+fn double_pendulum() -> flexmb::model::ModelFile {
+    load_model_file(common::model_path("double_pendulum")).expect("shipped model")
+}
+
+/// The file's run and the stepping handle take the same steps: the state
+/// after 200 steps (t = 2) is the same to the last bit.
+#[test]
+fn stepping_equals_the_file_driven_run() {
+    let over = IntegratorSpec {
+        t_end: Some(2.0),
+        ..IntegratorSpec::default()
+    };
+    let (summary, rec) = common::run("double_pendulum", &over);
+    assert_eq!(summary.steps, 200);
+    let file = double_pendulum();
+    let config = file.integrator(&over).unwrap();
+    let mut sim = Stepper::new(file.model, &config).unwrap();
+    sim.advance_to(2.0).unwrap();
+    assert_eq!(sim.steps(), 200);
+    assert_eq!(sim.newton_iterations(), summary.newton_iterations);
+    let last = rec.u.len() - 1;
+    assert_eq!(sim.time(), rec.time[last]);
+    assert_eq!(sim.state().u, rec.u[last]);
+    assert_eq!(sim.state().v, rec.v[last]);
+    let (a, lambda) = sim.acceleration_and_multipliers();
+    assert_eq!(a, rec.a[last]);
+    assert_eq!(lambda, rec.lambda[last]);
+    assert_eq!(sim.energy().total, rec.energy[last].total);
+    assert_eq!(sim.constraint_residuals(), rec.constraints[last]);
+    // Addressed by DOF name.
+    let names = &rec.info.dof_names;
+    let k = names.iter().position(|n| n == "pendulum2.y").unwrap();
+    assert_eq!(sim.position("pendulum2.y").unwrap(), rec.u[last][k]);
+    assert_eq!(sim.velocity("pendulum2.y").unwrap(), rec.v[last][k]);
+}
+
+/// The typed builder gives the configuration the model file resolves to
+/// (midpoint, option 2, a-form, dt 0.01, tol 1e-8), so it runs the same steps.
+#[test]
+fn typed_builder_equals_the_resolved_table() {
+    let file = double_pendulum();
+    let resolved = file
+        .integrator(&IntegratorSpec {
+            t_end: Some(3.0),
+            ..IntegratorSpec::default()
+        })
+        .unwrap();
+    let built = IntegratorConfig::gssss()
+        .midpoint()
+        .option(ConstraintOption::Two)
+        .dt(0.01)
+        .t_end(3.0);
+    assert_eq!(built, resolved);
+}
+
+/// advance_to in pieces on the step grid equals one advance_to (1e-14).
+#[test]
+fn advancing_in_pieces_equals_one_advance() {
+    let config = IntegratorConfig::gssss().dt(0.01);
+    let sim = Simulation::new(double_pendulum().model);
+    let mut one = sim.stepper(&config).unwrap();
+    one.advance_to(1.5).unwrap();
+    let mut pieces = sim.stepper(&config).unwrap();
+    for t in [0.25, 0.5, 0.8, 1.0, 1.37, 1.5] {
+        pieces.advance_to(t).unwrap();
+        assert_eq!(pieces.time(), t);
+    }
+    assert_eq!(pieces.steps(), one.steps());
+    let diff = common::max_diff(&pieces.state().u, &one.state().u)
+        .max(common::max_diff(&pieces.state().v, &one.state().v));
+    assert!(diff <= 1e-14, "pieces differ from one advance by {diff:e}");
+    // Advancing to the current time takes no step.
+    pieces.advance_to(1.5).unwrap();
+    assert_eq!(pieces.steps(), one.steps());
+}
+
+/// Errors are typed: settings name the field, times and names say what is wrong,
+/// a failing step is the method's StepError.
+#[test]
+fn errors_are_typed() {
+    let model = || double_pendulum().model;
+    match Stepper::new(model(), &IntegratorConfig::gssss().dt(0.0)) {
+        Err(SimulationError::Settings(e)) => assert_eq!(e.field, "dt"),
+        other => panic!("expected a settings error, got {:?}", other.err()),
+    }
+    let newmark = IntegratorConfig::gssss()
+        .preset("newmark")
+        .unwrap()
+        .option(ConstraintOption::Gonzalez);
+    match Stepper::new(model(), &newmark) {
+        Err(SimulationError::Settings(e)) => assert_eq!(e.field, "option"),
+        other => panic!("expected a settings error, got {:?}", other.err()),
+    }
+    assert_eq!(
+        IntegratorConfig::gssss()
+            .preset("no-such-scheme")
+            .unwrap_err()
+            .field,
+        "scheme"
+    );
+    let mut sim = Stepper::new(model(), &IntegratorConfig::gssss()).unwrap();
+    sim.advance_to(0.1).unwrap();
+    for t in [0.05, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            sim.advance_to(t),
+            Err(SimulationError::Time { .. })
+        ));
+    }
+    assert!(matches!(
+        sim.position("pendulum3.x"),
+        Err(SimulationError::UnknownName { what: "DOF", .. })
+    ));
+    assert!(matches!(
+        sim.probe("tip"),
+        Err(SimulationError::UnknownName { what: "probe", .. })
+    ));
+    // One Newton iteration at most: the step fails with the method's error.
+    let mut sim = Stepper::new(model(), &IntegratorConfig::gssss().newton(1e-8, 1)).unwrap();
+    assert!(matches!(
+        sim.advance_to(0.1),
+        Err(SimulationError::Step(StepError::NewtonFailed { .. }))
+    ));
+}
+
+/// The Runge–Kutta builders are the resolved `[integrator]` tables of
+/// `method = "dopri5"` / `"rk4"` with `stabilization = "pstab"` (DOPRI5's
+/// largest step aside: unbounded in code, t_end in a file), and step the
+/// double pendulum on its constraints.
+#[test]
+fn runge_kutta_builders() {
+    let file = double_pendulum();
+    let table = |method: &str| IntegratorSpec {
+        method: Some(method.into()),
+        stabilization: Some("pstab".into()),
+        scheme: None,
+        option: None,
+        form: None,
+        tol: None,
+        t_end: Some(1.0),
+        ..file.integrator.clone()
+    };
+    let rk4 = IntegratorConfig::rk4().dt(0.01).t_end(1.0);
+    assert_eq!(rk4, table("rk4").resolve().unwrap());
+    let dopri5 = IntegratorConfig::dopri5().tolerances(1e-6, 1e-7).t_end(1.0);
+    let resolved = table("dopri5").resolve().unwrap();
+    assert_eq!(dopri5.clone().dt(1.0), resolved);
+    for config in [rk4, dopri5] {
+        let mut sim = Stepper::new(double_pendulum().model, &config).unwrap();
+        sim.advance_to(1.0).unwrap();
+        let c = sim.constraint_residuals();
+        assert!(c.position < 1e-12 && c.velocity < 1e-12, "{c:?}");
+    }
+    let bad = IntegratorConfig::dopri5().tolerances(1e-16, 1e-7);
+    assert_eq!(bad.check().unwrap_err().field, "rtol");
+}
