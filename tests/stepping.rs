@@ -58,6 +58,7 @@ fn typed_builder_equals_the_resolved_table() {
     let built = IntegratorConfig::gssss()
         .midpoint()
         .option(ConstraintOption::Two)
+        .newton(1e-8, 100)
         .dt(0.01)
         .t_end(3.0);
     assert_eq!(built, resolved);

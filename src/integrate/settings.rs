@@ -961,8 +961,9 @@ impl IntegratorConfig {
 /// ```
 impl IntegratorConfig {
     /// The GSSSS family with its defaults: the midpoint scheme V0(1,1,0),
-    /// constraint option 2, a-form, dt 0.01, Newton tolerance 1e-8 with at
-    /// most 100 iterations, fixed steps; `t_end` 0 (set it with
+    /// constraint option 2, a-form, dt 0.01, the scaled Newton test (rtol
+    /// 1e-6, docs/theory/gssss.md §12a) with at most 100 iterations, fixed
+    /// steps; `t_end` 0 (set it with
     /// [`IntegratorConfig::t_end`] for [`crate::run::Simulation::run`]; the
     /// stepping handle [`crate::run::Stepper`] stops where it is told).
     pub fn gssss() -> Self {
@@ -979,9 +980,13 @@ impl IntegratorConfig {
                 dt,
                 newton: NewtonSettings {
                     tol: 1e-8,
+                    scaled: ScaledTolerances {
+                        rtol: DEFAULT_RTOL,
+                        atol: None,
+                    },
                     max_iter: 100,
                     jacobian: JacobianKind::Consistent,
-                    stop: NewtonStop::Increment,
+                    stop: NewtonStop::Scaled,
                     refactor: Refactor::Iteration,
                 },
                 step_control: StepControl::Fixed,
@@ -1100,9 +1105,13 @@ impl IntegratorConfig {
         self
     }
 
-    /// GSSSS: Newton tolerance and iteration limit per step.
+    /// GSSSS: the absolute increment test of seed 000 (`convergence =
+    /// "increment"`, docs/theory/gssss.md §12b) with tolerance `tol`
+    /// (acceleration and multiplier units) and at most `max_iter`
+    /// iterations per step.
     pub fn newton(mut self, tol: f64, max_iter: u32) -> Self {
         if let MethodConfig::Gssss(g) = &mut self.method {
+            g.newton.stop = NewtonStop::Increment;
             g.newton.tol = tol;
             g.newton.max_iter = max_iter;
         }
@@ -1123,16 +1132,25 @@ impl IntegratorConfig {
         self
     }
 
-    /// Runge–Kutta: tolerances of the adaptive step control.
+    /// Tolerances: of the adaptive step control (Runge–Kutta), or of the
+    /// scaled Newton test (GSSSS, `atol` in displacement units,
+    /// docs/theory/gssss.md §12a).
     pub fn tolerances(mut self, rtol: f64, atol: f64) -> Self {
-        if let MethodConfig::RungeKutta(RkSettings {
-            step: RkStep::Adaptive {
-                rtol: r, atol: a, ..
-            },
-            ..
-        }) = &mut self.method
-        {
-            (*r, *a) = (rtol, atol);
+        match &mut self.method {
+            MethodConfig::RungeKutta(RkSettings {
+                step: RkStep::Adaptive {
+                    rtol: r, atol: a, ..
+                },
+                ..
+            }) => (*r, *a) = (rtol, atol),
+            MethodConfig::Gssss(g) => {
+                g.newton.stop = NewtonStop::Scaled;
+                g.newton.scaled = ScaledTolerances {
+                    rtol,
+                    atol: Some(atol),
+                };
+            }
+            MethodConfig::RungeKutta(_) => {}
         }
         self
     }
