@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::assembly::Assembler;
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
-use crate::linalg::SaddlePointSolver;
+use crate::linalg::{MatrixExport, SaddlePointSolver};
 use crate::model::{
     hanging_beam, hanging_truss_chain, rigid_chain, space_truss_lattice, truss_lattice, BuildError,
     Model,
@@ -123,6 +123,9 @@ pub struct BenchCase {
     pub integrator: IntegratorSpec,
     /// Directory for an HDF5 file per case (`None`: no output).
     pub output: Option<PathBuf>,
+    /// Directory and step: write the first Newton matrix of that step to
+    /// `DIR/<problem>-<size>.mtx` and its right-hand side to `.rhs.mtx`.
+    pub export: Option<(PathBuf, u64)>,
 }
 
 /// The measurements of one case. Times per step are means over the steps.
@@ -223,6 +226,13 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
         .map_err(|e| format!("{}: {e}", e.field))?;
     config.t_end = config.dt * case.steps as f64;
     config.timing = true;
+    if let Some((dir, step)) = &case.export {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = matrix_file(dir, p, case.size);
+        // A stale file from an earlier run must not pass for this one's.
+        let _ = std::fs::remove_file(&path);
+        config.export_matrix = Some(MatrixExport { step: *step, path });
+    }
     let solver = SaddlePointSolver::new(asm.pattern(), config.force_sparse)
         .map(|s| s.describe())
         .map_err(|e| e.to_string())?;
@@ -250,6 +260,15 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
         .map_err(|e| e.to_string())?;
     if let Some(e) = &summary.failure {
         return Err(format!("{} size {}: {e}", p.name(), case.size));
+    }
+    if let Some(x) = &config.export_matrix {
+        if !x.path.exists() {
+            return Err(format!(
+                "{}: the run ended before step {} (nothing exported)",
+                x.path.display(),
+                x.step
+            ));
+        }
     }
     let t = summary.timings.unwrap_or_default();
     let n = summary.steps.max(1) as f64;
@@ -281,6 +300,11 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
 /// The HDF5 file of a case in `dir`.
 pub fn case_file(dir: &Path, p: Problem, size: usize) -> PathBuf {
     dir.join(format!("{}-{size}.h5", p.name()))
+}
+
+/// The exported Newton matrix of a case in `dir`.
+pub fn matrix_file(dir: &Path, p: Problem, size: usize) -> PathBuf {
+    dir.join(format!("{}-{size}.mtx", p.name()))
 }
 
 /// Least-squares slope `k` of `log y = k log x + c` (the scaling exponent),
