@@ -143,6 +143,8 @@ pub struct BenchRow {
     pub matrix_nnz: usize,
     /// The factorization used (dense, band after RCM with its bandwidths, sparse).
     pub solver: String,
+    /// Stored entries of its factors ([`SaddlePointSolver::fill`]).
+    pub fill: usize,
     /// Steps completed.
     pub steps: u64,
     /// Building the model and its assembler (s).
@@ -233,8 +235,8 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
         let _ = std::fs::remove_file(&path);
         config.export_matrix = Some(MatrixExport { step: *step, path });
     }
-    let solver = SaddlePointSolver::new(asm.pattern(), config.force_sparse)
-        .map(|s| s.describe())
+    let (solver, fill) = SaddlePointSolver::new(asm.pattern(), config.force_sparse)
+        .map(|s| (s.describe(), s.fill()))
         .map_err(|e| e.to_string())?;
     let sim = Simulation::new(model);
     let build_seconds = started.elapsed().as_secs_f64();
@@ -279,6 +281,7 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
         constraints,
         matrix_nnz,
         solver,
+        fill,
         steps: summary.steps,
         build_seconds,
         setup_seconds: t.setup.as_secs_f64(),
@@ -325,13 +328,15 @@ pub fn fit_exponent(points: &[(f64, f64)]) -> Option<f64> {
 }
 
 /// The columns of [`csv`] and [`table`].
-pub const COLUMNS: [&str; 18] = [
+pub const COLUMNS: [&str; 21] = [
     "problem",
     "size",
     "dofs",
     "constraints",
     "matrix_nnz",
     "solver",
+    "fill",
+    "fill_per_dof",
     "steps",
     "build_s",
     "setup_s",
@@ -343,11 +348,13 @@ pub const COLUMNS: [&str; 18] = [
     "iterations_per_step",
     "factorizations_per_step",
     "peak_mib",
+    "kib_per_dof",
     "us_per_dof_step",
 ];
 
-fn fields(r: &BenchRow) -> [String; 18] {
+fn fields(r: &BenchRow) -> [String; 21] {
     let ms = |s: f64| format!("{:.4}", s * 1e3);
+    let dofs = r.dofs.max(1) as f64;
     [
         r.problem.to_string(),
         r.size.to_string(),
@@ -355,6 +362,8 @@ fn fields(r: &BenchRow) -> [String; 18] {
         r.constraints.to_string(),
         r.matrix_nnz.to_string(),
         r.solver.clone(),
+        r.fill.to_string(),
+        format!("{:.1}", r.fill as f64 / dofs),
         r.steps.to_string(),
         format!("{:.4}", r.build_seconds),
         format!("{:.4}", r.setup_seconds),
@@ -366,7 +375,9 @@ fn fields(r: &BenchRow) -> [String; 18] {
         format!("{:.3}", r.iterations),
         format!("{:.3}", r.factorizations),
         r.peak_mib.map_or("-".into(), |m| format!("{m:.1}")),
-        format!("{:.4}", r.total * 1e6 / r.dofs.max(1) as f64),
+        r.peak_mib
+            .map_or("-".into(), |m| format!("{:.2}", m * 1024.0 / dofs)),
+        format!("{:.4}", r.total * 1e6 / dofs),
     ]
 }
 
@@ -393,7 +404,7 @@ pub fn csv(rows: &[BenchRow]) -> String {
 /// The rows as an aligned text table, with the fitted exponents of the step
 /// time and its parts against the DOFs per problem.
 pub fn table(rows: &[BenchRow]) -> String {
-    let cells: Vec<[String; 18]> = rows.iter().map(fields).collect();
+    let cells: Vec<[String; 21]> = rows.iter().map(fields).collect();
     let width: Vec<usize> = (0..COLUMNS.len())
         .map(|c| {
             cells

@@ -157,6 +157,16 @@ impl SaddlePointSolver {
         }
     }
 
+    /// Stored entries of the factors: `dim²` (dense), the band storage, or
+    /// the predicted `L + U` nonzeros of the sparse LU's ordering.
+    pub fn fill(&self) -> usize {
+        match &self.backend {
+            Backend::Dense { .. } => self.dim * self.dim,
+            Backend::Band(b) => b.stored(),
+            Backend::Sparse(lu) => lu.cost().fill,
+        }
+    }
+
     /// Whether the dense path is used.
     pub fn is_dense(&self) -> bool {
         matches!(self.backend, Backend::Dense { .. })
