@@ -240,7 +240,7 @@ pub fn factor_file(
         }
         let mut r2 = vec![0.0; n];
         let e = berr(&trial, &mut r2);
-        if !(e < backward_error) {
+        if e.is_nan() || e >= backward_error {
             break;
         }
         refinements += 1;
@@ -258,7 +258,7 @@ pub fn factor_file(
             )
         }
         Lu::Sparse(s) => (
-            format!("flexmb supernodal LU ({})", s.cost().ordering.name()),
+            format!("flexmb {} LU ({})", s.kind(), s.cost().ordering.name()),
             s.candidates().to_vec(),
             s.cost().fill,
         ),

@@ -338,7 +338,9 @@ struct CheckArgs {
     /// or `--set integrator.dt=1e-5` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// Write the saddle-point matrix at the initial state to this Matrix Market file.
+    /// Write the initial-acceleration matrix [M B^T; B 0] (stiffness and damping
+    /// slots stored as zeros) to this Matrix Market file; the Newton matrix of a
+    /// step is written by `run --export-matrix STEP:FILE`.
     #[arg(long)]
     matrix_market: Option<PathBuf>,
 }

@@ -14,8 +14,9 @@ pub fn write_matrix(path: &Path, pattern: &Pattern, values: &[f64]) -> std::io::
     writeln!(w, "% flexmb Newton matrix")?;
     writeln!(w, "{} {} {}", pattern.dim, pattern.dim, pattern.nnz())?;
     for c in 0..pattern.dim {
-        for k in pattern.col_ptr[c]..pattern.col_ptr[c + 1] {
-            writeln!(w, "{} {} {:e}", pattern.row_idx[k] + 1, c + 1, values[k])?;
+        let range = pattern.col_ptr[c]..pattern.col_ptr[c + 1];
+        for (r, v) in pattern.row_idx[range.clone()].iter().zip(&values[range]) {
+            writeln!(w, "{} {} {v:e}", r + 1, c + 1)?;
         }
     }
     w.flush()

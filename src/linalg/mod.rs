@@ -1,15 +1,17 @@
 //! Linear algebra of the Newton steps: the saddle-point solver and the
 //! diagnosis of singular systems.
 //!
-//! [`SaddlePointSolver`] factors `A = [S C; B 0]` with faer's sparse LU (COLAMD
-//! column ordering, partial pivoting). The symbolic factorization is computed
+//! [`SaddlePointSolver`] factors `A = [S C; B 0]` with faer's sparse LU
+//! (partial pivoting) after the column ordering of least predicted fill
+//! ([`SparseLu`]: COLAMD, AMD or METIS). The symbolic factorization is computed
 //! once per model from the fixed pattern and reused for every numeric
 //! factorization. Below [`DENSE_MAX`] unknowns a dense partial-pivoting LU on a
 //! preallocated buffer is used instead (faer's, or nalgebra's stack-only
 //! fixed-size LU up to [`FIXED_MAX`] unknowns): for the 10-unknown double
 //! pendulum it is several times cheaper than the sparse machinery. Larger
 //! systems whose reverse Cuthill–McKee ordering has a band of at most
-//! [`BAND_MAX`] use a banded LU ([`BandLu`]); the rest use faer's sparse LU.
+//! [`BAND_MAX`] use a banded LU ([`BandLu`]); the rest use the sparse LU.
+//! [`SaddlePointSolver::export`] writes one system in Matrix Market.
 
 mod band;
 mod capture;
@@ -150,10 +152,11 @@ impl SaddlePointSolver {
                 let (kl, ku) = b.bandwidths();
                 format!("band LU after reverse Cuthill-McKee (kl {kl}, ku {ku})")
             }
-            Backend::Sparse(lu) => {
-                let c = lu.cost();
-                format!("sparse LU (faer supernodal, {})", c.ordering.name())
-            }
+            Backend::Sparse(lu) => format!(
+                "sparse LU (faer {}, {})",
+                lu.kind(),
+                lu.cost().ordering.name()
+            ),
         }
     }
 

@@ -10,14 +10,24 @@
 //! factor size of each candidate is known before any numeric work: the sum
 //! of the column counts of that factor and of the Householder (`L`) counts,
 //! as faer's own analysis computes them. The candidate with the fewest
-//! predicted nonzeros is kept.
+//! predicted nonzeros is kept. As in faer's own LU, a factorization of few
+//! operations per nonzero ([`SUPERNODAL_RATIO`]) is done column by column
+//! (simplicial), which also keeps its storage between factorizations.
+
+/// Predicted multiply-adds per predicted nonzero above which the supernodal
+/// factorization is used (faer's `LU_SUPERNODAL_RATIO_FACTOR` at its default
+/// threshold).
+pub const SUPERNODAL_RATIO: f64 = 40.0;
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::perm::PermRef;
+use faer::sparse::linalg::lu::simplicial::{
+    self, factorize_simplicial_numeric_lu, factorize_simplicial_numeric_lu_scratch, SimplicialLu,
+};
 use faer::sparse::linalg::lu::supernodal::{
-    factorize_supernodal_numeric_lu, factorize_supernodal_numeric_lu_scratch,
-    factorize_supernodal_symbolic_lu, factorize_supernodal_symbolic_lu_scratch,
-    solve_in_place_scratch, SupernodalLu, SymbolicSupernodalLu,
+    self, factorize_supernodal_numeric_lu, factorize_supernodal_numeric_lu_scratch,
+    factorize_supernodal_symbolic_lu, factorize_supernodal_symbolic_lu_scratch, SupernodalLu,
+    SymbolicSupernodalLu,
 };
 use faer::sparse::linalg::{amd, colamd, qr, LuError};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
@@ -71,8 +81,14 @@ pub struct OrderingCost {
 struct Symbolic {
     fwd: Vec<usize>,
     inv: Vec<usize>,
-    symbolic: SymbolicSupernodalLu<usize>,
+    /// `None`: simplicial factorization.
+    symbolic: Option<SymbolicSupernodalLu<usize>>,
     cost: OrderingCost,
+}
+
+enum Numeric {
+    Simplicial(SimplicialLu<usize, f64>),
+    Supernodal(SupernodalLu<usize, f64>),
 }
 
 /// Supernodal sparse LU with the best of [`Ordering::ALL`] (or a given one).
@@ -88,7 +104,7 @@ pub struct SparseLu {
     at_values: Vec<f64>,
     sym: Symbolic,
     candidates: Vec<OrderingCost>,
-    numeric: SupernodalLu<usize, f64>,
+    numeric: Numeric,
     row_perm: Vec<usize>,
     row_perm_inv: Vec<usize>,
     mem: MemBuffer,
@@ -147,13 +163,22 @@ impl SparseLu {
         }
         let sym =
             best.ok_or_else(|| SolveError::Library("no fill-reducing ordering succeeded".into()))?;
-        let req = StackReq::any_of(&[
-            factorize_supernodal_numeric_lu_scratch::<usize, f64>(
-                &sym.symbolic,
-                Default::default(),
+        let (req, numeric) = match &sym.symbolic {
+            Some(s) => (
+                StackReq::any_of(&[
+                    factorize_supernodal_numeric_lu_scratch::<usize, f64>(s, Default::default()),
+                    supernodal::solve_in_place_scratch::<usize, f64>(n, 1, par),
+                ]),
+                Numeric::Supernodal(SupernodalLu::new()),
             ),
-            solve_in_place_scratch::<usize, f64>(n, 1, par),
-        ]);
+            None => (
+                StackReq::any_of(&[
+                    factorize_simplicial_numeric_lu_scratch::<usize, f64>(n, n),
+                    simplicial::solve_in_place_scratch::<usize, f64>(n, 1, par),
+                ]),
+                Numeric::Simplicial(SimplicialLu::new()),
+            ),
+        };
         Ok(SparseLu {
             dim: n,
             col_ptr: pattern.col_ptr.clone(),
@@ -164,7 +189,7 @@ impl SparseLu {
             at_src,
             sym,
             candidates,
-            numeric: SupernodalLu::new(),
+            numeric,
             row_perm: vec![0; n],
             row_perm_inv: vec![0; n],
             mem: MemBuffer::try_new(req).map_err(lib_err)?,
@@ -175,6 +200,15 @@ impl SparseLu {
     /// The chosen ordering and its predicted cost.
     pub fn cost(&self) -> OrderingCost {
         self.sym.cost
+    }
+
+    /// `supernodal` or `simplicial`: how the numeric factorization proceeds.
+    pub fn kind(&self) -> &'static str {
+        if self.sym.symbolic.is_some() {
+            "supernodal"
+        } else {
+            "simplicial"
+        }
     }
 
     /// Every ordering analysed, with its predicted cost.
@@ -197,18 +231,30 @@ impl SparseLu {
             &self.at_values,
         );
         let perm = PermRef::new_checked(&self.sym.fwd, &self.sym.inv, n);
-        factorize_supernodal_numeric_lu(
-            &mut self.row_perm,
-            &mut self.row_perm_inv,
-            &mut self.numeric,
-            a,
-            at,
-            perm,
-            &self.sym.symbolic,
-            self.par,
-            MemStack::new(&mut self.mem),
-            Default::default(),
-        )
+        let stack = MemStack::new(&mut self.mem);
+        match (&mut self.numeric, &self.sym.symbolic) {
+            (Numeric::Supernodal(lu), Some(symbolic)) => factorize_supernodal_numeric_lu(
+                &mut self.row_perm,
+                &mut self.row_perm_inv,
+                lu,
+                a,
+                at,
+                perm,
+                symbolic,
+                self.par,
+                stack,
+                Default::default(),
+            ),
+            (Numeric::Simplicial(lu), _) => factorize_simplicial_numeric_lu(
+                &mut self.row_perm,
+                &mut self.row_perm_inv,
+                lu,
+                a,
+                perm,
+                stack,
+            ),
+            (Numeric::Supernodal(_), None) => unreachable!("supernodal numeric without symbolic"),
+        }
         .map_err(|e| match e {
             LuError::SymbolicSingular { index } => SolveError::Singular { index: Some(index) },
             LuError::Generic(g) => lib_err(g),
@@ -221,14 +267,15 @@ impl SparseLu {
         let x = MatMut::from_column_major_slice_mut(rhs, n, 1);
         let rows = PermRef::new_checked(&self.row_perm, &self.row_perm_inv, n);
         let cols = PermRef::new_checked(&self.sym.fwd, &self.sym.inv, n);
-        self.numeric.solve_in_place_with_conj(
-            rows,
-            cols,
-            Conj::No,
-            x,
-            self.par,
-            MemStack::new(&mut self.mem),
-        );
+        let stack = MemStack::new(&mut self.mem);
+        match &self.numeric {
+            Numeric::Supernodal(lu) => {
+                lu.solve_in_place_with_conj(rows, cols, Conj::No, x, self.par, stack)
+            }
+            Numeric::Simplicial(lu) => {
+                lu.solve_in_place_with_conj(rows, cols, Conj::No, x, self.par, stack)
+            }
+        }
     }
 }
 
@@ -316,16 +363,22 @@ fn analyse(
         fill += hj + rj;
         flops += hj as f64 * (1.0 + rj as f64);
     }
-    let symbolic = factorize_supernodal_symbolic_lu(
-        a,
-        Some(perm),
-        &min_col,
-        tree,
-        &col_counts,
-        stack,
-        Default::default(),
-    )
-    .map_err(lib_err)?;
+    let symbolic = if flops > SUPERNODAL_RATIO * fill as f64 {
+        Some(
+            factorize_supernodal_symbolic_lu(
+                a,
+                Some(perm),
+                &min_col,
+                tree,
+                &col_counts,
+                stack,
+                Default::default(),
+            )
+            .map_err(lib_err)?,
+        )
+    } else {
+        None
+    };
     Ok(Some(Symbolic {
         fwd,
         inv,
