@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::assembly::Assembler;
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
-use crate::linalg::SaddlePointSolver;
+use crate::linalg::{MatrixExport, SaddlePointSolver};
 use crate::model::{
     hanging_beam, hanging_truss_chain, rigid_chain, space_truss_lattice, truss_lattice, BuildError,
     Model,
@@ -118,6 +118,9 @@ pub struct BenchCase {
     pub integrator: IntegratorSpec,
     /// Directory for an HDF5 file per case (`None`: no output).
     pub output: Option<PathBuf>,
+    /// Directory and step: write the first Newton matrix of that step to
+    /// `DIR/<problem>-<size>.mtx` and its right-hand side to `.rhs.mtx`.
+    pub export: Option<(PathBuf, u64)>,
 }
 
 /// The measurements of one case. Times per step are means over the steps.
@@ -135,6 +138,8 @@ pub struct BenchRow {
     pub matrix_nnz: usize,
     /// The factorization used (dense, band after RCM with its bandwidths, sparse).
     pub solver: String,
+    /// Stored entries of its factors ([`SaddlePointSolver::fill`]).
+    pub fill: usize,
     /// Steps completed.
     pub steps: u64,
     /// Building the model and its assembler (s).
@@ -217,8 +222,15 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
         .map_err(|e| format!("{}: {e}", e.field))?;
     config.t_end = config.dt * case.steps as f64;
     config.timing = true;
-    let solver = SaddlePointSolver::new(asm.pattern(), config.force_sparse)
-        .map(|s| s.describe())
+    if let Some((dir, step)) = &case.export {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = matrix_file(dir, p, case.size);
+        // A stale file from an earlier run must not pass for this one's.
+        let _ = std::fs::remove_file(&path);
+        config.export_matrix = Some(MatrixExport { step: *step, path });
+    }
+    let (solver, fill) = SaddlePointSolver::new(asm.pattern(), config.force_sparse)
+        .map(|s| (s.describe(), s.fill()))
         .map_err(|e| e.to_string())?;
     let sim = Simulation::new(model);
     let build_seconds = started.elapsed().as_secs_f64();
@@ -245,6 +257,15 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
     if let Some(e) = &summary.failure {
         return Err(format!("{} size {}: {e}", p.name(), case.size));
     }
+    if let Some(x) = &config.export_matrix {
+        if !x.path.exists() {
+            return Err(format!(
+                "{}: the run ended before step {} (nothing exported)",
+                x.path.display(),
+                x.step
+            ));
+        }
+    }
     let t = summary.timings.unwrap_or_default();
     let n = summary.steps.max(1) as f64;
     Ok(BenchRow {
@@ -254,6 +275,7 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
         constraints,
         matrix_nnz,
         solver,
+        fill,
         steps: summary.steps,
         build_seconds,
         setup_seconds: t.setup.as_secs_f64(),
@@ -277,6 +299,11 @@ pub fn case_file(dir: &Path, p: Problem, size: usize) -> PathBuf {
     dir.join(format!("{}-{size}.h5", p.name()))
 }
 
+/// The exported Newton matrix of a case in `dir`.
+pub fn matrix_file(dir: &Path, p: Problem, size: usize) -> PathBuf {
+    dir.join(format!("{}-{size}.mtx", p.name()))
+}
+
 /// Least-squares slope `k` of `log y = k log x + c` (the scaling exponent),
 /// `None` with fewer than two distinct positive points.
 pub fn fit_exponent(points: &[(f64, f64)]) -> Option<f64> {
@@ -295,13 +322,15 @@ pub fn fit_exponent(points: &[(f64, f64)]) -> Option<f64> {
 }
 
 /// The columns of [`csv()`] and [`table`].
-pub const COLUMNS: [&str; 18] = [
+pub const COLUMNS: [&str; 21] = [
     "problem",
     "size",
     "dofs",
     "constraints",
     "matrix_nnz",
     "solver",
+    "fill",
+    "fill_per_dof",
     "steps",
     "build_s",
     "setup_s",
@@ -313,11 +342,13 @@ pub const COLUMNS: [&str; 18] = [
     "iterations_per_step",
     "factorizations_per_step",
     "peak_mib",
+    "kib_per_dof",
     "us_per_dof_step",
 ];
 
-fn fields(r: &BenchRow) -> [String; 18] {
+fn fields(r: &BenchRow) -> [String; 21] {
     let ms = |s: f64| format!("{:.4}", s * 1e3);
+    let dofs = r.dofs.max(1) as f64;
     [
         r.problem.to_string(),
         r.size.to_string(),
@@ -325,6 +356,8 @@ fn fields(r: &BenchRow) -> [String; 18] {
         r.constraints.to_string(),
         r.matrix_nnz.to_string(),
         r.solver.clone(),
+        r.fill.to_string(),
+        format!("{:.1}", r.fill as f64 / dofs),
         r.steps.to_string(),
         format!("{:.4}", r.build_seconds),
         format!("{:.4}", r.setup_seconds),
@@ -336,7 +369,9 @@ fn fields(r: &BenchRow) -> [String; 18] {
         format!("{:.3}", r.iterations),
         format!("{:.3}", r.factorizations),
         r.peak_mib.map_or("-".into(), |m| format!("{m:.1}")),
-        format!("{:.4}", r.total * 1e6 / r.dofs.max(1) as f64),
+        r.peak_mib
+            .map_or("-".into(), |m| format!("{:.2}", m * 1024.0 / dofs)),
+        format!("{:.4}", r.total * 1e6 / dofs),
     ]
 }
 
@@ -363,7 +398,7 @@ pub fn csv(rows: &[BenchRow]) -> String {
 /// The rows as an aligned text table, with the fitted exponents of the step
 /// time and its parts against the DOFs per problem.
 pub fn table(rows: &[BenchRow]) -> String {
-    let cells: Vec<[String; 18]> = rows.iter().map(fields).collect();
+    let cells: Vec<[String; 21]> = rows.iter().map(fields).collect();
     let width: Vec<usize> = (0..COLUMNS.len())
         .map(|c| {
             cells

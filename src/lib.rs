@@ -61,6 +61,7 @@ pub mod batch;
 #[cfg(feature = "cli")]
 pub mod bench;
 pub mod element;
+pub mod factor;
 pub mod integrate;
 pub mod joint;
 pub mod linalg;

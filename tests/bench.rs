@@ -17,6 +17,7 @@ fn case(problem: Problem, size: usize, steps: u64) -> BenchCase {
         steps,
         integrator: IntegratorSpec::default(),
         output: None,
+        export: None,
     }
 }
 

@@ -57,6 +57,34 @@ enum Command {
     /// time per step split into assembly / factorization / solve / output, Newton
     /// iterations, peak memory, fitted scaling exponents (docs/bench.md).
     Bench(BenchArgs),
+    /// Factor one Matrix Market matrix (e.g. from `bench --export-matrix`) N times
+    /// with flexmb's sparse LU: median analysis / factorization / solve times, fill,
+    /// memory and backward error (scripts/compare_solvers.py, docs/bench.md).
+    Factor(FactorArgs),
+}
+
+#[derive(Args)]
+struct FactorArgs {
+    /// Matrix Market file of the matrix.
+    matrix: PathBuf,
+    /// Right-hand side (one-column Matrix Market array; default: the matrix's
+    /// `.rhs.mtx` when it exists, else A times ones).
+    #[arg(long)]
+    rhs: Option<PathBuf>,
+    /// Numeric factorizations to time (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    repeat: usize,
+    /// Factorization: auto (the engine's: band LU when the band is narrow, else the
+    /// sparse LU with the ordering of least predicted fill), band, or the sparse LU
+    /// with colamd, amd or metis.
+    #[arg(long, default_value = "auto")]
+    ordering: String,
+    /// Threads of the factorization (1: sequential).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// One JSON line instead of the text report.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -78,6 +106,14 @@ struct BenchArgs {
     /// Also write the table as CSV.
     #[arg(long)]
     csv: Option<PathBuf>,
+    /// Write each case's Newton matrix of step --export-step to
+    /// DIR/PROBLEM-SIZE.mtx and its right-hand side to DIR/PROBLEM-SIZE.rhs.mtx
+    /// (Matrix Market), for scripts/compare_solvers.py and `flexmb factor`.
+    #[arg(long, value_name = "DIR")]
+    export_matrix: Option<PathBuf>,
+    /// The step whose first Newton matrix --export-matrix writes.
+    #[arg(long, default_value_t = 1)]
+    export_step: u64,
     #[command(flatten)]
     integrator: IntegratorArgs,
     /// No progress bar.
@@ -165,6 +201,11 @@ struct RunArgs {
     output: Option<PathBuf>,
     #[command(flatten)]
     integrator: IntegratorArgs,
+    /// Write the first Newton matrix of step STEP to FILE (Matrix Market) and its
+    /// right-hand side to FILE's stem + `.rhs.mtx` (GSSSS methods; step 0: the
+    /// initial-acceleration system).
+    #[arg(long, value_name = "STEP:FILE", value_parser = parse_export)]
+    export_matrix: Option<flexmb::linalg::MatrixExport>,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
@@ -301,7 +342,9 @@ struct CheckArgs {
     /// or `--set integrator.dt=1e-5` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// Write the saddle-point matrix at the initial state to this Matrix Market file.
+    /// Write the initial-acceleration matrix [M B^T; B 0] (stiffness and damping
+    /// slots stored as zeros) to this Matrix Market file; the Newton matrix of a
+    /// step is written by `run --export-matrix STEP:FILE`.
     #[arg(long)]
     matrix_market: Option<PathBuf>,
 }
@@ -347,7 +390,89 @@ fn main() -> ExitCode {
         Command::Plot(args) => plot(&args),
         Command::BatchMerge(args) => batch_merge(&args),
         Command::Bench(args) => bench(&args),
+        Command::Factor(args) => factor(&args),
     }
+}
+
+fn factor(args: &FactorArgs) -> ExitCode {
+    use flexmb::factor::FactorPath;
+    use flexmb::linalg::Ordering;
+    let path = match args.ordering.as_str() {
+        "auto" => FactorPath::Auto,
+        "band" => FactorPath::Band,
+        name => match Ordering::from_name(name) {
+            Some(o) => FactorPath::Sparse(o),
+            None => {
+                eprintln!(
+                    "error: unknown --ordering '{name}' (expected auto, band, colamd, amd or metis)"
+                );
+                return ExitCode::from(EXIT_USAGE);
+            }
+        },
+    };
+    if args.repeat == 0 || args.threads == 0 {
+        eprintln!("error: --repeat and --threads must be positive");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let par = if args.threads == 1 {
+        faer::Par::Seq
+    } else {
+        faer::Par::rayon(args.threads)
+    };
+    let r = match flexmb::factor::factor_file(
+        &args.matrix,
+        args.rhs.as_deref(),
+        args.repeat,
+        path,
+        par,
+    ) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if args.json {
+        outln!("{}", r.json());
+        return ExitCode::SUCCESS;
+    }
+    outln!(
+        "{}: {} rows, {} entries",
+        args.matrix.display(),
+        r.rows,
+        r.nnz
+    );
+    for c in &r.candidates {
+        outln!(
+            "  ordering {:<6}  predicted fill {:>12}  flops {:.3e}",
+            c.ordering.name(),
+            c.fill,
+            c.flops
+        );
+    }
+    outln!("solver          {}", r.solver);
+    outln!("analysis        {:.4} s", r.analysis_s);
+    outln!(
+        "factorization   {:.4} s (median of {})",
+        r.factor_s,
+        args.repeat
+    );
+    outln!("solve           {:.4} s", r.solve_s);
+    outln!(
+        "fill (L+U)      {} ({:.2} per matrix entry)",
+        r.fill,
+        r.fill as f64 / r.nnz.max(1) as f64
+    );
+    if let Some(m) = r.memory_mib {
+        outln!("memory          {m:.1} MiB (resident growth over analysis and factorization)");
+    }
+    outln!(
+        "backward error  {:.2e} ({:.2e} before {} refinement step(s))",
+        r.backward_error,
+        r.backward_error_plain,
+        r.refinements
+    );
+    ExitCode::SUCCESS
 }
 
 fn bench(args: &BenchArgs) -> ExitCode {
@@ -381,6 +506,10 @@ fn bench(args: &BenchArgs) -> ExitCode {
                 steps: args.steps,
                 integrator: args.integrator.spec(),
                 output: args.output.clone(),
+                export: args
+                    .export_matrix
+                    .as_ref()
+                    .map(|dir| (dir.clone(), args.export_step)),
             })
         })
         .collect();
@@ -489,6 +618,24 @@ fn plot(args: &PlotArgs) -> ExitCode {
 /// A progress bar on stderr with `template`, hidden when `quiet` or when
 /// stderr is not a terminal.
 /// `G1,G2` as two numbers.
+/// `STEP:FILE` of `run --export-matrix`.
+fn parse_export(s: &str) -> Result<flexmb::linalg::MatrixExport, String> {
+    let (step, path) = s
+        .split_once(':')
+        .ok_or_else(|| format!("expected STEP:FILE, got '{s}'"))?;
+    let step = step
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| format!("'{step}' is not a step number"))?;
+    if path.is_empty() {
+        return Err(format!("expected STEP:FILE, got '{s}' (no file)"));
+    }
+    Ok(flexmb::linalg::MatrixExport {
+        step,
+        path: path.into(),
+    })
+}
+
 fn parse_pair(s: &str) -> Result<[f64; 2], String> {
     let parts: Vec<&str> = s.split(',').collect();
     match parts[..] {
@@ -731,13 +878,14 @@ fn run(args: &RunArgs) -> ExitCode {
         Ok(f) => f,
         Err(code) => return code,
     };
-    let config = match file.integrator(&args.integrator.spec()) {
+    let mut config = match file.integrator(&args.integrator.spec()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    config.export_matrix = args.export_matrix.clone();
     let sim = Simulation::new(file.model);
     // Fixed steps: a bar of steps; adaptive steps: a bar of time (per mille of t_end).
     let steps = config.nominal_steps();

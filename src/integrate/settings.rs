@@ -285,6 +285,8 @@ pub struct IntegratorConfig {
     /// Measure the Newton time split ([`super::newton::NewtonTimings`],
     /// reported in [`crate::run::RunSummary::timings`]); set by `flexmb bench`.
     pub timing: bool,
+    /// Write the Newton matrix of one step (`flexmb run/bench --export-matrix`).
+    pub export_matrix: Option<crate::linalg::MatrixExport>,
 }
 
 impl IntegratorSpec {
@@ -511,6 +513,7 @@ impl IntegratorSpec {
             t_end,
             force_sparse: self.sparse.unwrap_or(false),
             timing: false,
+            export_matrix: None,
         })
     }
 
@@ -695,6 +698,7 @@ impl IntegratorSpec {
             t_end,
             force_sparse: self.sparse.unwrap_or(false),
             timing: false,
+            export_matrix: None,
         })
     }
 }
@@ -934,8 +938,14 @@ impl IntegratorConfig {
                 if self.timing {
                     integrator.measure_timings(started.elapsed());
                 }
+                if let Some(export) = &self.export_matrix {
+                    integrator.export_matrix(sys, export.clone());
+                }
                 Ok(Box::new(integrator))
             }
+            MethodConfig::RungeKutta(_) if self.export_matrix.is_some() => Err(StepError::Setup {
+                reason: "exporting the Newton matrix needs a Newton method (GSSSS family)".into(),
+            }),
             MethodConfig::RungeKutta(r) => Ok(Box::new(RungeKutta::new(
                 sys,
                 self.label(),

@@ -94,6 +94,11 @@ impl BandLu {
         })
     }
 
+    /// Stored entries of the factors (band storage, `(2 kl + ku + 1) n`).
+    pub fn stored(&self) -> usize {
+        self.ab.len()
+    }
+
     /// Lower and upper bandwidth of the ordered matrix.
     pub fn bandwidths(&self) -> (usize, usize) {
         (self.kl, self.ku)

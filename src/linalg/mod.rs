@@ -1,31 +1,38 @@
 //! Linear algebra of the Newton steps: the saddle-point solver and the
 //! diagnosis of singular systems.
 //!
-//! [`SaddlePointSolver`] factors `A = [S C; B 0]` with faer's sparse LU (COLAMD
-//! column ordering, partial pivoting). The symbolic factorization is computed
+//! [`SaddlePointSolver`] factors `A = [S C; B 0]` with faer's sparse LU
+//! (partial pivoting) after the column ordering of least predicted fill
+//! ([`SparseLu`]: COLAMD, AMD or METIS). The symbolic factorization is computed
 //! once per model from the fixed pattern and reused for every numeric
 //! factorization. Below [`DENSE_MAX`] unknowns a dense partial-pivoting LU on a
 //! preallocated buffer is used instead (faer's, or nalgebra's stack-only
 //! fixed-size LU up to [`FIXED_MAX`] unknowns): for the 10-unknown double
 //! pendulum it is several times cheaper than the sparse machinery. Larger
 //! systems whose reverse Cuthill–McKee ordering has a band of at most
-//! [`BAND_MAX`] use a banded LU ([`BandLu`]); the rest use faer's sparse LU.
+//! [`BAND_MAX`] use a banded LU ([`BandLu`]); the rest use the sparse LU.
+//! [`SaddlePointSolver::export`] writes one system in Matrix Market.
 
 mod band;
+mod capture;
 mod diagnose;
 mod fixed;
+mod market;
+mod metis;
+mod sparse;
 
 pub use band::{BandLu, BAND_MAX};
+pub use capture::{rhs_path, MatrixExport};
 pub use diagnose::diagnose_singular;
 pub use fixed::FIXED_MAX;
+pub use market::{read_matrix, read_vector, write_matrix, write_vector};
+pub use sparse::{Ordering, OrderingCost, SparseLu};
 
+use capture::Capture;
 use fixed::{fixed_lu, FixedLu};
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::lu::partial_pivoting::{factor as dense_factor, solve as dense_solve};
-use faer::sparse::linalg::lu::{factorize_symbolic_lu, NumericLu, SymbolicLu};
-use faer::sparse::linalg::LuError;
-use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, MatRef, Par};
 
 use crate::assembly::Pattern;
@@ -63,12 +70,7 @@ enum Backend {
         small: Option<Box<dyn FixedLu>>,
     },
     Band(Box<BandLu>),
-    Sparse {
-        symbolic: SymbolicLu<usize>,
-        numeric: Box<NumericLu<usize, f64>>,
-        col_ptr: Vec<usize>,
-        row_idx: Vec<usize>,
-    },
+    Sparse(Box<SparseLu>),
 }
 
 /// LU solver for the saddle-point systems of one model.
@@ -78,6 +80,8 @@ pub struct SaddlePointSolver {
     mem: MemBuffer,
     par: Par,
     factored: bool,
+    /// Armed by [`SaddlePointSolver::export`].
+    capture: Option<Box<Capture>>,
 }
 
 impl SaddlePointSolver {
@@ -114,6 +118,7 @@ impl SaddlePointSolver {
                 mem: MemBuffer::new(req),
                 par,
                 factored: false,
+                capture: None,
             });
         }
         if !force_sparse {
@@ -124,33 +129,17 @@ impl SaddlePointSolver {
                     mem: MemBuffer::new(StackReq::EMPTY),
                     par,
                     factored: false,
+                    capture: None,
                 });
             }
         }
-        let sym = SymbolicSparseColMatRef::new_checked(
-            dim,
-            dim,
-            &pattern.col_ptr,
-            None,
-            &pattern.row_idx,
-        );
-        let symbolic = factorize_symbolic_lu(sym, Default::default())
-            .map_err(|e| SolveError::Library(format!("{e:?}")))?;
-        let req = StackReq::any_of(&[
-            symbolic.factorize_numeric_lu_scratch::<f64>(par, Default::default()),
-            symbolic.solve_in_place_scratch::<f64>(1, par),
-        ]);
         Ok(SaddlePointSolver {
             dim,
-            backend: Backend::Sparse {
-                symbolic,
-                numeric: Box::new(NumericLu::new()),
-                col_ptr: pattern.col_ptr.clone(),
-                row_idx: pattern.row_idx.clone(),
-            },
-            mem: MemBuffer::new(req),
+            backend: Backend::Sparse(Box::new(SparseLu::new(pattern, None, par)?)),
+            mem: MemBuffer::new(StackReq::EMPTY),
             par,
             factored: false,
+            capture: None,
         })
     }
 
@@ -163,7 +152,21 @@ impl SaddlePointSolver {
                 let (kl, ku) = b.bandwidths();
                 format!("band LU after reverse Cuthill-McKee (kl {kl}, ku {ku})")
             }
-            Backend::Sparse { .. } => "sparse LU (faer, COLAMD)".into(),
+            Backend::Sparse(lu) => format!(
+                "sparse LU (faer {}, {})",
+                lu.kind(),
+                lu.cost().ordering.name()
+            ),
+        }
+    }
+
+    /// Stored entries of the factors: `dim²` (dense), the band storage, or
+    /// the predicted `L + U` nonzeros of the sparse LU's ordering.
+    pub fn fill(&self) -> usize {
+        match &self.backend {
+            Backend::Dense { .. } => self.dim * self.dim,
+            Backend::Band(b) => b.stored(),
+            Backend::Sparse(lu) => lu.cost().fill,
         }
     }
 
@@ -172,9 +175,26 @@ impl SaddlePointSolver {
         matches!(self.backend, Backend::Dense { .. })
     }
 
+    /// Writes the first system of step `export.step` (its matrix with this
+    /// solver's `pattern`, and the right-hand side of the solve after it) in
+    /// Matrix Market; the integrator reports its steps with [`Self::at_step`].
+    pub fn export(&mut self, export: MatrixExport, pattern: &Pattern) {
+        self.capture = Some(Box::new(Capture::new(export, pattern)));
+    }
+
+    /// The step the next factorizations belong to (for [`Self::export`]).
+    pub fn at_step(&mut self, step: u64) {
+        if let Some(c) = &mut self.capture {
+            c.step = step;
+        }
+    }
+
     /// Numeric factorization of the matrix with the given values (pattern order).
     pub fn factor(&mut self, values: &[f64]) -> Result<(), SolveError> {
         self.factored = false;
+        if let Some(c) = &mut self.capture {
+            c.on_factor(values);
+        }
         let dim = self.dim;
         let par = self.par;
         let stack = MemStack::new(&mut self.mem);
@@ -215,23 +235,7 @@ impl SaddlePointSolver {
                 }
             }
             Backend::Band(band) => band.factor(values)?,
-            Backend::Sparse {
-                symbolic,
-                numeric,
-                col_ptr,
-                row_idx,
-            } => {
-                let sym = SymbolicSparseColMatRef::new_checked(dim, dim, col_ptr, None, row_idx);
-                let a = SparseColMatRef::new(sym, values);
-                symbolic
-                    .factorize_numeric_lu(numeric, a, par, stack, Default::default())
-                    .map_err(|e| match e {
-                        LuError::SymbolicSingular { index } => {
-                            SolveError::Singular { index: Some(index) }
-                        }
-                        LuError::Generic(g) => SolveError::Library(format!("{g:?}")),
-                    })?;
-            }
+            Backend::Sparse(lu) => lu.factor(values)?,
         }
         self.factored = true;
         Ok(())
@@ -243,6 +247,10 @@ impl SaddlePointSolver {
             self.factored,
             "solve called without a successful factorization"
         );
+        if let Some(c) = &mut self.capture {
+            c.on_solve(rhs)
+                .map_err(|e| SolveError::Library(format!("writing {}: {e}", c.path().display())))?;
+        }
         let dim = self.dim;
         let par = self.par;
         let stack = MemStack::new(&mut self.mem);
@@ -258,12 +266,7 @@ impl SaddlePointSolver {
                 let p = faer::perm::PermRef::new_checked(perm, perm_inv, dim);
                 dense_solve::solve_in_place_with_conj(lu, lu, p, Conj::No, x, par, stack);
             }
-            Backend::Sparse {
-                symbolic, numeric, ..
-            } => {
-                let lu = faer::sparse::linalg::lu::LuRef::new_unchecked(symbolic, &**numeric);
-                lu.solve_in_place_with_conj(Conj::No, x, par, stack);
-            }
+            Backend::Sparse(lu) => lu.solve(rhs),
         }
         if rhs.iter().all(|v| v.is_finite()) {
             Ok(())

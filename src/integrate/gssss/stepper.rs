@@ -159,6 +159,11 @@ impl OneStepIntegrator {
         });
     }
 
+    /// Writes the first Newton system of a step in Matrix Market.
+    pub fn export_matrix(&mut self, sys: &System<'_>, export: crate::linalg::MatrixExport) {
+        self.ws.solver.export(export, sys.asm.pattern());
+    }
+
     /// Records an accepted step on the grid; after [`REGROW_AFTER`]
     /// successes on a cut-back grid the step doubles (up to dt).
     fn accepted(&mut self, t: f64) {
@@ -215,6 +220,7 @@ impl OneStepIntegrator {
         ws.v_n.copy_from_slice(&state.v);
         ws.a_n.copy_from_slice(&state.a);
         ws.lam_n.copy_from_slice(&state.lambda);
+        ws.solver.at_step(state.step + 1);
 
         let pu = sch.pred_corr(&sch.u_next);
         let put = sch.pred_corr(&sch.u_tilde);

@@ -1,0 +1,280 @@
+//! `flexmb factor`: one linear system read from Matrix Market files (the
+//! Newton matrices `flexmb bench --export-matrix` writes) analysed once,
+//! factored `repeat` times and solved, with the median times, the factor
+//! size, the peak memory and the backward error, for side-by-side runs
+//! against other sparse solvers (`scripts/compare_solvers.py`).
+
+use std::path::Path;
+use std::time::Instant;
+
+use faer::Par;
+
+use crate::linalg::{
+    read_matrix, read_vector, rhs_path, BandLu, Ordering, OrderingCost, SolveError, SparseLu,
+};
+
+/// Iterative refinement steps at most (stops earlier at round-off).
+pub const MAX_REFINE: usize = 3;
+
+/// The factorization `flexmb factor` times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FactorPath {
+    /// The engine's choice: band LU when the band is narrow, else the sparse
+    /// LU with the ordering of least predicted fill.
+    Auto,
+    /// Band LU after reverse Cuthill–McKee.
+    Band,
+    /// Sparse LU with this ordering.
+    Sparse(Ordering),
+}
+
+enum Lu {
+    Band(Box<BandLu>),
+    Sparse(Box<SparseLu>),
+}
+
+impl Lu {
+    fn factor(&mut self, values: &[f64]) -> Result<(), SolveError> {
+        match self {
+            Lu::Band(b) => b.factor(values),
+            Lu::Sparse(s) => s.factor(values),
+        }
+    }
+    fn solve(&mut self, x: &mut [f64]) {
+        match self {
+            Lu::Band(b) => b.solve(x),
+            Lu::Sparse(s) => s.solve(x),
+        }
+    }
+}
+
+/// What `flexmb factor` measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactorReport {
+    /// Rows of the matrix.
+    pub rows: usize,
+    /// Stored entries of the matrix.
+    pub nnz: usize,
+    /// The solver and its ordering, e.g. `flexmb supernodal LU (metis)`.
+    pub solver: String,
+    /// Every ordering the analysis weighed, with its predicted cost.
+    pub candidates: Vec<OrderingCost>,
+    /// Symbolic analysis (orderings and structure), s.
+    pub analysis_s: f64,
+    /// Median numeric factorization, s.
+    pub factor_s: f64,
+    /// Median solve with one right-hand side, s.
+    pub solve_s: f64,
+    /// Predicted stored nonzeros of L + U of the chosen ordering.
+    pub fill: usize,
+    /// Normwise backward error `|b - A x|∞ / (|A|∞ |x|∞ + |b|∞)` of the plain solve.
+    pub backward_error_plain: f64,
+    /// The same after iterative refinement.
+    pub backward_error: f64,
+    /// Refinement steps taken.
+    pub refinements: usize,
+    /// Growth of the resident memory over analysis and factorizations, MiB (Linux).
+    pub memory_mib: Option<f64>,
+}
+
+impl FactorReport {
+    /// One JSON object on one line.
+    pub fn json(&self) -> String {
+        let cands: Vec<String> = self
+            .candidates
+            .iter()
+            .map(|c| {
+                format!(
+                    "{{\"ordering\":\"{}\",\"fill\":{},\"flops\":{:e}}}",
+                    c.ordering.name(),
+                    c.fill,
+                    c.flops
+                )
+            })
+            .collect();
+        format!(
+            "{{\"solver\":\"{}\",\"rows\":{},\"nnz\":{},\"analysis_s\":{:e},\"factor_s\":{:e},\
+             \"solve_s\":{:e},\"fill\":{},\"backward_error_plain\":{:e},\"backward_error\":{:e},\
+             \"refinements\":{},\"memory_mib\":{},\"candidates\":[{}]}}",
+            self.solver,
+            self.rows,
+            self.nnz,
+            self.analysis_s,
+            self.factor_s,
+            self.solve_s,
+            self.fill,
+            self.backward_error_plain,
+            self.backward_error,
+            self.refinements,
+            self.memory_mib.map_or("null".into(), |m| format!("{m:.1}")),
+            cands.join(",")
+        )
+    }
+}
+
+/// Resident memory now (`VmRSS`) and its peak (`VmHWM`), MiB (Linux).
+fn rss_mib() -> Option<(f64, f64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| -> Option<f64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `y = A x` for a CSC matrix.
+fn matvec(col_ptr: &[usize], row_idx: &[usize], values: &[f64], x: &[f64], y: &mut [f64]) {
+    y.fill(0.0);
+    for (c, &xc) in x.iter().enumerate() {
+        for k in col_ptr[c]..col_ptr[c + 1] {
+            y[row_idx[k]] += values[k] * xc;
+        }
+    }
+}
+
+fn inf_norm(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |m, x| m.max(x.abs()))
+}
+
+/// Factors the matrix in `matrix` (`repeat` >= 1 times) and solves with the
+/// right-hand side in `rhs` (default: the `.rhs.mtx` beside the matrix when
+/// it exists, else `A 1`) along `path`.
+pub fn factor_file(
+    matrix: &Path,
+    rhs: Option<&Path>,
+    repeat: usize,
+    path: FactorPath,
+    par: Par,
+) -> Result<FactorReport, String> {
+    let (pattern, values) = read_matrix(matrix)?;
+    let n = pattern.dim;
+    let b = match rhs {
+        Some(p) => read_vector(p)?,
+        None if rhs_path(matrix).exists() => read_vector(&rhs_path(matrix))?,
+        None => {
+            let mut b = vec![0.0; n];
+            matvec(
+                &pattern.col_ptr,
+                &pattern.row_idx,
+                &values,
+                &vec![1.0; n],
+                &mut b,
+            );
+            b
+        }
+    };
+    if b.len() != n {
+        return Err(format!(
+            "the right-hand side has {} rows, the matrix {n}",
+            b.len()
+        ));
+    }
+    let before = rss_mib();
+    let t = Instant::now();
+    let band = match path {
+        FactorPath::Auto | FactorPath::Band => BandLu::new(&pattern),
+        FactorPath::Sparse(_) => None,
+    };
+    let mut lu = match (band, path) {
+        (Some(b), _) => Lu::Band(Box::new(b)),
+        (None, FactorPath::Band) => {
+            return Err(format!(
+                "{}: the band after reverse Cuthill-McKee is wider than {}",
+                matrix.display(),
+                crate::linalg::BAND_MAX
+            ))
+        }
+        (None, FactorPath::Sparse(o)) => Lu::Sparse(Box::new(
+            SparseLu::new(&pattern, Some(o), par).map_err(|e| e.to_string())?,
+        )),
+        (None, FactorPath::Auto) => Lu::Sparse(Box::new(
+            SparseLu::new(&pattern, None, par).map_err(|e| e.to_string())?,
+        )),
+    };
+    let analysis_s = t.elapsed().as_secs_f64();
+    let mut factor_times = Vec::new();
+    let mut solve_times = Vec::new();
+    let mut x = b.clone();
+    for _ in 0..repeat.max(1) {
+        let t = Instant::now();
+        lu.factor(&values).map_err(|e| e.to_string())?;
+        factor_times.push(t.elapsed().as_secs_f64());
+        x.copy_from_slice(&b);
+        let t = Instant::now();
+        lu.solve(&mut x);
+        solve_times.push(t.elapsed().as_secs_f64());
+    }
+    let memory_mib = match (before, rss_mib()) {
+        (Some((rss0, _)), Some((_, peak))) => Some(peak - rss0),
+        _ => None,
+    };
+    // Backward error and iterative refinement x += A⁻¹ (b - A x).
+    let mut row_sum = vec![0.0f64; n];
+    for c in 0..n {
+        for k in pattern.col_ptr[c]..pattern.col_ptr[c + 1] {
+            row_sum[pattern.row_idx[k]] += values[k].abs();
+        }
+    }
+    let a_inf = inf_norm(&row_sum);
+    let mut r = vec![0.0; n];
+    let berr = |x: &[f64], r: &mut [f64]| {
+        matvec(&pattern.col_ptr, &pattern.row_idx, &values, x, r);
+        for (ri, bi) in r.iter_mut().zip(&b) {
+            *ri = bi - *ri;
+        }
+        inf_norm(r) / (a_inf * inf_norm(x) + inf_norm(&b))
+    };
+    let backward_error_plain = berr(&x, &mut r);
+    let mut backward_error = backward_error_plain;
+    let mut refinements = 0;
+    while refinements < MAX_REFINE && backward_error > f64::EPSILON {
+        lu.solve(&mut r);
+        let mut trial = x.clone();
+        for (xi, di) in trial.iter_mut().zip(&r) {
+            *xi += di;
+        }
+        let mut r2 = vec![0.0; n];
+        let e = berr(&trial, &mut r2);
+        if e.is_nan() || e >= backward_error {
+            break;
+        }
+        refinements += 1;
+        x = trial;
+        r = r2;
+        backward_error = e;
+    }
+    let (solver, candidates, fill) = match &lu {
+        Lu::Band(b) => {
+            let (kl, ku) = b.bandwidths();
+            (
+                format!("flexmb band LU (rcm, kl {kl}, ku {ku})"),
+                Vec::new(),
+                b.stored(),
+            )
+        }
+        Lu::Sparse(s) => (
+            format!("flexmb {} LU ({})", s.kind(), s.cost().ordering.name()),
+            s.candidates().to_vec(),
+            s.cost().fill,
+        ),
+    };
+    Ok(FactorReport {
+        rows: n,
+        nnz: pattern.nnz(),
+        solver,
+        candidates,
+        analysis_s,
+        factor_s: median(factor_times),
+        solve_s: median(solve_times),
+        fill,
+        backward_error_plain,
+        backward_error,
+        refinements,
+        memory_mib,
+    })
+}
