@@ -1005,6 +1005,7 @@ impl IntegratorConfig {
             t_end: 0.0,
             force_sparse: false,
             timing: false,
+            export_matrix: None,
         }
     }
 
@@ -1046,6 +1047,7 @@ impl IntegratorConfig {
             t_end: 0.0,
             force_sparse: false,
             timing: false,
+            export_matrix: None,
         }
     }
 
