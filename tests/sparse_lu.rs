@@ -115,7 +115,7 @@ fn every_ordering_solves_the_shipped_models() {
         let Ok(mut config) = file.integrator(&over) else {
             continue;
         };
-        if config.gssss().is_none() {
+        if config.gssss_settings().is_none() {
             continue; // Runge–Kutta: no Newton matrix
         }
         config.t_end = config.dt;
