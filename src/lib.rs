@@ -27,6 +27,7 @@ pub mod attitude;
 pub mod batch;
 pub mod bench;
 pub mod element;
+pub mod fmt;
 pub mod integrate;
 pub mod joint;
 pub mod linalg;

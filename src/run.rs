@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use crate::assembly::Assembler;
 use crate::integrate::{
-    accumulate_stats, Integrator, IntegratorConfig, NewtonTimings, StatSpec, State, StepError,
-    System,
+    accumulate_stats, initialize, InitialCorrection, Integrator, IntegratorConfig, NewtonTimings,
+    StatSpec, State, StepError, System,
 };
 use crate::model::Model;
 use crate::output::AttrValue;
@@ -64,6 +64,8 @@ pub struct RunSummary {
     pub stats: Vec<(String, f64)>,
     /// Largest velocity-constraint violation over recorded steps.
     pub max_velocity_violation: f64,
+    /// The initial state's constraint residuals and its projection, if any.
+    pub initial: InitialCorrection,
 }
 
 impl RunSummary {
@@ -183,8 +185,13 @@ impl Simulation {
             timings: None,
             stats: specs.iter().map(|s| (s.name.to_string(), 0.0)).collect(),
             max_velocity_violation: 0.0,
+            initial: InitialCorrection::default(),
         };
-        if let Err(e) = integrator.start(&sys, &mut state) {
+        let started_state = self.prepare(config, integrator.as_mut(), &mut state);
+        if let Ok(c) = &started_state {
+            summary.initial = *c;
+        }
+        if let Err(e) = started_state {
             summary.failure = Some(e.clone());
             recorder.finish(
                 &RunStatus::Failed {
@@ -389,6 +396,30 @@ impl Simulation {
         Ok(summary)
     }
 
+    /// What a run does at step 0, without running: builds the method,
+    /// checks or projects the initial state (`config.initialize`) and makes
+    /// the initial accelerations and multipliers consistent, which factors
+    /// the initial saddle-point matrix. `flexmb check` reports it.
+    pub fn start(&self, config: &IntegratorConfig) -> Result<InitialCorrection, StepError> {
+        let sys = self.system();
+        let mut integrator = config.build(&sys)?;
+        let mut state = State::initial(&self.model);
+        self.prepare(config, integrator.as_mut(), &mut state)
+    }
+
+    /// The initial state's check or projection, then the method's start.
+    fn prepare(
+        &self,
+        config: &IntegratorConfig,
+        integrator: &mut dyn Integrator,
+        state: &mut State,
+    ) -> Result<InitialCorrection, StepError> {
+        let sys = self.system();
+        let correction = initialize(&sys, state, config.initialize, config.force_sparse)?;
+        integrator.start(&sys, state)?;
+        Ok(correction)
+    }
+
     /// [`Simulation::run`] recording into a new HDF5 file at `path` (the
     /// default backend, [`Hdf5Recorder`]), or nowhere when `path` is `None`:
     /// what `flexmb run [-o FILE]` and every case of `flexmb batch` do.
@@ -445,6 +476,7 @@ impl Simulation {
             timings: None,
             stats: Vec::new(),
             max_velocity_violation: f64::NAN,
+            initial: InitialCorrection::default(),
         })
     }
 

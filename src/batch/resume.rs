@@ -100,5 +100,6 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
             .iter()
             .map(|c| c.velocity)
             .fold(0.0, f64::max),
+        initial: Default::default(),
     })
 }

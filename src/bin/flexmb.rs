@@ -252,6 +252,10 @@ struct IntegratorArgs {
     /// the first iteration of a step, again only when convergence slows below rate 1/2).
     #[arg(long)]
     refactor: Option<String>,
+    /// Initial state violating its constraints: check (refuse it, the default)
+    /// or project (move it onto the constraints and report how far).
+    #[arg(long)]
+    initialize: Option<String>,
     /// Use the sparse LU even for small systems.
     #[arg(long)]
     sparse: bool,
@@ -285,6 +289,7 @@ impl IntegratorArgs {
             convergence: self.convergence.clone(),
             refactor: self.refactor.clone(),
             sparse: self.sparse.then_some(true),
+            initialize: self.initialize.clone(),
         }
     }
 }
@@ -368,6 +373,17 @@ fn bench(args: &BenchArgs) -> ExitCode {
     }
     let mut sizes = args.sizes.clone();
     sizes.sort_unstable();
+    // Every case's memory estimate before the first model is built.
+    if let Some(limit) = flexmb::bench::machine_memory() {
+        for &p in &problems {
+            for &size in &sizes {
+                if let Err(message) = flexmb::bench::check_memory(p, size, limit) {
+                    eprintln!("error: {message}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            }
+        }
+    }
     let cases: Vec<BenchCase> = problems
         .iter()
         .flat_map(|&p| {
@@ -705,8 +721,13 @@ fn shard_count(dir: &Path) -> Result<usize, String> {
             dir.display()
         )),
         _ => Err(format!(
-            "{}: shard summaries of several shard counts {counts:?}: give --shards N",
-            dir.display()
+            "{}: shard summaries of several shard counts {}: give --shards N",
+            dir.display(),
+            counts
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
     }
 }
@@ -780,6 +801,9 @@ fn run(args: &RunArgs) -> ExitCode {
         }
     };
     bar.finish_and_clear();
+    if summary.initial.position_moved > 0.0 || summary.initial.velocity_moved > 0.0 {
+        outln!("initial state: {}", summary.initial.describe());
+    }
     outln!("{}", summary.line());
     for (name, p) in &summary.probes {
         outln!(
@@ -801,14 +825,17 @@ fn run(args: &RunArgs) -> ExitCode {
         None => ExitCode::SUCCESS,
         Some(e) => {
             eprintln!("error: {e}");
-            match e {
-                StepError::Singular { .. } => ExitCode::from(EXIT_SINGULAR),
-                StepError::Setup { .. } => ExitCode::from(EXIT_USAGE),
-                StepError::NewtonFailed { .. } | StepError::StepSize { .. } => {
-                    ExitCode::from(EXIT_NEWTON)
-                }
-            }
+            step_error_code(e)
         }
+    }
+}
+
+/// The exit code of a failed step (or start) of a run.
+fn step_error_code(e: &StepError) -> ExitCode {
+    match e {
+        StepError::Singular { .. } => ExitCode::from(EXIT_SINGULAR),
+        StepError::Setup { .. } => ExitCode::from(EXIT_USAGE),
+        StepError::NewtonFailed { .. } | StepError::StepSize { .. } => ExitCode::from(EXIT_NEWTON),
     }
 }
 
@@ -957,6 +984,17 @@ fn check(args: &CheckArgs) -> ExitCode {
             "wrote the initial saddle-point matrix to {}",
             path.display()
         );
+    }
+    // What `run` does at step 0: build the method, check (or project) the
+    // initial state and factor the initial saddle-point matrix.
+    if let Some(c) = &config {
+        match sim.start(c) {
+            Ok(start) => outln!("initial state: {}", start.describe()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return step_error_code(&e);
+            }
+        }
     }
     ExitCode::SUCCESS
 }

@@ -475,8 +475,10 @@ impl ModelBuilder {
                         id,
                         Some(field),
                         format!(
-                            "a ground point of a {}-D model has {} coordinates, got {x:?}",
-                            self.dim, self.dim
+                            "a ground point of a {}-D model has {} coordinates, got {}",
+                            self.dim,
+                            self.dim,
+                            crate::fmt::list(x)
                         ),
                     ));
                 }
