@@ -1,6 +1,8 @@
 //! The time loop: start, step, record, summarize.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::assembly::Assembler;
@@ -20,7 +22,7 @@ use crate::probe::ProbeSummary;
 #[derive(Debug, thiserror::Error)]
 pub enum RunFileError {
     /// The HDF5 file could not be created.
-    #[error("cannot create {}: {source}", .path.display())]
+    #[error("cannot create the output file {source}")]
     Create {
         /// The file.
         path: PathBuf,
@@ -28,7 +30,7 @@ pub enum RunFileError {
         source: OutputError,
     },
     /// Writing the output failed during the run.
-    #[error("output: {0}")]
+    #[error("cannot write the output file {0}")]
     Output(#[from] OutputError),
 }
 
@@ -66,6 +68,9 @@ pub struct RunSummary {
     pub max_velocity_violation: f64,
     /// The initial state's constraint residuals and its projection, if any.
     pub initial: InitialCorrection,
+    /// The signal number that stopped the run at the end of a step
+    /// ([`Simulation::stop_on`]), if one did.
+    pub interrupted: Option<usize>,
 }
 
 impl RunSummary {
@@ -106,7 +111,11 @@ impl RunSummary {
         format!(
             "{} | steps {} to t = {} | {:.3} Newton iterations/step | max relative energy change {:.3e} | \
              max position-constraint violation {:.3e} | wall {:.3} s{stats}",
-            if self.failure.is_some() { "FAILED" } else { "completed" },
+            match (&self.failure, self.interrupted) {
+                (Some(_), _) => "FAILED",
+                (None, Some(_)) => "interrupted",
+                (None, None) => "completed",
+            },
             self.steps,
             crate::integrate::fmt_time(self.t_end_reached),
             self.iterations_per_step(),
@@ -123,13 +132,29 @@ pub struct Simulation {
     pub model: Model,
     /// Its assembler (pattern, slots, mass matrix).
     pub asm: Assembler,
+    /// Checked once per step: a nonzero value (a signal number) stops the
+    /// run at the end of the step ([`Simulation::stop_on`]).
+    stop: Option<Arc<AtomicUsize>>,
 }
 
 impl Simulation {
     /// Assembles the model's operators.
     pub fn new(model: Model) -> Self {
         let asm = Assembler::new(&model);
-        Simulation { model, asm }
+        Simulation {
+            model,
+            asm,
+            stop: None,
+        }
+    }
+
+    /// Runs stop at the end of the step in which `flag` becomes nonzero
+    /// (e.g. set to the signal number by a SIGINT or SIGTERM handler): the
+    /// output is closed with `status = "interrupted"` and the summary's
+    /// [`RunSummary::interrupted`] holds the value.
+    pub fn stop_on(mut self, flag: Arc<AtomicUsize>) -> Self {
+        self.stop = Some(flag);
+        self
     }
 
     /// The integrators' view of the model.
@@ -143,8 +168,29 @@ impl Simulation {
     /// Runs `config` from the model's initial state, recording into `recorder`
     /// at the interval of `output`; `progress` sees each step's state.
     /// Step failures end the run early and are reported in the summary
-    /// (and as `status = "failed"` in the output); only output errors are `Err`.
+    /// (and as `status = "failed"` in the output); only output errors are
+    /// `Err`, after the output is closed as `failed` where it still can be.
     pub fn run(
+        &self,
+        config: &IntegratorConfig,
+        model_text: &str,
+        output: &OutputConfig,
+        recorder: &mut dyn Recorder,
+        progress: &mut dyn FnMut(&State),
+    ) -> Result<RunSummary, OutputError> {
+        self.run_recording(config, model_text, output, recorder, progress)
+            .inspect_err(|e| {
+                // Best effort: a full disk may refuse this too.
+                let _ = recorder.finish(
+                    &RunStatus::Failed {
+                        reason: format!("output error: {e}"),
+                    },
+                    f64::NAN,
+                );
+            })
+    }
+
+    fn run_recording(
         &self,
         config: &IntegratorConfig,
         model_text: &str,
@@ -186,6 +232,7 @@ impl Simulation {
             stats: specs.iter().map(|s| (s.name.to_string(), 0.0)).collect(),
             max_velocity_violation: 0.0,
             initial: InitialCorrection::default(),
+            interrupted: None,
         };
         let started_state = self.prepare(config, integrator.as_mut(), &mut state);
         if let Ok(c) = &started_state {
@@ -373,6 +420,22 @@ impl Simulation {
                 )?;
             }
             progress(&state);
+            let signal = self.stop.as_ref().map_or(0, |f| f.load(Ordering::Relaxed));
+            if signal != 0 && state.t < t_end {
+                if !recorded_last {
+                    record(
+                        &state,
+                        integrator.as_ref(),
+                        last_stats,
+                        work,
+                        &mut rec,
+                        &mut summary,
+                        recorder,
+                    )?;
+                }
+                summary.interrupted = Some(signal);
+                break;
+            }
         }
         summary.t_end_reached = state.t;
         summary.wall_seconds = started.elapsed().as_secs_f64();
@@ -380,11 +443,18 @@ impl Simulation {
         for ((_, total), x) in summary.stats.iter_mut().zip(&totals) {
             *total = *x;
         }
-        let status = match &summary.failure {
-            None => RunStatus::Completed,
-            Some(e) => RunStatus::Failed {
+        let status = match (&summary.failure, summary.interrupted) {
+            (Some(e), _) => RunStatus::Failed {
                 reason: e.to_string(),
             },
+            (None, Some(signal)) => RunStatus::Interrupted {
+                reason: format!(
+                    "stopped by signal {signal} after step {} (t = {})",
+                    summary.steps,
+                    crate::integrate::fmt_time(state.t)
+                ),
+            },
+            (None, None) => RunStatus::Completed,
         };
         recorder.totals(&RunTotals {
             steps: summary.steps,
@@ -477,6 +547,7 @@ impl Simulation {
             stats: Vec::new(),
             max_velocity_violation: f64::NAN,
             initial: InitialCorrection::default(),
+            interrupted: None,
         })
     }
 

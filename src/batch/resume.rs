@@ -101,5 +101,6 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
             .map(|c| c.velocity)
             .fold(0.0, f64::max),
         initial: Default::default(),
+        interrupted: None,
     })
 }

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -755,7 +755,15 @@ fn run(args: &RunArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let sim = Simulation::new(file.model);
+    // SIGINT / SIGTERM: stop at the end of the current step, close the file
+    // as `interrupted`, print the summary, exit 128 + signal.
+    let signal = Arc::new(AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize) {
+            eprintln!("warning: no handler for signal {sig}: {e}");
+        }
+    }
+    let sim = Simulation::new(file.model).stop_on(signal);
     // Fixed steps: a bar of steps; adaptive steps: a bar of time (per mille of t_end).
     let steps = config.nominal_steps();
     let bar = progress_bar(
@@ -821,9 +829,13 @@ fn run(args: &RunArgs) -> ExitCode {
             outln!("ParaView: {}", xmf.display());
         }
     }
-    match &summary.failure {
-        None => ExitCode::SUCCESS,
-        Some(e) => {
+    match (&summary.failure, summary.interrupted) {
+        (None, None) => ExitCode::SUCCESS,
+        (None, Some(signal)) => {
+            eprintln!("interrupted by signal {signal}");
+            ExitCode::from(128 + signal as u8)
+        }
+        (Some(e), _) => {
             eprintln!("error: {e}");
             step_error_code(e)
         }
