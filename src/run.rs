@@ -47,7 +47,9 @@ pub struct RunSummary {
     pub t_end_reached: f64,
     /// Total energy at t = 0.
     pub energy_initial: f64,
-    /// max |E(t) - E(0) - W(t)| / |E(0)| over recorded steps (W: work of loads other than gravity).
+    /// max |E(t) - E(0) - W(t)| / s over recorded steps ([`EnergyBalance`]:
+    /// W the work of loads other than gravity, dampers and rheonomic joints;
+    /// s = max(|E0|, max |E|, max T, max |W|)).
     pub max_rel_energy_change: f64,
     /// Same at the last step.
     pub final_rel_energy_change: f64,
@@ -253,12 +255,18 @@ impl Simulation {
         let mut rec = Recording::new(&self.model, specs.len());
         let e0 = self.asm.energy(&self.model, &state.u, &state.v);
         summary.energy_initial = e0.total;
-        let scale = if e0.total.abs() > 0.0 {
-            e0.total.abs()
-        } else {
-            1.0
-        };
+        rec.balance = EnergyBalance::new(e0.total);
         let mut work = 0.0;
+        // Work of the rheonomic joints' constraint forces, by the trapezoidal
+        // rule on their power at the step ends.
+        let rheonomic = self.model.has_rheonomic_joints();
+        let mut power = 0.0;
+        if rheonomic {
+            integrator.aligned(&state, &mut rec.a, &mut rec.lambda);
+            power = self
+                .asm
+                .constraint_power(&self.model, &state.u, &rec.lambda, state.t);
+        }
         let mut totals = vec![0.0; specs.len()];
         let record = |state: &State,
                       integ: &dyn Integrator,
@@ -274,9 +282,7 @@ impl Simulation {
             let c = self
                 .asm
                 .constraint_norms(&self.model, &state.u, &state.v, &rec.a, state.t);
-            let drift = (e.total - e0.total - work) / scale;
-            summary.max_rel_energy_change = summary.max_rel_energy_change.max(drift.abs());
-            summary.final_rel_energy_change = drift;
+            rec.balance.add(&e);
             summary.max_position_violation = summary.max_position_violation.max(c.position);
             summary.max_velocity_violation = summary.max_velocity_violation.max(c.velocity);
             let mut step = StepRecord {
@@ -348,7 +354,16 @@ impl Simulation {
                 }
             };
             let h = state.t - t_prev;
-            work += report.external_work;
+            let mut step_work = report.external_work;
+            if rheonomic {
+                integrator.aligned(&state, &mut rec.a, &mut rec.lambda);
+                let p1 = self
+                    .asm
+                    .constraint_power(&self.model, &state.u, &rec.lambda, state.t);
+                step_work += 0.5 * h * (power + p1);
+                power = p1;
+            }
+            work += step_work;
             summary.steps += 1;
             summary.newton_iterations += u64::from(report.newton_iterations);
             accumulate_stats(specs, &mut totals, &report.stats);
@@ -372,7 +387,7 @@ impl Simulation {
                     }
                     dense_state.step = state.step;
                     // The step's work, linearly in time inside the step.
-                    let w_out = work - report.external_work * (state.t - next_out) / h;
+                    let w_out = work - step_work * (state.t - next_out) / h;
                     record(
                         &dense_state,
                         integrator.as_ref(),
@@ -438,6 +453,8 @@ impl Simulation {
             }
         }
         summary.t_end_reached = state.t;
+        summary.max_rel_energy_change = rec.balance.max_relative();
+        summary.final_rel_energy_change = rec.balance.final_relative();
         summary.wall_seconds = started.elapsed().as_secs_f64();
         summary.timings = integrator.timings();
         for ((_, total), x) in summary.stats.iter_mut().zip(&totals) {
@@ -567,6 +584,8 @@ struct Recording {
     probes: Vec<f64>,
     /// Statistics accumulated since the last recorded row.
     stats: Vec<f64>,
+    /// The energy balance over the recorded steps.
+    balance: EnergyBalance,
 }
 
 impl Recording {
@@ -576,7 +595,56 @@ impl Recording {
             lambda: vec![0.0; model.n_constraints()],
             probes: vec![0.0; model.probes.len()],
             stats: vec![0.0; n_stats],
+            balance: EnergyBalance::new(0.0),
         }
+    }
+}
+
+/// The energy balance of a run: the error `E - E0 - W` of each recorded
+/// step (`W` the work of the loads other than gravity, of the dampers and
+/// of the rheonomic joints), relative to the run's energy scale
+/// `s = max(|E0|, max |E|, max T, max |W|)` over the recorded steps (T the
+/// kinetic energy: a pendulum released at zero total energy has the scale
+/// of its motion), never zero (a model at rest with no energy: change 0).
+#[derive(Debug, Clone, Copy)]
+pub struct EnergyBalance {
+    energy0: f64,
+    scale: f64,
+    max_error: f64,
+    last_error: f64,
+}
+
+impl EnergyBalance {
+    /// A balance starting from total energy `energy0`.
+    pub fn new(energy0: f64) -> Self {
+        EnergyBalance {
+            energy0,
+            scale: energy0.abs(),
+            max_error: 0.0,
+            last_error: 0.0,
+        }
+    }
+
+    /// Adds a recorded step.
+    pub fn add(&mut self, e: &crate::output::Energy) {
+        let error = e.total - self.energy0 - e.external_work;
+        self.scale = self
+            .scale
+            .max(e.total.abs())
+            .max(e.kinetic.abs())
+            .max(e.external_work.abs());
+        self.max_error = self.max_error.max(error.abs());
+        self.last_error = error;
+    }
+
+    /// `max |E - E0 - W| / s`.
+    pub fn max_relative(&self) -> f64 {
+        self.max_error / self.scale.max(f64::MIN_POSITIVE)
+    }
+
+    /// `(E - E0 - W) / s` at the last recorded step.
+    pub fn final_relative(&self) -> f64 {
+        self.last_error / self.scale.max(f64::MIN_POSITIVE)
     }
 }
 

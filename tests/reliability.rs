@@ -441,3 +441,70 @@ fn sweep_key_typo_is_a_sweep_file_error_before_any_case() {
     );
     assert!(!out.exists(), "no case ran");
 }
+
+// ---- 2. energy balance with prescribed motion -------------------------------
+
+fn max_energy_change(args: &[&str]) -> f64 {
+    let o = flexmb(args);
+    assert_eq!(o.code(), Some(0), "{}", o.text());
+    let t = o.text();
+    let tail = t
+        .split("max relative energy change ")
+        .nth(1)
+        .expect("summary line");
+    tail.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn rheonomic_joint_work_balances_the_slider_crank() {
+    // The driven crank's prescribed rotation does work; counted by the
+    // trapezoidal rule on lambda . Phi_t, the balance closes at second order.
+    let e1 = max_energy_change(&[
+        "run",
+        "models/slider_crank_rigid.toml",
+        "-q",
+        "--dt",
+        "1e-3",
+    ]);
+    let e2 = max_energy_change(&[
+        "run",
+        "models/slider_crank_rigid.toml",
+        "-q",
+        "--dt",
+        "5e-4",
+    ]);
+    assert!(e1 < 2e-4, "{e1}");
+    let order = (e1 / e2).log2();
+    assert!((order - 2.0).abs() < 0.2, "{e1} {e2}: order {order}");
+    // Scleronomic models are unchanged: the double pendulum at round-off.
+    let dp = max_energy_change(&["run", "models/double_pendulum.toml", "-q"]);
+    assert!(dp < 1e-13, "{dp}");
+}
+
+#[test]
+fn energy_scale_is_never_zero() {
+    use flexmb::output::Energy;
+    use flexmb::run::EnergyBalance;
+    let energy = |kinetic: f64, total: f64, work: f64| Energy {
+        kinetic,
+        potential: total - kinetic,
+        total,
+        external_work: work,
+    };
+    // At rest with no energy: change 0, not 0/0.
+    let mut b = EnergyBalance::new(0.0);
+    b.add(&energy(0.0, 0.0, 0.0));
+    assert_eq!(b.max_relative(), 0.0);
+    // E0 = 0 (a pendulum released at zero total energy): the scale is the
+    // motion's kinetic energy, not |E0|.
+    let mut b = EnergyBalance::new(0.0);
+    b.add(&energy(0.0, 0.0, 0.0));
+    b.add(&energy(4.0, 1e-3, 0.0));
+    b.add(&energy(8.0, 2e-3, 1e-3));
+    assert_eq!(b.max_relative(), 1e-3 / 8.0);
+    assert_eq!(b.final_relative(), 1e-3 / 8.0);
+    // The work counts in the scale too.
+    let mut b = EnergyBalance::new(1.0);
+    b.add(&energy(0.5, 11.0, 20.0));
+    assert_eq!(b.max_relative(), 10.0 / 20.0);
+}
