@@ -49,7 +49,7 @@ pub struct RunSummary {
     pub energy_initial: f64,
     /// max |E(t) - E(0) - W(t)| / s over recorded steps ([`EnergyBalance`]:
     /// W the work of loads other than gravity, dampers and rheonomic joints;
-    /// s = max(|E0|, max |E|, max T, max |W|)).
+    /// s = max(|E0|, max |W|), or max(max T, max |E|) where both are 0).
     pub max_rel_energy_change: f64,
     /// Same at the last step.
     pub final_rel_energy_change: f64,
@@ -603,13 +603,15 @@ impl Recording {
 /// The energy balance of a run: the error `E - E0 - W` of each recorded
 /// step (`W` the work of the loads other than gravity, of the dampers and
 /// of the rheonomic joints), relative to the run's energy scale
-/// `s = max(|E0|, max |E|, max T, max |W|)` over the recorded steps (T the
-/// kinetic energy: a pendulum released at zero total energy has the scale
-/// of its motion), never zero (a model at rest with no energy: change 0).
+/// `s = max(|E0|, max |W|)`, or where both are zero (a pendulum released at
+/// zero total energy) `s = max(max T, max |E|)` over the recorded steps (T
+/// the kinetic energy); never zero (a model at rest with no energy: change
+/// 0). A blow-up shows as a relative change far above 1.
 #[derive(Debug, Clone, Copy)]
 pub struct EnergyBalance {
     energy0: f64,
-    scale: f64,
+    max_work: f64,
+    max_motion: f64,
     max_error: f64,
     last_error: f64,
 }
@@ -619,7 +621,8 @@ impl EnergyBalance {
     pub fn new(energy0: f64) -> Self {
         EnergyBalance {
             energy0,
-            scale: energy0.abs(),
+            max_work: 0.0,
+            max_motion: 0.0,
             max_error: 0.0,
             last_error: 0.0,
         }
@@ -628,23 +631,30 @@ impl EnergyBalance {
     /// Adds a recorded step.
     pub fn add(&mut self, e: &crate::output::Energy) {
         let error = e.total - self.energy0 - e.external_work;
-        self.scale = self
-            .scale
-            .max(e.total.abs())
-            .max(e.kinetic.abs())
-            .max(e.external_work.abs());
+        self.max_work = self.max_work.max(e.external_work.abs());
+        self.max_motion = self.max_motion.max(e.kinetic.abs()).max(e.total.abs());
         self.max_error = self.max_error.max(error.abs());
         self.last_error = error;
     }
 
+    /// The scale `s`.
+    pub fn scale(&self) -> f64 {
+        let s = self.energy0.abs().max(self.max_work);
+        if s > 0.0 {
+            s
+        } else {
+            self.max_motion.max(f64::MIN_POSITIVE)
+        }
+    }
+
     /// `max |E - E0 - W| / s`.
     pub fn max_relative(&self) -> f64 {
-        self.max_error / self.scale.max(f64::MIN_POSITIVE)
+        self.max_error / self.scale()
     }
 
     /// `(E - E0 - W) / s` at the last recorded step.
     pub fn final_relative(&self) -> f64 {
-        self.last_error / self.scale.max(f64::MIN_POSITIVE)
+        self.last_error / self.scale()
     }
 }
 
