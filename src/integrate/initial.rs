@@ -150,10 +150,12 @@ pub fn initialize(
         ..InitialCorrection::default()
     };
     let (p_tol, v_tol) = (initial_tolerance(&state.u), initial_tolerance(&state.v));
-    let violated = !(p <= p_tol && v <= v_tol);
+    // NaN residuals count as violations.
+    let position_ok = p <= p_tol;
+    let violated = !(position_ok && v <= v_tol);
     match mode {
         Initialize::Check if violated => {
-            let (level, size, joint, tol) = if !(p <= p_tol) {
+            let (level, size, joint, tol) = if !position_ok {
                 ("position", p, p_joint, p_tol)
             } else {
                 ("velocity", v, v_joint, v_tol)
