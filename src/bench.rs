@@ -91,6 +91,37 @@ impl Problem {
         }
     }
 
+    /// Unknown coordinates of the model of `size` (closed form, in `f64` so
+    /// that no size overflows): L1 4 (size + 1), L2 2 (size + 1)^2, L3
+    /// 3 (size + 1)^3, L4 7 size, chain 2 size.
+    pub fn dofs(self, size: usize) -> f64 {
+        let s = size as f64;
+        match self {
+            Problem::HangingBeam => 4.0 * (s + 1.0),
+            Problem::TrussLattice => 2.0 * (s + 1.0).powi(2),
+            Problem::SpaceTrussLattice => 3.0 * (s + 1.0).powi(3),
+            Problem::RigidChain => 7.0 * s,
+            Problem::TrussChain => 2.0 * s,
+        }
+    }
+
+    /// Estimated peak memory of one case of `size` (bytes): [`Problem::dofs`]
+    /// times the peak resident memory per DOF measured at large sizes
+    /// (docs/bench.md: L1 400k DOFs 1.5 GB, L2 181k 1.6 GB, L3 89k 6.1 GB,
+    /// L4 210k 1.8 GB, chain 200k 0.4 GB), rounded down so that the
+    /// estimate stays below the real peak (the fill of the factors grows
+    /// faster than the DOFs).
+    pub fn estimated_bytes(self, size: usize) -> f64 {
+        let per_dof = match self {
+            Problem::HangingBeam => 3e3,
+            Problem::TrussLattice => 8e3,
+            Problem::SpaceTrussLattice => 60e3,
+            Problem::RigidChain => 8e3,
+            Problem::TrussChain => 2e3,
+        };
+        per_dof * self.dofs(size)
+    }
+
     /// Default scheme and time step (SPEC.md §7: V0(1,1,0) or
     /// generalized-alpha(0.8) at a fixed dt). Newton uses the default scaled
     /// convergence test (docs/theory/gssss.md §12), the same on every problem
@@ -197,6 +228,31 @@ pub fn peak_mib() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
+}
+
+/// The machine's memory (`MemTotal` of /proc/meminfo, bytes), if known.
+pub fn machine_memory() -> Option<f64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024.0)
+}
+
+/// Refuses, before anything is built, a case whose estimated memory
+/// ([`Problem::estimated_bytes`]) exceeds `limit` bytes (the machine's
+/// memory): the message names the size, its DOFs, the estimate and the limit.
+pub fn check_memory(problem: Problem, size: usize, limit: f64) -> Result<(), String> {
+    let need = problem.estimated_bytes(size);
+    if need > limit {
+        return Err(format!(
+            "{} size {size}: {:.3e} DOFs need an estimated {:.3e} bytes, more than the machine's memory of {:.3e} bytes",
+            problem.name(),
+            problem.dofs(size),
+            need,
+            limit
+        ));
+    }
+    Ok(())
 }
 
 /// Runs one case. Errors are the model's, the settings', the output file's,

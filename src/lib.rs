@@ -62,6 +62,7 @@ pub mod batch;
 pub mod bench;
 pub mod element;
 pub mod factor;
+pub mod fmt;
 pub mod integrate;
 pub mod joint;
 pub mod linalg;

@@ -1,11 +1,14 @@
 //! The time loop: start, step, record, summarize.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::assembly::Assembler;
 use crate::integrate::{
-    accumulate_stats, IntegratorConfig, NewtonTimings, StatSpec, State, StepError, System,
+    accumulate_stats, InitialCorrection, IntegratorConfig, NewtonTimings, StatSpec, State,
+    StepError, System,
 };
 use crate::model::Model;
 use crate::output::AttrValue;
@@ -23,7 +26,7 @@ pub use stepper::{SimulationError, Stepper};
 #[derive(Debug, thiserror::Error)]
 pub enum RunFileError {
     /// The HDF5 file could not be created.
-    #[error("cannot create {}: {source}", .path.display())]
+    #[error("cannot create the output file {source}")]
     Create {
         /// The file.
         path: PathBuf,
@@ -31,7 +34,7 @@ pub enum RunFileError {
         source: OutputError,
     },
     /// Writing the output failed during the run.
-    #[error("output: {0}")]
+    #[error("cannot write the output file {0}")]
     Output(#[from] OutputError),
 }
 
@@ -48,7 +51,9 @@ pub struct RunSummary {
     pub t_end_reached: f64,
     /// Total energy at t = 0.
     pub energy_initial: f64,
-    /// max |E(t) - E(0) - W(t)| / |E(0)| over recorded steps (W: work of loads other than gravity).
+    /// max |E(t) - E(0) - W(t)| / s over recorded steps ([`EnergyBalance`]:
+    /// W the work of loads other than gravity, dampers and rheonomic joints;
+    /// s = max(|E0|, max |W|), or max(max T, max |E|) where both are 0).
     pub max_rel_energy_change: f64,
     /// Same at the last step.
     pub final_rel_energy_change: f64,
@@ -67,6 +72,11 @@ pub struct RunSummary {
     pub stats: Vec<(String, f64)>,
     /// Largest velocity-constraint violation over recorded steps.
     pub max_velocity_violation: f64,
+    /// The initial state's constraint residuals and its projection, if any.
+    pub initial: InitialCorrection,
+    /// The signal number that stopped the run at the end of a step
+    /// ([`Simulation::stop_on`]), if one did.
+    pub interrupted: Option<usize>,
 }
 
 impl RunSummary {
@@ -107,7 +117,11 @@ impl RunSummary {
         format!(
             "{} | steps {} to t = {} | {:.3} Newton iterations/step | max relative energy change {:.3e} | \
              max position-constraint violation {:.3e} | wall {:.3} s{stats}",
-            if self.failure.is_some() { "FAILED" } else { "completed" },
+            match (&self.failure, self.interrupted) {
+                (Some(_), _) => "FAILED",
+                (None, Some(_)) => "interrupted",
+                (None, None) => "completed",
+            },
             self.steps,
             crate::integrate::fmt_time(self.t_end_reached),
             self.iterations_per_step(),
@@ -124,13 +138,29 @@ pub struct Simulation {
     pub model: Model,
     /// Its assembler (pattern, slots, mass matrix).
     pub asm: Assembler,
+    /// Checked once per step: a nonzero value (a signal number) stops the
+    /// run at the end of the step ([`Simulation::stop_on`]).
+    stop: Option<Arc<AtomicUsize>>,
 }
 
 impl Simulation {
     /// Assembles the model's operators.
     pub fn new(model: Model) -> Self {
         let asm = Assembler::new(&model);
-        Simulation { model, asm }
+        Simulation {
+            model,
+            asm,
+            stop: None,
+        }
+    }
+
+    /// Runs stop at the end of the step in which `flag` becomes nonzero
+    /// (e.g. set to the signal number by a SIGINT or SIGTERM handler): the
+    /// output is closed with `status = "interrupted"` and the summary's
+    /// [`RunSummary::interrupted`] holds the value.
+    pub fn stop_on(mut self, flag: Arc<AtomicUsize>) -> Self {
+        self.stop = Some(flag);
+        self
     }
 
     /// The integrators' view of the model.
@@ -144,8 +174,29 @@ impl Simulation {
     /// Runs `config` from the model's initial state, recording into `recorder`
     /// at the interval of `output`; `progress` sees each step's state.
     /// Step failures end the run early and are reported in the summary
-    /// (and as `status = "failed"` in the output); only output errors are `Err`.
+    /// (and as `status = "failed"` in the output); only output errors are
+    /// `Err`, after the output is closed as `failed` where it still can be.
     pub fn run(
+        &self,
+        config: &IntegratorConfig,
+        model_text: &str,
+        output: &OutputConfig,
+        recorder: &mut dyn Recorder,
+        progress: &mut dyn FnMut(&State),
+    ) -> Result<RunSummary, OutputError> {
+        self.run_recording(config, model_text, output, recorder, progress)
+            .inspect_err(|e| {
+                // Best effort: a full disk may refuse this too.
+                let _ = recorder.finish(
+                    &RunStatus::Failed {
+                        reason: format!("output error: {e}"),
+                    },
+                    f64::NAN,
+                );
+            })
+    }
+
+    fn run_recording(
         &self,
         config: &IntegratorConfig,
         model_text: &str,
@@ -184,8 +235,14 @@ impl Simulation {
             timings: None,
             stats: specs.iter().map(|s| (s.name.to_string(), 0.0)).collect(),
             max_velocity_violation: 0.0,
+            initial: InitialCorrection::default(),
+            interrupted: None,
         };
-        if let Err(e) = sim.start() {
+        let started_state = sim.start();
+        if let Ok(c) = &started_state {
+            summary.initial = *c;
+        }
+        if let Err(e) = started_state {
             summary.failure = Some(e.clone());
             recorder.finish(
                 &RunStatus::Failed {
@@ -200,11 +257,7 @@ impl Simulation {
         let mut rec = Recording::new(&self.model, specs.len());
         let e0 = sim.energy();
         summary.energy_initial = e0.total;
-        let scale = if e0.total.abs() > 0.0 {
-            e0.total.abs()
-        } else {
-            1.0
-        };
+        rec.balance = EnergyBalance::new(e0.total);
         let record = |state: &State,
                       sim: &Stepper<'_>,
                       stats: NewtonStats,
@@ -218,9 +271,7 @@ impl Simulation {
             let c = self
                 .asm
                 .constraint_norms(&self.model, &state.u, &state.v, &rec.a, state.t);
-            let drift = (e.total - e0.total - work) / scale;
-            summary.max_rel_energy_change = summary.max_rel_energy_change.max(drift.abs());
-            summary.final_rel_energy_change = drift;
+            rec.balance.add(&e);
             summary.max_position_violation = summary.max_position_violation.max(c.position);
             summary.max_velocity_violation = summary.max_velocity_violation.max(c.velocity);
             let mut step = StepRecord {
@@ -363,8 +414,26 @@ impl Simulation {
                 )?;
             }
             progress(sim.state());
+            let signal = self.stop.as_ref().map_or(0, |f| f.load(Ordering::Relaxed));
+            if signal != 0 && sim.time() < t_end {
+                if !recorded_last {
+                    record(
+                        sim.state(),
+                        &sim,
+                        last_stats,
+                        work,
+                        &mut rec,
+                        &mut summary,
+                        recorder,
+                    )?;
+                }
+                summary.interrupted = Some(signal);
+                break;
+            }
         }
         summary.t_end_reached = sim.time();
+        summary.max_rel_energy_change = rec.balance.max_relative();
+        summary.final_rel_energy_change = rec.balance.final_relative();
         summary.newton_iterations = sim.newton_iterations();
         summary.wall_seconds = started.elapsed().as_secs_f64();
         summary.timings = sim.integrator().timings();
@@ -372,11 +441,18 @@ impl Simulation {
         for ((_, total), x) in summary.stats.iter_mut().zip(&totals) {
             *total = *x;
         }
-        let status = match &summary.failure {
-            None => RunStatus::Completed,
-            Some(e) => RunStatus::Failed {
+        let status = match (&summary.failure, summary.interrupted) {
+            (Some(e), _) => RunStatus::Failed {
                 reason: e.to_string(),
             },
+            (None, Some(signal)) => RunStatus::Interrupted {
+                reason: format!(
+                    "stopped by signal {signal} after step {} (t = {})",
+                    summary.steps,
+                    crate::integrate::fmt_time(sim.time())
+                ),
+            },
+            (None, None) => RunStatus::Completed,
         };
         recorder.totals(&RunTotals {
             steps: summary.steps,
@@ -386,6 +462,14 @@ impl Simulation {
         });
         recorder.finish(&status, sim.time())?;
         Ok(summary)
+    }
+
+    /// What a run does at step 0, without running: builds the method,
+    /// checks or projects the initial state (`config.initialize`) and makes
+    /// the initial accelerations and multipliers consistent, which factors
+    /// the initial saddle-point matrix. `flexmb check` reports it.
+    pub fn start(&self, config: &IntegratorConfig) -> Result<InitialCorrection, StepError> {
+        Stepper::unstarted(self, config)?.start()
     }
 
     /// [`Simulation::run`] recording into a new HDF5 file at `path` (the
@@ -444,6 +528,8 @@ impl Simulation {
             timings: None,
             stats: Vec::new(),
             max_velocity_violation: f64::NAN,
+            initial: InitialCorrection::default(),
+            interrupted: None,
         })
     }
 
@@ -463,6 +549,8 @@ struct Recording {
     probes: Vec<f64>,
     /// Statistics accumulated since the last recorded row.
     stats: Vec<f64>,
+    /// The energy balance over the recorded steps.
+    balance: EnergyBalance,
 }
 
 impl Recording {
@@ -472,7 +560,68 @@ impl Recording {
             lambda: vec![0.0; model.n_constraints()],
             probes: vec![0.0; model.probes.len()],
             stats: vec![0.0; n_stats],
+            balance: EnergyBalance::new(0.0),
         }
+    }
+}
+
+
+
+/// The energy balance of a run: the error `E - E0 - W` of each recorded
+/// step (`W` the work of the loads other than gravity, of the dampers and
+/// of the rheonomic joints), relative to the run's energy scale
+/// `s = max(|E0|, max |W|)`, or where both are zero (a pendulum released at
+/// zero total energy) `s = max(max T, max |E|)` over the recorded steps (T
+/// the kinetic energy); never zero (a model at rest with no energy: change
+/// 0). A blow-up shows as a relative change far above 1.
+#[derive(Debug, Clone, Copy)]
+pub struct EnergyBalance {
+    energy0: f64,
+    max_work: f64,
+    max_motion: f64,
+    max_error: f64,
+    last_error: f64,
+}
+
+impl EnergyBalance {
+    /// A balance starting from total energy `energy0`.
+    pub fn new(energy0: f64) -> Self {
+        EnergyBalance {
+            energy0,
+            max_work: 0.0,
+            max_motion: 0.0,
+            max_error: 0.0,
+            last_error: 0.0,
+        }
+    }
+
+    /// Adds a recorded step.
+    pub fn add(&mut self, e: &crate::output::Energy) {
+        let error = e.total - self.energy0 - e.external_work;
+        self.max_work = self.max_work.max(e.external_work.abs());
+        self.max_motion = self.max_motion.max(e.kinetic.abs()).max(e.total.abs());
+        self.max_error = self.max_error.max(error.abs());
+        self.last_error = error;
+    }
+
+    /// The scale `s`.
+    pub fn scale(&self) -> f64 {
+        let s = self.energy0.abs().max(self.max_work);
+        if s > 0.0 {
+            s
+        } else {
+            self.max_motion.max(f64::MIN_POSITIVE)
+        }
+    }
+
+    /// `max |E - E0 - W| / s`.
+    pub fn max_relative(&self) -> f64 {
+        self.max_error / self.scale()
+    }
+
+    /// `(E - E0 - W) / s` at the last recorded step.
+    pub fn final_relative(&self) -> f64 {
+        self.last_error / self.scale()
     }
 }
 

@@ -18,7 +18,7 @@
 //! 1, u_scale the largest of |u|_inf and 1.
 
 use crate::assembly::{Assembler, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
-use crate::linalg::{SaddlePointSolver, SolveError};
+use crate::linalg::{diagnose_singular, SaddlePointSolver, SolveError};
 use crate::model::Model;
 
 /// Settings of a static solve.
@@ -64,7 +64,7 @@ pub enum StaticError {
     /// Newton did not converge in a load step.
     #[error(
         "static Newton did not converge in load step {step} (load factor {load_factor}); \
-         relative residuals {residuals:?}"
+         relative residuals {}", crate::fmt::list(.residuals)
     )]
     NoConvergence {
         /// 1-based load step.
@@ -75,12 +75,14 @@ pub enum StaticError {
         residuals: Vec<f64>,
     },
     /// The Newton matrix is singular (unsupported DOFs or redundant constraints).
-    #[error("singular static Newton matrix in load step {step}: {source}")]
+    #[error("singular static Newton matrix in load step {step}: {source}{diagnosis}")]
     Singular {
         /// 1-based load step.
         step: u32,
         /// Solver error.
         source: SolveError,
+        /// What makes it singular, in model terms (`: ...`, or empty).
+        diagnosis: String,
     },
 }
 
@@ -164,8 +166,12 @@ fn max_abs(x: &[f64]) -> f64 {
 pub fn solve_static(model: &Model, opts: &StaticOptions) -> Result<StaticSolution, StaticError> {
     let asm = Assembler::new(model);
     let (n, m) = (asm.n_dofs(), asm.n_constraints());
-    let mut solver = SaddlePointSolver::new(asm.pattern(), false)
-        .map_err(|e| StaticError::Singular { step: 0, source: e })?;
+    let mut solver =
+        SaddlePointSolver::new(asm.pattern(), false).map_err(|e| StaticError::Singular {
+            step: 0,
+            source: e,
+            diagnosis: String::new(),
+        })?;
     let mut u = model.u0.clone();
     let mut lambda = vec![0.0; m];
     let mut sys = asm.new_system();
@@ -203,7 +209,14 @@ pub fn solve_static(model: &Model, opts: &StaticOptions) -> Result<StaticSolutio
                     }
                     solver.solve(&mut res)
                 })
-                .map_err(|e| StaticError::Singular { step, source: e })?;
+                .map_err(|e| StaticError::Singular {
+                    step,
+                    source: e,
+                    diagnosis: format!(
+                        ": {}",
+                        diagnose_singular(model, &asm, &sys.values, &u, opts.time)
+                    ),
+                })?;
             du_max = res[..n].iter().fold(0.0_f64, |a, x| a.max(x.abs()));
             for (x, d) in u.iter_mut().zip(&res[..n]) {
                 *x += d;

@@ -367,6 +367,10 @@ fn assert_matches_memory(run: &Hdf5Run, mem: &MemoryRecorder, config: &OutputCon
             assert_eq!(run.status, "failed");
             assert_eq!(&run.failure_reason, reason);
         }
+        Some(RunStatus::Interrupted { reason }) => {
+            assert_eq!(run.status, "interrupted");
+            assert_eq!(&run.failure_reason, reason);
+        }
         None => assert_eq!(run.status, "running"),
     }
     if mem.status.is_some() {
@@ -641,7 +645,7 @@ fn expected_json(mem: &MemoryRecorder, config: &OutputConfig, status: &str) -> J
     }
 
     let reason = match &mem.status {
-        Some(RunStatus::Failed { reason }) => reason.clone(),
+        Some(RunStatus::Failed { reason } | RunStatus::Interrupted { reason }) => reason.clone(),
         _ => String::new(),
     };
     let t_end = if mem.status.is_some() {
@@ -734,6 +738,7 @@ fn round_trip(
         let label = match status {
             RunStatus::Completed => "completed",
             RunStatus::Failed { .. } => "failed",
+            RunStatus::Interrupted { .. } => "interrupted",
         };
         export(&path, Some(expected_json(&mem, &config, label)));
         let _ = std::fs::remove_file(&path);
@@ -844,6 +849,20 @@ fn failed_run_with_reason() {
         3,
         1,
         RunStatus::Failed { reason },
+    );
+}
+
+#[test]
+fn interrupted_run_with_reason() {
+    round_trip(
+        "interrupted",
+        config(16, 0.0, 0),
+        17,
+        3,
+        1,
+        RunStatus::Interrupted {
+            reason: "stopped by signal 2 after step 17 (t = 0.17)".into(),
+        },
     );
 }
 

@@ -944,6 +944,23 @@ impl Assembler {
         }
     }
 
+    /// Power of the constraint forces `-B^T lambda` of the rheonomic joints:
+    /// `-lambda . B v = lambda . Phi_t(u, t)` on a state with `B v + Phi_t = 0`
+    /// (scleronomic joints do no work).
+    pub fn constraint_power(&self, model: &Model, u: &[f64], lambda: &[f64], t: f64) -> f64 {
+        let mut pt = [0.0; MAX_ROWS];
+        let mut power = 0.0;
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let rows = blk.rows();
+            for i in (0..blk.len()).filter(|&i| blk.is_rheonomic(i)) {
+                let r0 = s.row0 + i * rows;
+                blk.phi_t(i, u, t, &mut pt[..rows]);
+                power += (0..rows).map(|r| lambda[r0 + r] * pt[r]).sum::<f64>();
+            }
+        }
+        power
+    }
+
     /// Writes `Phi(u, t)` (m rows) into `out`. The rows of velocity-level
     /// joints are zero (their `phi` writes zeros: they have no position-level
     /// residual; [`Model::constraint_levels`]).

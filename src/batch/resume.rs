@@ -61,22 +61,20 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
             },
         ));
     }
-    // As in `Simulation::run`: drift = (E - E0 - W) / |E0| (|E0| = 0: 1).
+    // As in `Simulation::run`.
     let e0 = run.energy.first()?.total;
-    let scale = if e0.abs() > 0.0 { e0.abs() } else { 1.0 };
-    let drift = |e: &crate::output::Energy| (e.total - e0 - e.external_work) / scale;
+    let mut balance = crate::run::EnergyBalance::new(e0);
+    for e in &run.energy {
+        balance.add(e);
+    }
     Some(RunSummary {
         integrator: run.integrator.clone(),
         steps: count("steps")?,
         newton_iterations: count("newton_iterations")?,
         t_end_reached: run.t_end_reached,
         energy_initial: e0,
-        max_rel_energy_change: run
-            .energy
-            .iter()
-            .map(|e| drift(e).abs())
-            .fold(0.0, f64::max),
-        final_rel_energy_change: drift(run.energy.last()?),
+        max_rel_energy_change: balance.max_relative(),
+        final_rel_energy_change: balance.final_relative(),
         max_position_violation: run
             .constraints
             .iter()
@@ -100,5 +98,7 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
             .iter()
             .map(|c| c.velocity)
             .fold(0.0, f64::max),
+        initial: Default::default(),
+        interrupted: None,
     })
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::{Spanned, Table, Value};
 
-use crate::model::ModelError;
+use crate::model::{ModelError, ModelSpec};
 
 /// The file as written.
 #[derive(Deserialize)]
@@ -154,14 +154,47 @@ impl Sweep {
             }
             cases.push(Case { index, id, values });
         }
-        Ok(Sweep {
+        let sweep = Sweep {
             file: file.to_string(),
             base,
             base_text,
             fixed,
             keys,
             cases,
-        })
+        };
+        sweep.check_keys().map_err(|m| error(None, m))?;
+        Ok(sweep)
+    }
+
+    /// Every key of `[set]` and of the cases must name a model-file value:
+    /// the base model with a case's assignments applied must parse (unknown
+    /// fields are errors there), checked once per distinct key list, before
+    /// any case runs. Values are each case's own business.
+    fn check_keys(&self) -> Result<(), String> {
+        let mut checked: Vec<Vec<&str>> = Vec::new();
+        for case in &self.cases {
+            let keys: Vec<&str> = case.values.iter().map(|(k, _)| k.as_str()).collect();
+            if checked.contains(&keys) {
+                continue;
+            }
+            let sets = self.sets(case);
+            crate::model::apply_sets(&self.base_text, &sets)
+                .and_then(|text| {
+                    toml::from_str::<ModelSpec>(&text)
+                        .map(|_| ())
+                        .map_err(|e| e.message().trim().to_string())
+                })
+                .map_err(|m| {
+                    format!(
+                        "case {} ({}) does not fit the base model {}: {m}",
+                        case.index + 1,
+                        case.id,
+                        self.base.display()
+                    )
+                })?;
+            checked.push(keys);
+        }
+        Ok(())
     }
 
     /// The `KEY=VALUE` assignments of `case` for [`crate::model::apply_sets`]:

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -297,6 +297,10 @@ struct IntegratorArgs {
     /// the first iteration of a step, again only when convergence slows below rate 1/2).
     #[arg(long)]
     refactor: Option<String>,
+    /// Initial state violating its constraints: check (refuse it, the default)
+    /// or project (move it onto the constraints and report how far).
+    #[arg(long)]
+    initialize: Option<String>,
     /// Use the sparse LU even for small systems.
     #[arg(long)]
     sparse: bool,
@@ -330,6 +334,7 @@ impl IntegratorArgs {
             convergence: self.convergence.clone(),
             refactor: self.refactor.clone(),
             sparse: self.sparse.then_some(true),
+            initialize: self.initialize.clone(),
         }
     }
 }
@@ -497,6 +502,17 @@ fn bench(args: &BenchArgs) -> ExitCode {
     }
     let mut sizes = args.sizes.clone();
     sizes.sort_unstable();
+    // Every case's memory estimate before the first model is built.
+    if let Some(limit) = flexmb::bench::machine_memory() {
+        for &p in &problems {
+            for &size in &sizes {
+                if let Err(message) = flexmb::bench::check_memory(p, size, limit) {
+                    eprintln!("error: {message}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            }
+        }
+    }
     let cases: Vec<BenchCase> = problems
         .iter()
         .flat_map(|&p| {
@@ -856,8 +872,13 @@ fn shard_count(dir: &Path) -> Result<usize, String> {
             dir.display()
         )),
         _ => Err(format!(
-            "{}: shard summaries of several shard counts {counts:?}: give --shards N",
-            dir.display()
+            "{}: shard summaries of several shard counts {}: give --shards N",
+            dir.display(),
+            counts
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
     }
 }
@@ -886,7 +907,15 @@ fn run(args: &RunArgs) -> ExitCode {
         }
     };
     config.export_matrix = args.export_matrix.clone();
-    let sim = Simulation::new(file.model);
+    // SIGINT / SIGTERM: stop at the end of the current step, close the file
+    // as `interrupted`, print the summary, exit 128 + signal.
+    let signal = Arc::new(AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize) {
+            eprintln!("warning: no handler for signal {sig}: {e}");
+        }
+    }
+    let sim = Simulation::new(file.model).stop_on(signal);
     // Fixed steps: a bar of steps; adaptive steps: a bar of time (per mille of t_end).
     let steps = config.nominal_steps();
     let bar = progress_bar(
@@ -932,6 +961,9 @@ fn run(args: &RunArgs) -> ExitCode {
         }
     };
     bar.finish_and_clear();
+    if summary.initial.position_moved > 0.0 || summary.initial.velocity_moved > 0.0 {
+        outln!("initial state: {}", summary.initial.describe());
+    }
     outln!("{}", summary.line());
     for (name, p) in &summary.probes {
         outln!(
@@ -949,18 +981,25 @@ fn run(args: &RunArgs) -> ExitCode {
             outln!("ParaView: {}", xmf.display());
         }
     }
-    match &summary.failure {
-        None => ExitCode::SUCCESS,
-        Some(e) => {
-            eprintln!("error: {e}");
-            match e {
-                StepError::Singular { .. } => ExitCode::from(EXIT_SINGULAR),
-                StepError::Setup { .. } => ExitCode::from(EXIT_USAGE),
-                StepError::NewtonFailed { .. } | StepError::StepSize { .. } => {
-                    ExitCode::from(EXIT_NEWTON)
-                }
-            }
+    match (&summary.failure, summary.interrupted) {
+        (None, None) => ExitCode::SUCCESS,
+        (None, Some(signal)) => {
+            eprintln!("interrupted by signal {signal}");
+            ExitCode::from(128 + signal as u8)
         }
+        (Some(e), _) => {
+            eprintln!("error: {e}");
+            step_error_code(e)
+        }
+    }
+}
+
+/// The exit code of a failed step (or start) of a run.
+fn step_error_code(e: &StepError) -> ExitCode {
+    match e {
+        StepError::Singular { .. } => ExitCode::from(EXIT_SINGULAR),
+        StepError::Setup { .. } => ExitCode::from(EXIT_USAGE),
+        StepError::NewtonFailed { .. } | StepError::StepSize { .. } => ExitCode::from(EXIT_NEWTON),
     }
 }
 
@@ -1109,6 +1148,17 @@ fn check(args: &CheckArgs) -> ExitCode {
             "wrote the initial saddle-point matrix to {}",
             path.display()
         );
+    }
+    // What `run` does at step 0: build the method, check (or project) the
+    // initial state and factor the initial saddle-point matrix.
+    if let Some(c) = &config {
+        match sim.start(c) {
+            Ok(start) => outln!("initial state: {}", start.describe()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return step_error_code(&e);
+            }
+        }
     }
     ExitCode::SUCCESS
 }

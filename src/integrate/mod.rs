@@ -27,6 +27,7 @@ pub mod rk;
 mod settings;
 
 pub use gssss::{ConstraintOption, Family, Gssss, JacobianKind, LinearScheme, SolveForm, Variant};
+pub use initial::{initial_tolerance, initialize, InitialCorrection, Initialize};
 pub use newton::{NewtonStop, NewtonTimings, Refactor};
 pub use settings::{
     Formulation, GssssSettings, IntegratorConfig, IntegratorSpec, MethodConfig, OptionChoice,

@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use super::gssss::OneStepIntegrator;
 use super::gssss::{preset, ConstraintOption, Family, Gssss, JacobianKind, SolveForm, Variant};
+use super::initial::Initialize;
 use super::newton::{NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFAULT_RTOL};
 use super::projector::Metric;
 use super::rk::{RungeKutta, Tableau};
@@ -139,6 +140,9 @@ pub struct IntegratorSpec {
     pub refactor: Option<String>,
     /// Force the sparse LU even for small systems.
     pub sparse: Option<bool>,
+    /// Initial state violating the constraints: `check` (refuse, the
+    /// default) or `project` (project it onto them).
+    pub initialize: Option<String>,
 }
 
 /// A constraint-force option as written: an integer 1..=4 (seed 000 eqs.
@@ -282,6 +286,8 @@ pub struct IntegratorConfig {
     pub t_end: f64,
     /// Force the sparse LU.
     pub force_sparse: bool,
+    /// What to do with an inconsistent initial state.
+    pub initialize: Initialize,
     /// Measure the Newton time split ([`super::newton::NewtonTimings`],
     /// reported in [`crate::run::RunSummary::timings`]); set by `flexmb bench`.
     pub timing: bool,
@@ -320,7 +326,8 @@ impl IntegratorSpec {
             jacobian,
             convergence,
             refactor,
-            sparse
+            sparse,
+            initialize
         );
         // A family given on top of a preset replaces the preset, and a preset
         // given on top of a family replaces the family and its roots.
@@ -337,6 +344,16 @@ impl IntegratorSpec {
 
     /// Resolves defaults and checks values. Errors name the field.
     pub fn resolve(&self) -> Result<IntegratorConfig, SettingsError> {
+        let mut config = self.resolve_method()?;
+        let mode = self.initialize.as_deref().unwrap_or("check");
+        config.initialize = Initialize::from_name(mode).ok_or(bad(
+            "initialize",
+            format!("`initialize` must be \"check\" or \"project\", got \"{mode}\""),
+        ))?;
+        Ok(config)
+    }
+
+    fn resolve_method(&self) -> Result<IntegratorConfig, SettingsError> {
         match self.method.as_deref().unwrap_or("gssss") {
             "gssss" => self
                 .resolve_gssss()
@@ -470,7 +487,8 @@ impl IntegratorSpec {
                     return Err(bad(
                         "baumgarte",
                         format!(
-                            "Baumgarte's parameters must be finite and non-negative, got {g:?}"
+                            "Baumgarte's parameters must be finite and non-negative, got {}",
+                            crate::fmt::list(&g)
                         ),
                     ));
                 }
@@ -512,6 +530,7 @@ impl IntegratorSpec {
             dt,
             t_end,
             force_sparse: self.sparse.unwrap_or(false),
+            initialize: Initialize::Check,
             timing: false,
             export_matrix: None,
         })
@@ -697,6 +716,7 @@ impl IntegratorSpec {
             dt,
             t_end,
             force_sparse: self.sparse.unwrap_or(false),
+            initialize: Initialize::Check,
             timing: false,
             export_matrix: None,
         })
@@ -1004,6 +1024,7 @@ impl IntegratorConfig {
             dt,
             t_end: 0.0,
             force_sparse: false,
+            initialize: Initialize::Check,
             timing: false,
             export_matrix: None,
         }
@@ -1046,6 +1067,7 @@ impl IntegratorConfig {
             dt,
             t_end: 0.0,
             force_sparse: false,
+            initialize: Initialize::Check,
             timing: false,
             export_matrix: None,
         }
@@ -1172,6 +1194,13 @@ impl IntegratorConfig {
         if let MethodConfig::RungeKutta(r) = &mut self.method {
             r.stabilization = stabilization;
         }
+        self
+    }
+
+    /// How the initial state is treated: checked against the constraints
+    /// (the default) or projected onto them (`[integrator] initialize`).
+    pub fn initialize(mut self, initialize: Initialize) -> Self {
+        self.initialize = initialize;
         self
     }
 

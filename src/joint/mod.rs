@@ -101,6 +101,12 @@ pub trait Joint: Send + Sync + 'static {
     /// to the row-major ndof x ndof `h`.
     fn add_curvature(&self, u: &[f64], t: f64, w: &[f64], scale: f64, h: &mut [f64]);
 
+    /// Whether the joint depends on time explicitly (rheonomic: `Phi_t`
+    /// may be nonzero, so its constraint force does work).
+    fn is_rheonomic(&self) -> bool {
+        false
+    }
+
     /// Phi_t (velocity level: a_t; zero for scleronomic joints).
     fn phi_t(&self, _u: &[f64], _t: f64, out: &mut [f64]) {
         out.fill(0.0);
@@ -166,6 +172,8 @@ pub trait JointSet: Send + Sync {
     fn kind(&self, i: usize) -> &'static str;
     /// Level of the rows of joint `i` ([`Joint::level`]).
     fn level(&self, i: usize) -> ConstraintLevel;
+    /// Whether joint `i` is rheonomic ([`Joint::is_rheonomic`]).
+    fn is_rheonomic(&self, i: usize) -> bool;
     /// Phi of joint `i` at the global state `u`.
     fn phi(&self, i: usize, u: &[f64], t: f64, out: &mut [f64]);
     /// Local Jacobian of joint `i` at the global state `u`.
@@ -227,6 +235,9 @@ impl<J: Joint> JointSet for JointBlock<J> {
     }
     fn kind(&self, i: usize) -> &'static str {
         self.joints[i].kind()
+    }
+    fn is_rheonomic(&self, i: usize) -> bool {
+        self.joints[i].is_rheonomic()
     }
     fn level(&self, i: usize) -> ConstraintLevel {
         self.joints[i].level()

@@ -145,6 +145,10 @@ impl Joint for PathJoint {
         self.point.add_curvature(u, &[-c.f_x, 1.0, 0.0], s, h, n, 0);
     }
 
+    fn is_rheonomic(&self) -> bool {
+        true
+    }
+
     fn phi_t(&self, u: &[f64], t: f64, out: &mut [f64]) {
         let r = self.point.position(u);
         out[0] = -self.curve.eval(r[0], t).f_t;

@@ -69,6 +69,10 @@ impl Joint for Prescribed {
 
     fn add_curvature(&self, _u: &[f64], _t: f64, _w: &[f64], _scale: f64, _h: &mut [f64]) {}
 
+    fn is_rheonomic(&self) -> bool {
+        true
+    }
+
     fn phi_t(&self, _u: &[f64], t: f64, out: &mut [f64]) {
         out[0] = -self.motion.eval(t).1;
     }

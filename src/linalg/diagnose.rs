@@ -49,7 +49,9 @@ pub fn diagnose_singular(
             }
         }
     }
-    if causes.is_empty() && m > 0 && n * m <= DENSE_RANK_MAX {
+    // Redundant rows are looked for even next to an unsupported DOF: a
+    // static matrix (no inertia) can show both, and both need fixing.
+    if m > 0 && n * m <= DENSE_RANK_MAX {
         causes.extend(redundant_constraints(model, asm, u, t));
     }
     if causes.is_empty() {

@@ -45,7 +45,7 @@ pub const DENSE_MAX: usize = 40;
 pub enum SolveError {
     /// The matrix is singular to working precision; `index` is the pivot step
     /// (in factorization order) where it was detected, when known.
-    #[error("the saddle-point matrix is singular (pivot {index:?})")]
+    #[error("the saddle-point matrix is singular{}", .index.map_or(String::new(), |i| format!(" (pivot {i})")))]
     Singular {
         /// Pivot index.
         index: Option<usize>,

@@ -599,8 +599,10 @@ impl ModelBuilder {
                         id,
                         Some(field),
                         format!(
-                            "a ground point of a {}-D model has {} coordinates, got {x:?}",
-                            self.dim, self.dim
+                            "a ground point of a {}-D model has {} coordinates, got {}",
+                            self.dim,
+                            self.dim,
+                            crate::fmt::list(x)
                         ),
                     ));
                 }
@@ -666,10 +668,9 @@ impl ModelBuilder {
             a: Point::Node { dim: self.dim },
             b: Point::Node { dim: self.dim },
         };
-        let length = match rest_length {
-            Some(l) => l,
-            None => self.initial_separation(&pair, &dofs),
-        };
+        let separation = self.initial_separation(&pair, &dofs);
+        separated(id, a, b, separation)?;
+        let length = rest_length.unwrap_or(separation);
         positive_named("element", id, "rest_length", "rest length", length)?;
         self.claim_id("element", id)?;
         self.elements
@@ -1394,12 +1395,12 @@ impl ModelBuilder {
         nonnegative_named("element", id, "rho_a", "mass per unit length", rho_a)?;
         let dim = self.dim;
         let e0: Vec<f64> = dofs.iter().map(|&d| self.u0[d]).collect();
-        let l = length.unwrap_or_else(|| {
-            (0..dim)
-                .map(|k| (e0[2 * dim + k] - e0[k]).powi(2))
-                .sum::<f64>()
-                .sqrt()
-        });
+        let separation = (0..dim)
+            .map(|k| (e0[2 * dim + k] - e0[k]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        separated(id, a, b, separation)?;
+        let l = length.unwrap_or(separation);
         positive_named("element", id, "length", "the element length", l)?;
         self.claim_id("element", id)?;
         if dim == 2 {
@@ -1543,17 +1544,14 @@ impl ModelBuilder {
     ) -> Result<(), BuildError> {
         let dofs = self.two_nodes(id, a, b)?;
         Self::positive_stiffness(id, stiffness)?;
-        let length = match rest_length {
-            Some(l) => l,
-            None => {
-                let half = dofs.len() / 2;
-                let (xa, xb) = (
-                    self.initial_point(&dofs[..half]),
-                    self.initial_point(&dofs[half..]),
-                );
-                (0..3).map(|k| (xb[k] - xa[k]).powi(2)).sum::<f64>().sqrt()
-            }
-        };
+        let half = dofs.len() / 2;
+        let (xa, xb) = (
+            self.initial_point(&dofs[..half]),
+            self.initial_point(&dofs[half..]),
+        );
+        let separation = (0..3).map(|k| (xb[k] - xa[k]).powi(2)).sum::<f64>().sqrt();
+        separated(id, a, b, separation)?;
+        let length = rest_length.unwrap_or(separation);
         positive_named("element", id, "rest_length", "rest length", length)?;
         self.claim_id("element", id)?;
         self.elements.push(
@@ -1621,4 +1619,21 @@ impl ModelBuilder {
             .push(id, crate::element::Bending::new(self.dim, stiffness), &dofs);
         Ok(())
     }
+}
+
+/// Refuses a two-node element whose nodes coincide initially: it has no
+/// direction, and an explicit length would not place its nodes.
+fn separated(id: &str, a: &str, b: &str, separation: f64) -> Result<(), BuildError> {
+    if separation > 0.0 {
+        return Ok(());
+    }
+    Err(err(
+        "element",
+        id,
+        Some("nodes"),
+        format!(
+            "nodes '{a}' and '{b}' coincide initially (distance {}): the element has no direction",
+            crate::fmt::num(separation)
+        ),
+    ))
 }

@@ -158,6 +158,19 @@ fn time_function(t: &Option<TimeSpec>) -> TimeFunction {
 }
 
 fn check_time(t: &Option<TimeSpec>) -> Result<(), String> {
+    let params: &[(&str, f64)] = match t {
+        None | Some(TimeSpec::Constant) => &[],
+        Some(TimeSpec::Ramp { t0, t1 }) => &[("t0", *t0), ("t1", *t1)],
+        Some(TimeSpec::Triangular { t0, t_peak, t1 }) => {
+            &[("t0", *t0), ("t_peak", *t_peak), ("t1", *t1)]
+        }
+        Some(TimeSpec::Sine { omega, phase }) => &[("omega", *omega), ("phase", *phase)],
+    };
+    if let Some((name, x)) = params.iter().find(|(_, x)| !x.is_finite()) {
+        return Err(format!(
+            "time function parameter `{name}` must be finite, got {x}"
+        ));
+    }
     match t {
         Some(TimeSpec::Ramp { t0, t1 }) if t1 <= t0 || t1.is_nan() || t0.is_nan() => {
             Err(format!("ramp needs t1 > t0, got t0 = {t0}, t1 = {t1}"))
@@ -920,6 +933,11 @@ fn path_curve(
                 // A bad point is reported by the builder; any b does then.
                 None => initial_position(b, point).map_or(0.0, |r| r[1] - a * r[0] * r[0]),
             };
+            for (name, x) in [("a", a), ("b", cb)] {
+                if !x.is_finite() {
+                    return Err(fail(name, format!("`{name}` must be finite, got {x}")));
+                }
+            }
             Ok(Curve::Parabola { a, b: cb })
         }
         "sine_squared" => {
@@ -931,10 +949,13 @@ fn path_curve(
                     "curve = \"sine_squared\" needs `omega` (y = amplitude sin^2(omega t))".into(),
                 )
             })?;
-            Ok(Curve::SineSquared {
-                amplitude: amplitude.unwrap_or(1.0),
-                omega,
-            })
+            let amplitude = amplitude.unwrap_or(1.0);
+            for (name, x) in [("amplitude", amplitude), ("omega", omega)] {
+                if !x.is_finite() {
+                    return Err(fail(name, format!("`{name}` must be finite, got {x}")));
+                }
+            }
+            Ok(Curve::SineSquared { amplitude, omega })
         }
         other => Err(fail(
             "curve",

@@ -110,6 +110,14 @@ impl Model {
         levels
     }
 
+    /// Whether any joint depends on time explicitly (its constraint force
+    /// does work, [`crate::assembly::Assembler::constraint_power`]).
+    pub fn has_rheonomic_joints(&self) -> bool {
+        self.joints
+            .iter()
+            .any(|b| (0..b.len()).any(|i| b.is_rheonomic(i)))
+    }
+
     /// Whether any joint has velocity-level (nonholonomic) rows.
     pub fn has_velocity_constraints(&self) -> bool {
         self.velocity_joints().next().is_some()

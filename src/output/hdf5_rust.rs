@@ -626,6 +626,7 @@ pub(super) fn final_attributes(
     let (status, reason) = match status {
         RunStatus::Completed => ("completed", String::new()),
         RunStatus::Failed { reason } => ("failed", reason.clone()),
+        RunStatus::Interrupted { reason } => ("interrupted", reason.clone()),
     };
     let mut attrs = vec![
         (attr::STATUS.to_string(), AttrValue::Str(status.into())),
@@ -662,7 +663,23 @@ pub(super) fn final_attributes(
 pub(super) fn h5_error(path: &Path, message: impl std::fmt::Display) -> OutputError {
     OutputError::Hdf5 {
         path: path.display().to_string(),
-        message: message.to_string(),
+        message: plain_cause(&message.to_string()),
+    }
+}
+
+/// An I/O failure as the operating system names it ("No space left on
+/// device"), without the library's error chain ("hdf5-io error: I/O error:
+/// ... (os error 28)"); other messages unchanged.
+fn plain_cause(message: &str) -> String {
+    match message.rsplit_once("I/O error: ") {
+        Some((_, cause)) => {
+            let cause = match cause.rfind(" (os error ") {
+                Some(k) => &cause[..k],
+                None => cause,
+            };
+            cause.to_string()
+        }
+        None => message.to_string(),
     }
 }
 
@@ -1069,6 +1086,17 @@ impl Drop for Hdf5Recorder {
     }
 }
 
+impl Drop for RustBackend {
+    /// A writer still open here belongs to a run that stopped on an error:
+    /// closed quietly (the error was reported; the library would print its
+    /// own message on drop).
+    fn drop(&mut self) {
+        if let Some(w) = self.writer.take() {
+            let _ = w.close();
+        }
+    }
+}
+
 /// One streamed dataset as the rust-hdf5 backend needs it.
 struct RustColumn {
     /// Shape and chunk geometry.
@@ -1404,6 +1432,9 @@ impl Hdf5Run {
         match self.status.as_str() {
             "completed" => Some(RunStatus::Completed),
             "failed" => Some(RunStatus::Failed {
+                reason: self.failure_reason.clone(),
+            }),
+            "interrupted" => Some(RunStatus::Interrupted {
                 reason: self.failure_reason.clone(),
             }),
             _ => None,

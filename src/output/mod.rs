@@ -129,13 +129,18 @@ pub enum RunStatus {
         /// Why the run stopped.
         reason: String,
     },
+    /// The run was stopped by a signal (SIGINT, SIGTERM) at the end of a step.
+    Interrupted {
+        /// What stopped it, e.g. `SIGINT`.
+        reason: String,
+    },
 }
 
 /// Errors while writing or reading run output.
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
     /// The HDF5 library reported an error.
-    #[error("HDF5 output '{path}': {message}")]
+    #[error("{path}: {message}")]
     Hdf5 {
         /// File path.
         path: String,

@@ -6,7 +6,8 @@ use std::ops::Deref;
 
 use super::Simulation;
 use crate::integrate::{
-    accumulate_stats, Integrator, IntegratorConfig, SettingsError, State, StepError, StepReport,
+    accumulate_stats, initialize, InitialCorrection, Initialize, Integrator, IntegratorConfig,
+    SettingsError, State, StepError, StepReport,
 };
 use crate::model::Model;
 use crate::output::{ConstraintNorms, Energy, NewtonStats, StepRecord};
@@ -80,12 +81,29 @@ pub struct Stepper<'a> {
     problem: Problem<'a>,
     integrator: Box<dyn Integrator>,
     state: State,
-    /// Work of the non-conservative forces since t = 0.
+    /// How the initial state is checked or projected, and on which solver.
+    initialize: (Initialize, bool),
+    /// What the start found and changed in the initial state.
+    initial: InitialCorrection,
+    /// Work of the non-conservative forces and of the rheonomic joints
+    /// since t = 0.
     work: f64,
+    /// The rheonomic joints' constraint work: their power at the last step's
+    /// end and the aligned acceleration and multipliers it is computed from
+    /// (`None` when the model has no rheonomic joint).
+    rheonomic: Option<ConstraintPower>,
     steps: u64,
     newton_iterations: u64,
     /// Totals of the method's statistics.
     totals: Vec<f64>,
+}
+
+/// Power `lambda . Phi_t` of the rheonomic joints at the last step's end,
+/// with its workspace (no allocation per step).
+struct ConstraintPower {
+    power: f64,
+    a: Vec<f64>,
+    lambda: Vec<f64>,
 }
 
 impl Stepper<'static> {
@@ -116,11 +134,20 @@ impl<'a> Stepper<'a> {
         let integrator = config.build(&problem.system())?;
         let state = State::initial(&problem.model);
         let totals = vec![0.0; integrator.statistics().len()];
+        let model = &problem.model;
+        let rheonomic = model.has_rheonomic_joints().then(|| ConstraintPower {
+            power: 0.0,
+            a: vec![0.0; model.n_dofs()],
+            lambda: vec![0.0; model.n_constraints()],
+        });
         Ok(Stepper {
             problem,
             integrator,
             state,
+            initialize: (config.initialize, config.force_sparse),
+            initial: InitialCorrection::default(),
             work: 0.0,
+            rheonomic,
             steps: 0,
             newton_iterations: 0,
             totals,
@@ -136,10 +163,24 @@ impl<'a> Stepper<'a> {
         Self::build(Problem::Borrowed(sim), config)
     }
 
-    /// Makes the state's accelerations and multipliers consistent.
-    pub(super) fn start(&mut self) -> Result<(), StepError> {
+    /// Checks or projects the initial state onto the constraints
+    /// (`[integrator] initialize`), then makes its accelerations and
+    /// multipliers consistent, which factors the initial saddle-point matrix.
+    pub(super) fn start(&mut self) -> Result<InitialCorrection, StepError> {
         let sys = self.problem.system();
-        self.integrator.start(&sys, &mut self.state)
+        let (mode, force_sparse) = self.initialize;
+        self.initial = initialize(&sys, &mut self.state, mode, force_sparse)?;
+        self.integrator.start(&sys, &mut self.state)?;
+        if let Some(p) = &mut self.rheonomic {
+            p.power = constraint_power(&self.problem, self.integrator.as_ref(), &self.state, p);
+        }
+        Ok(self.initial)
+    }
+
+    /// What the start found in the initial state and how far its check or
+    /// projection moved it.
+    pub fn initial_correction(&self) -> InitialCorrection {
+        self.initial
     }
 
     /// Takes one accepted step toward `t_stop` (never past it) and adds it
@@ -147,7 +188,14 @@ impl<'a> Stepper<'a> {
     #[inline]
     pub fn step(&mut self, t_stop: f64) -> Result<StepReport, StepError> {
         let sys = self.problem.system();
-        let report = self.integrator.advance(&sys, &mut self.state, t_stop)?;
+        let mut report = self.integrator.advance(&sys, &mut self.state, t_stop)?;
+        if let Some(p) = &mut self.rheonomic {
+            // The rheonomic joints' work by the trapezoidal rule on their
+            // power at the step's ends.
+            let p1 = constraint_power(&self.problem, self.integrator.as_ref(), &self.state, p);
+            report.external_work += 0.5 * report.h * (p.power + p1);
+            p.power = p1;
+        }
         self.work += report.external_work;
         self.steps += 1;
         self.newton_iterations += u64::from(report.newton_iterations);
@@ -223,7 +271,7 @@ impl<'a> Stepper<'a> {
     }
 
     /// Work of the non-conservative forces (loads other than gravity,
-    /// dampers) since t = 0.
+    /// dampers) and of the rheonomic joints since t = 0.
     #[inline]
     pub fn external_work(&self) -> f64 {
         self.work
@@ -327,4 +375,17 @@ impl<'a> Stepper<'a> {
         let sys = self.problem.system();
         self.integrator.interpolate(&sys, t, out)
     }
+}
+
+/// `lambda . Phi_t` of the rheonomic joints at `state` (the method's
+/// multipliers aligned to its time, [`Integrator::aligned`]).
+fn constraint_power(
+    sim: &Simulation,
+    integrator: &dyn Integrator,
+    state: &State,
+    ws: &mut ConstraintPower,
+) -> f64 {
+    integrator.aligned(state, &mut ws.a, &mut ws.lambda);
+    sim.asm
+        .constraint_power(&sim.model, &state.u, &ws.lambda, state.t)
 }

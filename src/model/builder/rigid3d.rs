@@ -152,7 +152,10 @@ impl ModelBuilder {
                 "body",
                 id,
                 Some("inertia"),
-                format!("the inertia tensor must be symmetric positive semidefinite (eigenvalues {eig:?})"),
+                format!(
+                    "the inertia tensor must be symmetric positive semidefinite (eigenvalues {})",
+                    crate::fmt::list(eig.as_slice())
+                ),
             ));
         }
         self.claim_id("body", id)?;

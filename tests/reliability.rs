@@ -1,0 +1,512 @@
+//! Issue 13's reproductions through the `flexmb` binary: bounded resources
+//! checked before allocating, no silent nonsense in the initial state or the
+//! model, `check` telling what `run` would reject, graceful interruption, and
+//! sweep keys checked before any case. Each refusal is timed and its peak
+//! memory measured with GNU time (`/usr/bin/time -f`): under a second and
+//! under 100 MB.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use flexmb::output::read_hdf5;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("reliability");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+fn write(name: &str, body: &str) -> PathBuf {
+    let p = scratch(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+/// What one `flexmb` command did: its output, wall time and peak memory.
+struct Measured {
+    out: Output,
+    seconds: f64,
+    peak_kb: u64,
+}
+
+impl Measured {
+    fn text(&self) -> String {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&self.out.stdout),
+            String::from_utf8_lossy(&self.out.stderr)
+        )
+    }
+
+    fn code(&self) -> Option<i32> {
+        self.out.status.code()
+    }
+
+    /// A refusal: exit `code`, a message containing each of `words`, under
+    /// a second and 100 MB.
+    fn refused(&self, code: i32, words: &[&str]) {
+        let t = self.text();
+        assert_eq!(self.code(), Some(code), "{t}");
+        for w in words {
+            assert!(t.contains(w), "missing '{w}' in: {t}");
+        }
+        assert!(!t.contains("panicked"), "{t}");
+        assert!(self.seconds < 1.0, "{} s: {t}", self.seconds);
+        assert!(self.peak_kb < 100_000, "{} kB: {t}", self.peak_kb);
+    }
+}
+
+/// Runs `flexmb args` under GNU time, which writes "seconds peak_kB".
+fn flexmb(args: &[&str]) -> Measured {
+    let stats = scratch(&format!("time-{}.txt", args.join("_").replace('/', "_")));
+    let out = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%e %M")
+        .arg("-o")
+        .arg(&stats)
+        .arg(env!("CARGO_BIN_EXE_flexmb"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("/usr/bin/time (GNU time) runs flexmb");
+    let s = std::fs::read_to_string(&stats).unwrap();
+    let line = s.lines().last().unwrap();
+    let (sec, kb) = line.split_once(' ').unwrap();
+    Measured {
+        out,
+        seconds: sec.parse().unwrap(),
+        peak_kb: kb.trim().parse().unwrap(),
+    }
+}
+
+const PENDULUM: &str = r#"schema = 1
+dimension = 2
+gravity = [0.0, -9.81]
+
+[[node]]
+id = "bob"
+position = [1.0, 0.0]
+VELOCITY
+mass = 1.0
+
+[[joint]]
+id = "rod"
+type = "distance"
+a = "bob"
+b = { ground = [0.0, 0.0] }
+length = 1.0
+EXTRA
+[integrator]
+scheme = "midpoint"
+dt = 0.01
+t_end = 1.0
+"#;
+
+fn pendulum(velocity: &str, extra: &str) -> String {
+    PENDULUM
+        .replace("VELOCITY", velocity)
+        .replace("EXTRA", extra)
+}
+
+// ---- 1. bounded resources ----------------------------------------------
+
+#[test]
+fn t_end_1e300_is_refused() {
+    flexmb(&["run", "models/double_pendulum.toml", "--t-end", "1e300"])
+        .refused(2, &["1e300", "steps", "limit of 1e9"]);
+}
+
+#[test]
+fn bench_size_past_the_machine_memory_is_refused() {
+    flexmb(&["bench", "l1", "--sizes", "1000000000", "-q"]).refused(
+        2,
+        &[
+            "l1 size 1000000000",
+            "4.000e9 DOFs",
+            "bytes",
+            "machine's memory",
+        ],
+    );
+}
+
+#[test]
+fn memory_estimate_grows_with_the_dofs() {
+    use flexmb::bench::{check_memory, Problem};
+    for p in Problem::ALL {
+        // Each problem's DOF formula against the built model.
+        let model = p.model(3).unwrap();
+        assert_eq!(p.dofs(3), model.n_dofs() as f64, "{}", p.name());
+        assert!(p.estimated_bytes(30) > p.estimated_bytes(3));
+        assert!(check_memory(p, 3, 1e9).is_ok());
+        let err = check_memory(p, 1_000_000_000, 1e9).unwrap_err();
+        assert!(
+            err.contains("more than the machine's memory of 1.000e9"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn nan_in_a_sine_load_is_an_error() {
+    let load = r#"
+[[load]]
+id = "push"
+type = "point_force"
+point = "bob"
+force = [1.0, 0.0]
+time = { type = "sine", omega = nan, phase = 0.0 }
+"#;
+    let m = write("nan_sine.toml", &pendulum("", load));
+    for cmd in ["check", "run"] {
+        flexmb(&[cmd, m.to_str().unwrap()])
+            .refused(2, &["load 'push'", "`omega` must be finite, got NaN"]);
+    }
+    let inf = write(
+        "inf_phase.toml",
+        &pendulum(
+            "",
+            &load.replace("omega = nan, phase = 0.0", "omega = 1.0, phase = inf"),
+        ),
+    );
+    flexmb(&["check", inf.to_str().unwrap()]).refused(2, &["`phase` must be finite, got inf"]);
+}
+
+// ---- 2. no silent nonsense ------------------------------------------------
+
+#[test]
+fn inconsistent_initial_velocity_is_refused_or_projected() {
+    // The velocity points along the rod: B v = 1, not 0.
+    let m = write("bad_velocity.toml", &pendulum("velocity = [1.0, 0.0]", ""));
+    let m = m.to_str().unwrap();
+    for cmd in ["check", "run"] {
+        flexmb(&[cmd, m]).refused(
+            2,
+            &[
+                "violates the velocity constraint of distance 'rod'",
+                "by 1.000e0",
+                "initialize = \"project\"",
+            ],
+        );
+    }
+    let out = scratch("projected.h5");
+    let o = flexmb(&[
+        "run",
+        m,
+        "--initialize",
+        "project",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let t = o.text();
+    assert_eq!(o.code(), Some(0), "{t}");
+    assert!(t.contains("velocity 1.000e0; projected"), "{t}");
+    assert!(t.contains("velocities by up to 1.000e0"), "{t}");
+    // The run starts on the constraints: the radial velocity is gone.
+    let run = read_hdf5(&out).unwrap();
+    assert!(
+        run.constraints[0].velocity < 1e-12,
+        "{:?}",
+        run.constraints[0]
+    );
+    let ix = run.dof_names.iter().position(|n| n == "bob.x").unwrap();
+    assert!(run.v[0][ix].abs() < 1e-12);
+}
+
+#[test]
+fn coincident_beam_nodes_with_a_length_are_refused() {
+    let m = write(
+        "coincident.toml",
+        r#"schema = 1
+dimension = 2
+
+[[node]]
+id = "a"
+position = [0.0, 0.0]
+slope = [1.0, 0.0]
+mass = 1.0
+
+[[node]]
+id = "b"
+position = [0.0, 0.0]
+slope = [1.0, 0.0]
+mass = 1.0
+
+[[element]]
+id = "e1"
+type = "beam"
+nodes = ["a", "b"]
+ea = 1e6
+ei = 1e3
+length = 1.0
+
+[integrator]
+scheme = "midpoint"
+dt = 0.01
+t_end = 0.1
+"#,
+    );
+    flexmb(&["check", m.to_str().unwrap()])
+        .refused(2, &["element 'e1'", "nodes 'a' and 'b' coincide initially"]);
+}
+
+// ---- 3. check tells the truth ---------------------------------------------
+
+#[test]
+fn redundant_joint_fails_check_as_run_does() {
+    let rod2 = r#"
+[[joint]]
+id = "rod2"
+type = "distance"
+a = "bob"
+b = { ground = [0.0, 0.0] }
+length = 1.0
+"#;
+    let m = write("redundant.toml", &pendulum("", rod2));
+    let m = m.to_str().unwrap();
+    let diagnosis =
+        "distance joint 'rod2' row 0 is redundant: it equals +1.000 x distance joint 'rod' row 0";
+    let check = flexmb(&["check", m]);
+    check.refused(4, &[diagnosis]);
+    let run = flexmb(&["run", m, "-q"]);
+    run.refused(4, &[diagnosis]);
+    flexmb(&["static", m]).refused(4, &[diagnosis]);
+    // No debug formatting of the pivot.
+    assert!(!check.text().contains("Some("), "{}", check.text());
+}
+
+#[test]
+fn shipped_models_pass_check() {
+    for entry in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("models")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "toml") {
+            let o = flexmb(&["check", p.to_str().unwrap()]);
+            assert_eq!(o.code(), Some(0), "{}: {}", p.display(), o.text());
+            assert!(o.text().contains("initial state: constraint residuals"));
+        }
+    }
+}
+
+// ---- 4. graceful interruption ---------------------------------------------
+
+fn interrupt(signal: &str, code: i32) {
+    let out = scratch(&format!("interrupted-{signal}.h5"));
+    let child = Command::new(env!("CARGO_BIN_EXE_flexmb"))
+        .args([
+            "run",
+            "models/double_pendulum.toml",
+            "--t-end",
+            "1e6",
+            "-q",
+            "-o",
+        ])
+        .arg(&out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Mid-run: the file exists once the run has begun.
+    for _ in 0..200 {
+        if out.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let killed = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    let t = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(code), "{t}");
+    assert!(t.contains("interrupted | steps"), "{t}");
+    let run = read_hdf5(&out).unwrap();
+    assert_eq!(run.status, "interrupted");
+    assert!(
+        run.failure_reason.starts_with("stopped by signal"),
+        "{}",
+        run.failure_reason
+    );
+    // The last step is in the file, and the run stopped well before t_end.
+    let last = *run.time.last().unwrap();
+    assert!(last > 0.0 && last < 1e6 && last == run.t_end_reached);
+    assert!(flexmb::output::xdmf_path(&out).unwrap().exists());
+}
+
+#[test]
+fn sigint_mid_run_closes_the_file_as_interrupted() {
+    interrupt("INT", 130);
+}
+
+#[test]
+fn sigterm_mid_run_closes_the_file_as_interrupted() {
+    interrupt("TERM", 143);
+}
+
+#[test]
+fn unwritable_output_is_a_plain_message() {
+    let o = flexmb(&[
+        "run",
+        "models/pendulum.toml",
+        "-q",
+        "-o",
+        "/nonexistent-dir/x.h5",
+    ]);
+    o.refused(
+        5,
+        &["cannot create the output file /nonexistent-dir/x.h5: No such file or directory"],
+    );
+    assert!(!o.text().contains("os error"), "{}", o.text());
+    assert!(!o.text().contains("hdf5"), "{}", o.text());
+}
+
+// ---- 5. --set into an element and sweeps ----------------------------------
+
+#[test]
+fn set_into_an_element_and_a_sweep_over_it() {
+    // The spring-damper's stiffness by id changes the result.
+    let base = flexmb(&[
+        "run",
+        "models/slider_crank_tsda.toml",
+        "--t-end",
+        "0.05",
+        "-q",
+    ]);
+    let stiff = flexmb(&[
+        "run",
+        "models/slider_crank_tsda.toml",
+        "--t-end",
+        "0.05",
+        "-q",
+        "--set",
+        "element.tsda.stiffness=1e6",
+    ]);
+    assert_eq!(base.code(), Some(0), "{}", base.text());
+    assert_eq!(stiff.code(), Some(0), "{}", stiff.text());
+    assert_ne!(base.text(), stiff.text());
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let sweep = write(
+        "tsda_sweep.toml",
+        &format!(
+            "base = \"{}\"\n[set]\nintegrator.t_end = 0.02\n[parameters]\nelement.tsda.stiffness = [1e4, 1e6]\n",
+            dir.join("slider_crank_tsda.toml").display()
+        ),
+    );
+    let out = scratch("tsda_sweep_out");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = flexmb(&[
+        "batch",
+        sweep.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(o.code(), Some(0), "{}", o.text());
+    assert!(o.text().contains("2 cases: 2 completed"), "{}", o.text());
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(csv.contains("element.tsda.stiffness"), "{csv}");
+}
+
+#[test]
+fn sweep_key_typo_is_a_sweep_file_error_before_any_case() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let sweep = write(
+        "typo_sweep.toml",
+        &format!(
+            "base = \"{}\"\n[parameters]\nelement.tsda.stifness = [1e4, 2e4]\n",
+            dir.join("slider_crank_tsda.toml").display()
+        ),
+    );
+    let out = scratch("typo_sweep_out");
+    let _ = std::fs::remove_dir_all(&out);
+    flexmb(&[
+        "batch",
+        sweep.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ])
+    .refused(
+        2,
+        &["typo_sweep.toml", "case 1", "unknown field `stifness`"],
+    );
+    assert!(!out.exists(), "no case ran");
+}
+
+// ---- 2. energy balance with prescribed motion -------------------------------
+
+fn max_energy_change(args: &[&str]) -> f64 {
+    let o = flexmb(args);
+    assert_eq!(o.code(), Some(0), "{}", o.text());
+    let t = o.text();
+    let tail = t
+        .split("max relative energy change ")
+        .nth(1)
+        .expect("summary line");
+    tail.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn rheonomic_joint_work_balances_the_slider_crank() {
+    // The driven crank's prescribed rotation does work; counted by the
+    // trapezoidal rule on lambda . Phi_t, the balance closes at second order.
+    let e1 = max_energy_change(&[
+        "run",
+        "models/slider_crank_rigid.toml",
+        "-q",
+        "--dt",
+        "1e-3",
+    ]);
+    let e2 = max_energy_change(&[
+        "run",
+        "models/slider_crank_rigid.toml",
+        "-q",
+        "--dt",
+        "5e-4",
+    ]);
+    assert!(e1 < 2e-4, "{e1}");
+    let order = (e1 / e2).log2();
+    assert!((order - 2.0).abs() < 0.2, "{e1} {e2}: order {order}");
+    // Scleronomic models are unchanged: the double pendulum at round-off.
+    let dp = max_energy_change(&["run", "models/double_pendulum.toml", "-q"]);
+    assert!(dp < 1e-13, "{dp}");
+}
+
+#[test]
+fn energy_scale_is_never_zero() {
+    use flexmb::output::Energy;
+    use flexmb::run::EnergyBalance;
+    let energy = |kinetic: f64, total: f64, work: f64| Energy {
+        kinetic,
+        potential: total - kinetic,
+        total,
+        external_work: work,
+    };
+    // At rest with no energy: change 0, not 0/0.
+    let mut b = EnergyBalance::new(0.0);
+    b.add(&energy(0.0, 0.0, 0.0));
+    assert_eq!(b.max_relative(), 0.0);
+    // E0 = 0 (a pendulum released at zero total energy): the scale is the
+    // motion's kinetic energy, not |E0|.
+    let mut b = EnergyBalance::new(0.0);
+    b.add(&energy(0.0, 0.0, 0.0));
+    b.add(&energy(4.0, 1e-3, 0.0));
+    b.add(&energy(8.0, -1e-3, 0.0));
+    assert_eq!(b.max_relative(), 1e-3 / 8.0);
+    assert_eq!(b.final_relative(), -1e-3 / 8.0);
+    // The work counts in the scale, and a blow-up stays visible.
+    let mut b = EnergyBalance::new(1.0);
+    b.add(&energy(0.5, 11.0, 20.0));
+    assert_eq!(b.max_relative(), 10.0 / 20.0);
+    b.add(&energy(1e4, 1e4, 20.0));
+    assert!(b.max_relative() > 1e2);
+}
