@@ -565,8 +565,6 @@ impl Recording {
     }
 }
 
-
-
 /// The energy balance of a run: the error `E - E0 - W` of each recorded
 /// step (`W` the work of the loads other than gravity, of the dampers and
 /// of the rheonomic joints), relative to the run's energy scale

@@ -247,6 +247,9 @@ struct IntegratorArgs {
     /// Largest step of an adaptive method.
     #[arg(long)]
     max_step: Option<f64>,
+    /// Adaptive methods: most attempted steps in a run (default 1e6).
+    #[arg(long, value_name = "N")]
+    max_steps: Option<u64>,
     /// Tableau of the embedded projection method (--method epm): rk4 (default), dopri5, heun.
     #[arg(long)]
     tableau: Option<String>,
@@ -318,6 +321,7 @@ impl IntegratorArgs {
             datol: self.datol,
             projection: self.projection.clone(),
             max_step: self.max_step,
+            max_steps: self.max_steps,
             tableau: self.tableau.clone(),
             scheme: self.scheme.clone(),
             family: self.family.clone(),
@@ -999,7 +1003,9 @@ fn step_error_code(e: &StepError) -> ExitCode {
     match e {
         StepError::Singular { .. } => ExitCode::from(EXIT_SINGULAR),
         StepError::Setup { .. } => ExitCode::from(EXIT_USAGE),
-        StepError::NewtonFailed { .. } | StepError::StepSize { .. } => ExitCode::from(EXIT_NEWTON),
+        StepError::NewtonFailed { .. }
+        | StepError::StepSize { .. }
+        | StepError::TooManySteps { .. } => ExitCode::from(EXIT_NEWTON),
     }
 }
 

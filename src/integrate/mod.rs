@@ -217,6 +217,15 @@ pub enum StepError {
         /// Rejected attempts of this step.
         rejected: u32,
     },
+    /// An adaptive method needed more steps than its limit `max_steps`
+    /// (HNW's NMAX): the solution is stiff or blows up for this method.
+    #[error("more than {limit} steps needed by t = {} (the adaptive method's `max_steps`); the problem may be stiff for it", fmt_time(*.time))]
+    TooManySteps {
+        /// The limit.
+        limit: u64,
+        /// Time reached.
+        time: f64,
+    },
     /// The integrator could not be set up.
     #[error("integrator setup failed: {reason}")]
     Setup {

@@ -108,6 +108,9 @@ pub struct IntegratorSpec {
     pub projection: Option<String>,
     /// Largest step of an adaptive method.
     pub max_step: Option<f64>,
+    /// Most steps (accepted and rejected) an adaptive method may take in a
+    /// run (HNW's NMAX; default [`DEFAULT_MAX_STEPS`]).
+    pub max_steps: Option<u64>,
     /// The Runge–Kutta tableau of the embedded projection method (`rk4`, `dopri5`, `heun`).
     pub tableau: Option<String>,
     /// Preset name (`midpoint`, `newmark`, `generalized-alpha(0.8)`, ...) or `gssss`.
@@ -225,8 +228,15 @@ pub enum RkStep {
         atol: f64,
         /// Largest step.
         max_step: f64,
+        /// Most attempted steps per run (HNW's NMAX).
+        max_steps: u64,
     },
 }
+
+/// Default `max_steps` of the adaptive methods: a run that needs more is
+/// stopped with [`StepError::TooManySteps`] instead of creeping on (HNW's
+/// DOPRI5 has NMAX = 1e5; the shipped models need at most a few 1e4).
+pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
 
 /// Drift control of the index-1 form (seed 001).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -311,6 +321,7 @@ impl IntegratorSpec {
             datol,
             projection,
             max_step,
+            max_steps,
             tableau,
             scheme,
             family,
@@ -435,10 +446,15 @@ impl IntegratorSpec {
                 }
                 let atol = positive("atol", self.atol.unwrap_or(rtol / 10.0))?;
                 let max_step = positive("max_step", self.max_step.unwrap_or(t_end))?;
+                let max_steps = self.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
+                if max_steps == 0 {
+                    return Err(bad("max_steps", "`max_steps` must be at least 1"));
+                }
                 RkStep::Adaptive {
                     rtol,
                     atol,
                     max_step,
+                    max_steps,
                 }
             }
             "fixed" => RkStep::Fixed {
@@ -861,8 +877,10 @@ impl RkSettings {
                 rtol,
                 atol,
                 max_step,
+                max_steps,
             } => {
                 p.push(("step_control".into(), AttrValue::Str("adaptive".into())));
+                p.push(("max_steps".into(), AttrValue::I64(max_steps as i64)));
                 p.push(("rtol".into(), AttrValue::F64(rtol)));
                 p.push(("atol".into(), AttrValue::F64(atol)));
                 p.push(("max_step".into(), AttrValue::F64(max_step)));
@@ -1039,6 +1057,7 @@ impl IntegratorConfig {
                 rtol: 1e-6,
                 atol: 1e-7,
                 max_step: f64::INFINITY,
+                max_steps: DEFAULT_MAX_STEPS,
             },
         )
     }
@@ -1252,7 +1271,11 @@ impl IntegratorConfig {
                         rtol,
                         atol,
                         max_step,
+                        max_steps,
                     } => {
+                        if max_steps == 0 {
+                            return Err(bad("max_steps", "`max_steps` must be at least 1"));
+                        }
                         if !(rtol >= 1e-14 && rtol.is_finite()) {
                             return Err(bad(
                                 "rtol",

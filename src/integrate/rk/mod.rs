@@ -82,6 +82,8 @@ pub struct RungeKutta {
     pending: [f64; 2],
     /// The last accepted step: start time and size.
     last: (f64, f64),
+    /// Attempted steps since the start (the adaptive `max_steps` limit).
+    attempts: u64,
 }
 
 /// The ODE the tableau integrates.
@@ -227,6 +229,7 @@ impl RungeKutta {
             grid: FixedGrid::new(0.0, h),
             pending: [0.0; 2],
             last: (0.0, 0.0),
+            attempts: 0,
         })
     }
 
@@ -460,6 +463,7 @@ impl Integrator for RungeKutta {
         self.grid = FixedGrid::new(state.t, self.h);
         self.facold = 1e-4;
         self.last_rejected = false;
+        self.attempts = 0;
         if let RkStep::Adaptive { max_step, .. } = self.step {
             self.h = self
                 .initial_step(sys, state.t, max_step)
@@ -492,15 +496,32 @@ impl Integrator for RungeKutta {
                 report.h = h;
                 report.external_work = self.ws.work;
             }
-            RkStep::Adaptive { max_step, .. } => {
+            RkStep::Adaptive {
+                max_step,
+                max_steps,
+                ..
+            } => {
                 let expo1 = 0.2 - BETA * 0.75;
                 let mut rejected = 0u32;
                 loop {
+                    if self.attempts >= max_steps {
+                        return Err(StepError::TooManySteps {
+                            limit: max_steps,
+                            time: t,
+                        });
+                    }
+                    self.attempts += 1;
                     let mut h = self.h.min(max_step);
+                    // The controller's step below round-off of the interval's
+                    // scale (HNW's "step size too small", relative to
+                    // max(|t|, |t_stop|) so that a start at t = 0 cannot
+                    // shrink h toward 1e-300 and creep), or the step to
+                    // t_stop below round-off of t.
+                    let tiny = h <= 1e-14 * t.abs().max(t_stop.abs());
                     if t + 1.01 * h >= t_stop {
                         h = t_stop - t;
                     }
-                    if h <= 1e-14 * t.abs().max(1e-300) || !h.is_finite() {
+                    if tiny || h <= 1e-14 * t.abs().max(1e-300) || !h.is_finite() {
                         return Err(StepError::StepSize {
                             step,
                             time: t,
