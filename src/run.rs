@@ -401,7 +401,11 @@ impl Simulation {
                     }
                 }
             };
-            recorded_last = due || last;
+            // A signal stops the run at the end of this step, which is then
+            // recorded as the last row.
+            let signal = self.stop.as_ref().map_or(0, |f| f.load(Ordering::Relaxed));
+            let interrupted = signal != 0 && !last;
+            recorded_last = due || last || interrupted;
             if recorded_last {
                 record(
                     sim.state(),
@@ -414,19 +418,7 @@ impl Simulation {
                 )?;
             }
             progress(sim.state());
-            let signal = self.stop.as_ref().map_or(0, |f| f.load(Ordering::Relaxed));
-            if signal != 0 && sim.time() < t_end {
-                if !recorded_last {
-                    record(
-                        sim.state(),
-                        &sim,
-                        last_stats,
-                        work,
-                        &mut rec,
-                        &mut summary,
-                        recorder,
-                    )?;
-                }
+            if interrupted {
                 summary.interrupted = Some(signal);
                 break;
             }
