@@ -72,6 +72,9 @@ pub struct RunSummary {
     pub stats: Vec<(String, f64)>,
     /// Largest velocity-constraint violation over recorded steps.
     pub max_velocity_violation: f64,
+    /// max |B a + (B v)_u v + 2 Phi_tu v + Phi_tt| over recorded steps (the
+    /// acceleration-level residual, docs/output-format.md).
+    pub max_acceleration_violation: f64,
     /// The initial state's constraint residuals and its projection, if any.
     pub initial: InitialCorrection,
     /// The signal number that stopped the run at the end of a step
@@ -116,7 +119,8 @@ impl RunSummary {
         };
         format!(
             "{} | steps {} to t = {} | {:.3} Newton iterations/step | max relative energy change {:.3e} | \
-             max position-constraint violation {:.3e} | wall {:.3} s{stats}",
+             max constraint violation: position {:.3e}, velocity {:.3e}, acceleration {:.3e} | \
+             wall {:.3} s{stats}",
             match (&self.failure, self.interrupted) {
                 (Some(_), _) => "FAILED",
                 (None, Some(_)) => "interrupted",
@@ -127,6 +131,8 @@ impl RunSummary {
             self.iterations_per_step(),
             self.max_rel_energy_change,
             self.max_position_violation,
+            self.max_velocity_violation,
+            self.max_acceleration_violation,
             self.wall_seconds
         )
     }
@@ -235,6 +241,7 @@ impl Simulation {
             timings: None,
             stats: specs.iter().map(|s| (s.name.to_string(), 0.0)).collect(),
             max_velocity_violation: 0.0,
+            max_acceleration_violation: 0.0,
             initial: InitialCorrection::default(),
             interrupted: None,
         };
@@ -274,6 +281,8 @@ impl Simulation {
             rec.balance.add(&e);
             summary.max_position_violation = summary.max_position_violation.max(c.position);
             summary.max_velocity_violation = summary.max_velocity_violation.max(c.velocity);
+            summary.max_acceleration_violation =
+                summary.max_acceleration_violation.max(c.acceleration);
             let mut step = StepRecord {
                 step: state.step,
                 time: state.t,
@@ -447,6 +456,11 @@ impl Simulation {
             (None, None) => RunStatus::Completed,
         };
         recorder.totals(&RunTotals {
+            max_constraint_violation: [
+                summary.max_position_violation,
+                summary.max_velocity_violation,
+                summary.max_acceleration_violation,
+            ],
             steps: summary.steps,
             newton_iterations: summary.newton_iterations,
             wall_seconds: summary.wall_seconds,
@@ -520,6 +534,7 @@ impl Simulation {
             timings: None,
             stats: Vec::new(),
             max_velocity_violation: f64::NAN,
+            max_acceleration_violation: f64::NAN,
             initial: InitialCorrection::default(),
             interrupted: None,
         })

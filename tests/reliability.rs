@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use flexmb::output::read_hdf5;
+use flexmb::output::{read_hdf5, RunSource};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("reliability");
@@ -509,4 +509,54 @@ fn energy_scale_is_never_zero() {
     assert_eq!(b.max_relative(), 10.0 / 20.0);
     b.add(&energy(1e4, 1e4, 20.0));
     assert!(b.max_relative() > 1e2);
+}
+
+// ---- 2. constraint residuals at three levels ---------------------------------
+
+/// The summary line and the root attributes `max_{position,velocity,
+/// acceleration}_violation` report the largest recorded residual of each
+/// level (docs/output-format.md): equal to the maxima of the per-step
+/// `/constraints` datasets read back.
+#[test]
+fn three_constraint_levels_in_summary_and_attributes() {
+    let out = scratch("levels.h5");
+    let o = flexmb(&[
+        "run",
+        "models/slider_crank_rigid.toml",
+        "--t-end",
+        "0.2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.code(), Some(0), "{}", o.text());
+    let text = o.text();
+    let levels = text
+        .split("max constraint violation: ")
+        .nth(1)
+        .expect("summary line names the residuals");
+    for level in ["position ", "velocity ", "acceleration "] {
+        assert!(levels.contains(level), "{levels}");
+    }
+    let run = read_hdf5(&out).unwrap();
+    let max = |f: fn(&flexmb::output::ConstraintNorms) -> f64| {
+        run.constraints.iter().map(f).fold(0.0, f64::max)
+    };
+    let expected = [
+        ("max_position_violation", max(|c| c.position)),
+        ("max_velocity_violation", max(|c| c.velocity)),
+        ("max_acceleration_violation", max(|c| c.acceleration)),
+    ];
+    let attrs = flexmb::output::Hdf5Reader::open(&out)
+        .unwrap()
+        .root_attrs()
+        .unwrap();
+    for (name, want) in expected {
+        let got = attrs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("no root attribute {name}"));
+        assert_eq!(got, flexmb::output::AttrValue::F64(want), "{name}");
+        assert!(want.is_finite(), "{name} = {want}");
+    }
 }

@@ -98,6 +98,11 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
             .iter()
             .map(|c| c.velocity)
             .fold(0.0, f64::max),
+        max_acceleration_violation: run
+            .constraints
+            .iter()
+            .map(|c| c.acceleration)
+            .fold(0.0, f64::max),
         initial: Default::default(),
         interrupted: None,
     })

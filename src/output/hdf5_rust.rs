@@ -74,6 +74,13 @@ pub(super) mod attr {
     pub const NEWTON_ITERATIONS: &str = "newton_iterations";
     /// Wall time of the time loop (s).
     pub const WALL_SECONDS: &str = "wall_seconds";
+    /// Max over the recorded steps of the position-, velocity- and
+    /// acceleration-level constraint residuals ([`super::RunTotals`]).
+    pub const MAX_VIOLATIONS: [&str; 3] = [
+        "max_position_violation",
+        "max_velocity_violation",
+        "max_acceleration_violation",
+    ];
 }
 
 /// Element type of a streamed dataset.
@@ -647,6 +654,9 @@ pub(super) fn final_attributes(
             attr::WALL_SECONDS.to_string(),
             AttrValue::F64(t.wall_seconds),
         ));
+        for (name, x) in attr::MAX_VIOLATIONS.iter().zip(t.max_constraint_violation) {
+            attrs.push((name.to_string(), AttrValue::F64(x)));
+        }
         for (name, x) in &t.stats {
             attrs.push((format!("stats.{name}"), x.clone()));
         }

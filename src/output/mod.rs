@@ -185,6 +185,11 @@ pub struct RunTotals {
     pub newton_iterations: u64,
     /// Wall time of the time loop (s).
     pub wall_seconds: f64,
+    /// Max over the recorded steps of the constraint residuals' max-norms at
+    /// position, velocity and acceleration level (root attributes
+    /// `max_position_violation`, `max_velocity_violation`,
+    /// `max_acceleration_violation`).
+    pub max_constraint_violation: [f64; 3],
     /// The method's statistics over the run (root attributes `stats.<name>`:
     /// counters as integers, measures as floats).
     pub stats: Vec<(String, AttrValue)>,
