@@ -31,7 +31,7 @@ pub use initial::{initial_tolerance, initialize, InitialCorrection, Initialize};
 pub use newton::{NewtonStop, NewtonTimings, Refactor};
 pub use settings::{
     Formulation, GssssSettings, IntegratorConfig, IntegratorSpec, MethodConfig, OptionChoice,
-    RkSettings, RkStep, SettingsError, Stabilization, StepControl,
+    RkSettings, RkStep, SettingsError, Stabilization, StepControl, DEFAULT_MAX_STEPS,
 };
 
 use crate::assembly::Assembler;
