@@ -683,6 +683,13 @@ fn expected_json(mem: &MemoryRecorder, config: &OutputConfig, status: &str) -> J
             "wall_seconds".into(),
             attr_json(&AttrValue::F64(t.wall_seconds)),
         ));
+        let levels = ["position", "velocity", "acceleration"];
+        for (level, x) in levels.iter().zip(t.max_constraint_violation) {
+            attrs.push((
+                format!("max_{level}_violation"),
+                attr_json(&AttrValue::F64(x)),
+            ));
+        }
         for (name, v) in &t.stats {
             attrs.push((format!("stats.{name}"), attr_json(v)));
         }
