@@ -100,6 +100,14 @@ impl RunSummary {
     /// One line for the terminal, then the method's statistics other than
     /// the Newton iterations.
     pub fn line(&self) -> String {
+        if self.failure.is_some() && self.steps == 0 && self.max_rel_energy_change.is_nan() {
+            // The run failed before recording its initial state: no energy
+            // or residual to report.
+            return format!(
+                "FAILED before the first step | wall {:.3} s",
+                self.wall_seconds
+            );
+        }
         let stats: Vec<String> = self
             .stats
             .iter()
@@ -250,6 +258,13 @@ impl Simulation {
             summary.initial = *c;
         }
         if let Err(e) = started_state {
+            // Nothing recorded: the measures are undefined, as in
+            // `fail_at_start`.
+            summary.max_rel_energy_change = f64::NAN;
+            summary.final_rel_energy_change = f64::NAN;
+            summary.max_position_violation = f64::NAN;
+            summary.max_velocity_violation = f64::NAN;
+            summary.max_acceleration_violation = f64::NAN;
             summary.failure = Some(e.clone());
             recorder.finish(
                 &RunStatus::Failed {

@@ -271,7 +271,8 @@ length = 1.0
     let check = flexmb(&["check", m]);
     check.refused(4, &[diagnosis]);
     let run = flexmb(&["run", m, "-q"]);
-    run.refused(4, &[diagnosis]);
+    run.refused(4, &[diagnosis, "FAILED before the first step"]);
+    assert!(!run.text().contains("NaN"), "{}", run.text());
     flexmb(&["static", m]).refused(4, &[diagnosis]);
     // No debug formatting of the pivot.
     assert!(!check.text().contains("Some("), "{}", check.text());
