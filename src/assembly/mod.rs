@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use sprs::{CsMat, TriMat};
 
 use crate::element::{gather, ElementSet, GlobalLevel, RateForce, RateState, MAX_LOCAL_DOFS};
-use crate::joint::{ConstraintLevel, MAX_JOINT_DOFS, MAX_ROWS};
+use crate::joint::{ConstraintLevel, MAX_ROWS};
 use crate::load::TimeFunction;
 use crate::model::{DofKind, Model};
 use crate::output::{ConstraintNorms, Energy};
@@ -796,7 +796,8 @@ impl Assembler {
                 let blk_slots = i * rows * k..(i + 1) * rows * k;
                 scatter_set(&mut sys.values, &s.b[blk_slots.clone()], &bl[..rows * k]);
                 scatter_set(&mut sys.values, &s.c[blk_slots], &bl[..rows * k]);
-                let gamma = self.velocity_curvature(blk.as_ref(), i, u, v, t, &mut sys.local.h);
+                let mut gamma = [0.0; MAX_ROWS];
+                blk.velocity_curvature(i, u, v, t, &mut gamma[..rows]);
                 blk.phi_tt(i, u, v, t, &mut extra[..rows]);
                 for r in 0..rows {
                     sys.residual[n + r0 + r] = gamma[r] + extra[r];
@@ -999,32 +1000,6 @@ impl Assembler {
         self.pattern.to_csc(&sys.values)
     }
 
-    /// Per-row `v^T d^2 Phi_r/du^2 v` of joint `i` of `blk` (`hl`: k x k scratch).
-    fn velocity_curvature(
-        &self,
-        blk: &dyn crate::joint::JointSet,
-        i: usize,
-        u: &[f64],
-        v: &[f64],
-        t: f64,
-        hl: &mut [f64],
-    ) -> [f64; MAX_ROWS] {
-        let (rows, k) = (blk.rows(), blk.ndof());
-        let mut vl = [0.0; MAX_LOCAL_DOFS];
-        gather(v, blk.dofs(i), &mut vl[..k]);
-        let mut out = [0.0; MAX_ROWS];
-        for (r, o) in out.iter_mut().enumerate().take(rows) {
-            let mut w = [0.0; MAX_ROWS];
-            w[r] = 1.0;
-            hl[..k * k].fill(0.0);
-            blk.add_curvature(i, u, t, &w[..rows], 1.0, &mut hl[..k * k]);
-            *o = (0..k)
-                .map(|p| vl[p] * (0..k).map(|q| hl[p * k + q] * vl[q]).sum::<f64>())
-                .sum();
-        }
-        out
-    }
-
     /// out += scale * (sum of the external loads at state u, time t), gravity excluded.
     pub fn add_loads(&self, model: &Model, u: &[f64], t: f64, out: &mut [f64], scale: f64) {
         let mut fl = [0.0; MAX_LOCAL_DOFS];
@@ -1147,7 +1122,6 @@ impl Assembler {
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
         let mut vl = [0.0; MAX_LOCAL_DOFS];
         let mut al = [0.0; MAX_LOCAL_DOFS];
-        let mut hl = [0.0; MAX_JOINT_DOFS * MAX_JOINT_DOFS];
         for blk in &model.joints {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
@@ -1158,7 +1132,8 @@ impl Assembler {
                 blk.jacobian(i, u, t, &mut bl[..rows * k]);
                 gather(v, blk.dofs(i), &mut vl[..k]);
                 gather(a, blk.dofs(i), &mut al[..k]);
-                let gamma = self.velocity_curvature(blk.as_ref(), i, u, v, t, &mut hl);
+                let mut gamma = [0.0; MAX_ROWS];
+                blk.velocity_curvature(i, u, v, t, &mut gamma[..rows]);
                 for r in 0..rows {
                     let row = &bl[r * k..(r + 1) * k];
                     let bv: f64 = row.iter().zip(&vl[..k]).map(|(b, x)| b * x).sum();

@@ -348,6 +348,29 @@ pub fn saddle_solver(
     })
 }
 
+/// The solver of the systems `[M B^T; B 0]` and `[W B^T; B 0]` with the
+/// model's mass or the identity (index-1 evaluations and projections): with
+/// a diagonal constant mass and no configuration-dependent inertia it tries
+/// the Schur complement first ([`crate::linalg::DiagonalSchur`]), otherwise
+/// it is [`saddle_solver`].
+pub fn mass_system_solver(
+    sys: &System<'_>,
+    force_sparse: bool,
+) -> Result<crate::linalg::SaddlePointSolver, StepError> {
+    let mass = sys.asm.mass_matrix();
+    let diagonal = mass.iter().all(|(_, (r, c))| r == c)
+        && !sys.model.elements.iter().any(|b| b.has_inertia());
+    let pattern = sys.asm.pattern();
+    let solver = if diagonal && !force_sparse {
+        crate::linalg::SaddlePointSolver::with_diagonal_mass(pattern, sys.asm.n_dofs(), false)
+    } else {
+        crate::linalg::SaddlePointSolver::new(pattern, force_sparse)
+    };
+    solver.map_err(|e| StepError::Setup {
+        reason: e.to_string(),
+    })
+}
+
 /// A fixed-step grid: steps of `h` from `t0`, `k` of them taken. The end of
 /// the next step toward `t_stop` is the next grid point, or `t_stop` when
 /// that is within round-off of it or past it (the last step may be shorter).
