@@ -42,13 +42,12 @@ fn pattern(n: usize, m: usize, rng: &mut Rng) -> Pattern {
 /// different size), random B, zero stiffness slots.
 fn values(p: &Pattern, n: usize, rng: &mut Rng) -> Vec<f64> {
     let mut v = vec![0.0; p.nnz()];
-    for c in 0..p.dim {
-        for s in p.col_ptr[c]..p.col_ptr[c + 1] {
-            let r = p.row_idx[s];
+    for (c, col) in p.col_ptr.windows(2).enumerate() {
+        for (x, &r) in v[col[0]..col[1]].iter_mut().zip(&p.row_idx[col[0]..col[1]]) {
             if r == c && c < n {
-                v[s] = rng.range(1.0, 100.0);
+                *x = rng.range(1.0, 100.0);
             } else if r >= n && c < n {
-                v[s] = rng.range(-2.0, 2.0);
+                *x = rng.range(-2.0, 2.0);
             }
         }
     }
@@ -109,7 +108,8 @@ fn matrices_not_of_the_diagonal_form_take_the_lu() {
     let base = values(&p, n, &mut rng);
     let rhs = rng.vec(n + m, -1.0, 1.0);
     let mut lu = SaddlePointSolver::new(&p, false).unwrap();
-    let cases: [(&str, Box<dyn Fn(&mut Vec<f64>)>); 4] = [
+    type Change<'a> = Box<dyn Fn(&mut Vec<f64>) + 'a>;
+    let cases: [(&str, Change); 4] = [
         ("stiffness entry", Box::new(|v| v[p.slot(0, 1)] = 0.5)),
         (
             "C != B^T",

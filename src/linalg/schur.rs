@@ -72,8 +72,8 @@ impl DiagonalSchur {
         let mut b_col_ptr = vec![0];
         let (mut b_row, mut b_slot, mut c_slot) = (Vec::new(), Vec::new(), Vec::new());
         let mut c_count = 0;
-        for c in 0..dim {
-            for s in pattern.col_ptr[c]..pattern.col_ptr[c + 1] {
+        for (c, col) in pattern.col_ptr.windows(2).enumerate() {
+            for s in col[0]..col[1] {
                 let r = pattern.row_idx[s];
                 match (r < n, c < n) {
                     (true, true) if r == c => diag_slot[c] = s,
@@ -182,8 +182,8 @@ impl DiagonalSchur {
         for (t, r) in self.t.iter_mut().zip(r2.iter()) {
             *t = -r;
         }
-        for i in 0..n {
-            let y = r1[i] * self.w_inv[i];
+        for (i, (r, w)) in r1.iter().zip(&self.w_inv).enumerate() {
+            let y = r * w;
             for k in self.b_col_ptr[i]..self.b_col_ptr[i + 1] {
                 self.t[self.b_row[k]] += self.b_val[k] * y;
             }
@@ -198,12 +198,11 @@ impl DiagonalSchur {
             stack,
         );
         // x = W^-1 (r1 - B^T lambda)
-        for i in 0..n {
-            let mut x = r1[i];
+        for (i, (x, w)) in r1.iter_mut().zip(&self.w_inv).enumerate() {
             for k in self.b_col_ptr[i]..self.b_col_ptr[i + 1] {
-                x -= self.b_val[k] * self.t[self.b_row[k]];
+                *x -= self.b_val[k] * self.t[self.b_row[k]];
             }
-            r1[i] = x * self.w_inv[i];
+            *x *= w;
         }
         r2.copy_from_slice(&self.t);
     }
