@@ -227,6 +227,10 @@ struct IntegratorArgs {
     /// BDF: the largest order, 1 to 5 (default 5).
     #[arg(long)]
     max_order: Option<u64>,
+    /// BDF: the components of the local error test, qv (positions and
+    /// velocities, default) or q (positions only, as seed 003 §4.1).
+    #[arg(long)]
+    error_test: Option<String>,
     /// GSSSS: fixed (a Newton failure stops the run) or cutback (halve dt and retry,
     /// regrow after successes). Runge–Kutta: adaptive (dopri5's default) or fixed.
     #[arg(long)]
@@ -349,6 +353,7 @@ impl IntegratorArgs {
             initialize: self.initialize.clone(),
             newton: self.newton.clone(),
             max_order: self.max_order,
+            error_test: self.error_test.clone(),
         }
     }
 }

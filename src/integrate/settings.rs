@@ -5,12 +5,12 @@
 
 use serde::Deserialize;
 
+use super::bdf::{Bdf, BdfSettings, ErrorTest, NewtonIteration};
 use super::gssss::OneStepIntegrator;
 use super::gssss::{preset, ConstraintOption, Family, Gssss, JacobianKind, SolveForm, Variant};
 use super::initial::Initialize;
 use super::newton::{NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFAULT_RTOL};
 use super::projector::Metric;
-use super::bdf::{Bdf, BdfSettings, NewtonIteration};
 use super::rk::{RungeKutta, Tableau};
 use super::{Integrator, StepError, System};
 use crate::output::AttrValue;
@@ -151,6 +151,8 @@ pub struct IntegratorSpec {
     pub newton: Option<String>,
     /// BDF: the largest order, 1..=5 (default 5).
     pub max_order: Option<u64>,
+    /// BDF: the local error test's components, `qv` (default) or `q`.
+    pub error_test: Option<String>,
 }
 
 /// A constraint-force option as written: an integer 1..=4 (seed 000 eqs.
@@ -347,7 +349,8 @@ impl IntegratorSpec {
             sparse,
             initialize,
             newton,
-            max_order
+            max_order,
+            error_test
         );
         // A family given on top of a preset replaces the preset, and a preset
         // given on top of a family replaces the family and its roots.
@@ -376,9 +379,16 @@ impl IntegratorSpec {
     fn resolve_method(&self) -> Result<IntegratorConfig, SettingsError> {
         let method = self.method.as_deref().unwrap_or("gssss");
         if method != "bdf" {
-            for (field, set) in [("newton", self.newton.is_some()), ("max_order", self.max_order.is_some())] {
+            for (field, set) in [
+                ("newton", self.newton.is_some()),
+                ("max_order", self.max_order.is_some()),
+                ("error_test", self.error_test.is_some()),
+            ] {
                 if set {
-                    return Err(bad(field, format!("`{field}` belongs to method \"bdf\", the method is \"{method}\"")));
+                    return Err(bad(
+                        field,
+                        format!("`{field}` belongs to method \"bdf\", the method is \"{method}\""),
+                    ));
                 }
             }
         }
@@ -435,10 +445,16 @@ impl IntegratorSpec {
             "newton",
             format!("`newton` must be \"full\", \"cs\" or \"cm\", got \"{name}\""),
         ))?;
+        let name = self.error_test.as_deref().unwrap_or("qv");
+        let error_test = ErrorTest::from_name(name).ok_or(bad(
+            "error_test",
+            format!("`error_test` must be \"qv\" or \"q\", got \"{name}\""),
+        ))?;
         let rtol = self.rtol.unwrap_or(1e-6);
         let settings = BdfSettings {
             iteration,
-            max_order: self.max_order.unwrap_or(5) as usize,
+            max_order: usize::try_from(self.max_order.unwrap_or(5)).unwrap_or(usize::MAX),
+            error_test,
             rtol,
             atol: self.atol.unwrap_or(rtol),
             max_step: self.max_step.unwrap_or(t_end),
@@ -961,9 +977,10 @@ impl BdfSettings {
     /// A human-readable name, e.g. `BDF 1-5 on GGL, full Newton (rtol 1e-6, atol 1e-6)`.
     pub fn label(&self) -> String {
         format!(
-            "BDF 1-{} on the GGL form, {} Newton (rtol {:e}, atol {:e})",
+            "BDF 1-{} on the GGL form, {} Newton, error test on {} (rtol {:e}, atol {:e})",
             self.max_order,
             self.iteration.name(),
+            self.error_test.name(),
             self.rtol,
             self.atol
         )
@@ -973,8 +990,15 @@ impl BdfSettings {
     pub fn parameters(&self) -> Vec<(String, AttrValue)> {
         vec![
             ("method".into(), AttrValue::Str("bdf".into())),
-            ("newton".into(), AttrValue::Str(self.iteration.name().into())),
+            (
+                "newton".into(),
+                AttrValue::Str(self.iteration.name().into()),
+            ),
             ("max_order".into(), AttrValue::I64(self.max_order as i64)),
+            (
+                "error_test".into(),
+                AttrValue::Str(self.error_test.name().into()),
+            ),
             ("rtol".into(), AttrValue::F64(self.rtol)),
             ("atol".into(), AttrValue::F64(self.atol)),
             ("max_step".into(), AttrValue::F64(self.max_step)),
@@ -993,7 +1017,10 @@ impl BdfSettings {
         if !(self.rtol >= 1e-14 && self.rtol.is_finite()) {
             return Err(bad(
                 "rtol",
-                format!("`rtol` must be finite and at least 1e-14, got {:e}", self.rtol),
+                format!(
+                    "`rtol` must be finite and at least 1e-14, got {:e}",
+                    self.rtol
+                ),
             ));
         }
         positive("atol", self.atol)?;
@@ -1089,9 +1116,12 @@ impl IntegratorConfig {
                 }
                 Ok(Box::new(integrator))
             }
-            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) if self.export_matrix.is_some() => Err(StepError::Setup {
-                reason: "exporting the Newton matrix needs a Newton method (GSSSS family)".into(),
-            }),
+            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) if self.export_matrix.is_some() => {
+                Err(StepError::Setup {
+                    reason: "exporting the Newton matrix needs a Newton method (GSSSS family)"
+                        .into(),
+                })
+            }
             MethodConfig::RungeKutta(r) => Ok(Box::new(RungeKutta::new(
                 sys,
                 self.label(),

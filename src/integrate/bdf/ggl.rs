@@ -33,10 +33,12 @@
 //!   `r` without multipliers (eq. 2.1–2.2), so the residual is `P(q) r` in
 //!   the dependent rows' complement and the Newton step in (q, v) is CS's;
 //!   the matrix curvature uses those estimates (the derivative of P, eq. 2.2);
-//! - CM (§2.3, eqs. 2.16–2.20): the multipliers are zero in the residual, the
-//!   matrix has no curvature ("dP = 0"), and the solved multiplier columns
-//!   are the new multipliers; with the matrix kept between steps this is the
-//!   projection `P(q_J)` frozen at the last Jacobian (digest reading B).
+//! - CM (§2.3, eqs. 2.16–2.20): the residual of CS, the matrix without the
+//!   curvature ("dP(q) = 0 in the Newton iteration matrix"): an inexact
+//!   Newton method with CS's fixed point (the digest's reading A; reading B,
+//!   P frozen at the last Jacobian in the residual too, moves the fixed point
+//!   by O(|q - q_J| |lambda|) and failed the error test on the TSDA
+//!   slider-crank 3 times as often, docs/theory/bdf-ggl.md).
 //!
 //! The coordinate split (Def. 2.1) is an LU with partial pivoting of `G^T`:
 //! its pivot rows are the dependent coordinates Y. It is redone at a new
@@ -63,6 +65,8 @@ pub(crate) struct Ggl {
     n: usize,
     m: usize,
     iteration: NewtonIteration,
+    #[cfg(test)]
+    pattern: Pattern,
     /// Base slot -> block-matrix slot for the blocks (1,1), (2,1), (2,2).
     map: [Vec<usize>; 3],
     /// Slots of the -I entries (i, n + m + i).
@@ -118,10 +122,11 @@ impl Ggl {
         }
         pairs.extend((0..n).map(|i| (i, n1 + i)));
         let pattern = Pattern::from_pairs(2 * n1, pairs);
-        let mut map = [vec![NONE; base.nnz()], vec![NONE; base.nnz()], vec![
-            NONE;
-            base.nnz()
-        ]];
+        let mut map = [
+            vec![NONE; base.nnz()],
+            vec![NONE; base.nnz()],
+            vec![NONE; base.nnz()],
+        ];
         for c in 0..n1 {
             for s in base.col_ptr[c]..base.col_ptr[c + 1] {
                 let r = base.row_idx[s];
@@ -133,11 +138,10 @@ impl Ggl {
             }
         }
         let minus_identity = (0..n).map(|i| pattern.slot(i, n1 + i)).collect();
-        let solver = SaddlePointSolver::new(&pattern, force_sparse).map_err(|e| {
-            StepError::Setup {
+        let solver =
+            SaddlePointSolver::new(&pattern, force_sparse).map_err(|e| StepError::Setup {
                 reason: e.to_string(),
-            }
-        })?;
+            })?;
         let split = match iteration {
             NewtonIteration::Full => None,
             NewtonIteration::Cs | NewtonIteration::Cm => Some(Split::new(n, m)),
@@ -147,6 +151,8 @@ impl Ggl {
             m,
             iteration,
             values: vec![0.0; pattern.nnz()],
+            #[cfg(test)]
+            pattern,
             map,
             minus_identity,
             blocks: [
@@ -208,15 +214,14 @@ impl Ggl {
     ) -> Result<(), StepError> {
         let (n, m) = (self.n, self.m);
         let n1 = n + m;
-        if self.iteration != NewtonIteration::Full {
+        if self.split.is_some() {
             y[n..n1].fill(0.0);
             y[n1 + n..].fill(0.0);
         }
         self.fill(sys, t, y, yp, None);
         out[..n1].copy_from_slice(&self.blocks[0].residual);
         out[n1..].copy_from_slice(&self.blocks[1].residual);
-        if self.iteration == NewtonIteration::Cs {
-            let s = self.split.as_mut().expect("CS has a split");
+        if let Some(s) = self.split.as_mut() {
             sys.asm
                 .constraint_jacobian_dense(sys.model, &y[..n], t, &mut s.g);
             for (off_r, off_y) in [(0, n), (n1, n1 + n)] {
@@ -248,7 +253,8 @@ impl Ggl {
     ) -> Result<(), StepError> {
         let n = self.n;
         if let Some(s) = &mut self.split {
-            sys.asm.constraint_jacobian_dense(sys.model, &y[..n], t, &mut s.g);
+            sys.asm
+                .constraint_jacobian_dense(sys.model, &y[..n], t, &mut s.g);
             s.check(t)?;
         }
         self.fill(sys, t, y, yp, Some(cj));
@@ -550,5 +556,77 @@ impl Split {
         let x = MatMut::from_column_major_slice_mut(&mut self.w, m, 1);
         dense_solve::solve_in_place_with_conj(lu, lu, p, Conj::No, x, Par::Seq, &mut stack);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assembly::Assembler;
+    use crate::integrate::system;
+    use crate::model::load_model_str;
+
+    /// The assembled GGL iteration matrix equals `dF/dy + cj dF/dy'` by
+    /// central differences of the residual, on the TSDA slider-crank
+    /// (revolute and prismatic joints, spring-damper, torque, gravity) at a
+    /// perturbed state with nonzero multipliers.
+    #[test]
+    fn iteration_matrix_against_finite_differences() {
+        let text = include_str!("../../../models/slider_crank_tsda.toml");
+        let file = load_model_str(text, "slider_crank_tsda").unwrap();
+        let asm = Assembler::new(&file.model);
+        let sys = system(&file.model, &asm);
+        let mut ggl = Ggl::new(&sys, NewtonIteration::Full, false).unwrap();
+        let dim = ggl.dim();
+        let n = asm.n_dofs();
+        let m = asm.n_constraints();
+        let n1 = n + m;
+        let mut y = vec![0.0; dim];
+        let mut yp = vec![0.0; dim];
+        for i in 0..dim {
+            let s = ((i * 7 + 3) % 11) as f64 / 11.0 - 0.5;
+            y[i] = s;
+            yp[i] = 0.3 * s + 0.1;
+        }
+        y[..n].copy_from_slice(&file.model.u0);
+        for (i, x) in y[..n].iter_mut().enumerate() {
+            *x += 0.01 * (i as f64 - 3.0);
+        }
+        for x in &mut y[n1 + n..] {
+            *x *= 100.0;
+        }
+        let (t, cj) = (0.1, 37.0);
+        ggl.jacobian(&sys, t, &y, &yp, cj).unwrap();
+        let p = &ggl.pattern;
+        let mut dense = vec![0.0; dim * dim];
+        for c in 0..dim {
+            for s in p.col_ptr[c]..p.col_ptr[c + 1] {
+                dense[p.row_idx[s] * dim + c] = ggl.values[s];
+            }
+        }
+        let (mut fp, mut fm) = (vec![0.0; dim], vec![0.0; dim]);
+        let mut worst: f64 = 0.0;
+        for c in 0..dim {
+            let h = 1e-6 * (1.0 + y[c].abs());
+            let mut col = vec![0.0; dim];
+            for (which, coef) in [(0, 1.0), (1, cj)] {
+                let (mut yy, mut yyp) = (y.clone(), yp.clone());
+                let x = if which == 0 { &mut yy } else { &mut yyp };
+                x[c] += h;
+                ggl.residual(&sys, t, &mut yy, &yyp, &mut fp).unwrap();
+                let (mut yy, mut yyp) = (y.clone(), yp.clone());
+                let x = if which == 0 { &mut yy } else { &mut yyp };
+                x[c] -= h;
+                ggl.residual(&sys, t, &mut yy, &yyp, &mut fm).unwrap();
+                for r in 0..dim {
+                    col[r] += coef * (fp[r] - fm[r]) / (2.0 * h);
+                }
+            }
+            for r in 0..dim {
+                let d = (col[r] - dense[r * dim + c]).abs() / (1.0 + col[r].abs());
+                worst = worst.max(d);
+            }
+        }
+        assert!(worst < 1e-5, "largest relative difference {worst:e}");
     }
 }

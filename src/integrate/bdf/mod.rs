@@ -23,7 +23,8 @@
 //! divisor NEQ: for GGL NEQ = 2 (n + m), the error test skipping the
 //! multipliers as DASSL does for index-2 systems, the Newton test over every
 //! component; for CS and CM NEQ = 2 n, the Newton test over (q, v) and the
-//! error test over the independent coordinates (X^T q, X^T v) (seed 003 §4).
+//! error test over the independent coordinates (seed 003 §4). The error test
+//! covers (q, v) by default, or q alone ([`ErrorTest`]; seed 003 §4.1).
 
 mod ggl;
 
@@ -65,6 +66,36 @@ impl NewtonIteration {
     }
 }
 
+/// The components of DASSL's local error test (the multipliers never count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorTest {
+    /// Positions q only (CS, CM: the independent ones, X^T q): seed 003 §4.1,
+    /// "local error estimated using position, i.e. q".
+    Positions,
+    /// Positions and velocities (q, v) (CS, CM: X^T q, X^T v): DASSL's
+    /// usual treatment of an index-2 system.
+    States,
+}
+
+impl ErrorTest {
+    /// The name in the model file and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorTest::Positions => "q",
+            ErrorTest::States => "qv",
+        }
+    }
+
+    /// The test of a name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "q" => Some(ErrorTest::Positions),
+            "qv" => Some(ErrorTest::States),
+            _ => None,
+        }
+    }
+}
+
 /// Statistics of a BDF step (DASSL's IWORK counters; seed 003 Tables 4.1–4.4).
 pub(crate) const STATS: [StatSpec; 8] = [
     StatSpec::count("nstep"),
@@ -99,6 +130,8 @@ pub struct BdfSettings {
     pub iteration: NewtonIteration,
     /// Largest order (1..=5).
     pub max_order: usize,
+    /// The components of the local error test.
+    pub error_test: ErrorTest,
     /// Relative tolerance.
     pub rtol: f64,
     /// Absolute tolerance.
@@ -216,8 +249,14 @@ impl Bdf {
     fn load(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
         let (n, m) = (self.n, self.m);
         let n1 = n + m;
-        self.start
-            .eval(sys, state.t, &state.u, &state.v, &mut state.a, &mut state.lambda)?;
+        self.start.eval(
+            sys,
+            state.t,
+            &state.u,
+            &state.v,
+            &mut state.a,
+            &mut state.lambda,
+        )?;
         self.y.fill(0.0);
         self.yp.fill(0.0);
         self.y[..n].copy_from_slice(&state.u);
@@ -313,9 +352,11 @@ impl Bdf {
         }
         for i in 0..self.wt.len() {
             let multiplier = self.ggl.is_multiplier(i);
-            self.conv_mask[i] =
-                self.settings.iteration == NewtonIteration::Full || !multiplier;
+            self.conv_mask[i] = self.settings.iteration == NewtonIteration::Full || !multiplier;
             self.err_mask[i] = !multiplier && !self.ggl.is_dependent(i);
+            if self.settings.error_test == ErrorTest::Positions && i >= self.n + self.m {
+                self.err_mask[i] = false;
+            }
         }
     }
 
@@ -638,7 +679,8 @@ impl Integrator for Bdf {
                     terk = (k + 1) as f64 * erk;
                     est = erk;
                     if k > 1 {
-                        for (d, (p, e)) in self.delta.iter_mut().zip(self.phi[k].iter().zip(&self.e))
+                        for (d, (p, e)) in
+                            self.delta.iter_mut().zip(self.phi[k].iter().zip(&self.e))
                         {
                             *d = p + e;
                         }
@@ -648,8 +690,7 @@ impl Integrator for Bdf {
                             for (d, p) in self.delta.iter_mut().zip(&self.phi[k - 1]) {
                                 *d += p;
                             }
-                            let erkm2 =
-                                self.sigma[k - 2] * self.norm(&self.delta, &self.err_mask);
+                            let erkm2 = self.sigma[k - 2] * self.norm(&self.delta, &self.err_mask);
                             terkm1.max((k - 1) as f64 * erkm2) <= terk
                         } else {
                             terkm1 <= 0.5 * terk
@@ -687,8 +728,7 @@ impl Integrator for Bdf {
                             {
                                 *d = e - p;
                             }
-                            let erkp1 =
-                                self.norm(&self.delta, &self.err_mask) / (k + 2) as f64;
+                            let erkp1 = self.norm(&self.delta, &self.err_mask) / (k + 2) as f64;
                             let terkp1 = (k + 2) as f64 * erkp1;
                             if k == 1 {
                                 if terkp1 < 0.5 * terk {
