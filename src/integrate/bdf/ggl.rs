@@ -128,8 +128,8 @@ impl Ggl {
             vec![NONE; base.nnz()],
         ];
         for c in 0..n1 {
-            for s in base.col_ptr[c]..base.col_ptr[c + 1] {
-                let r = base.row_idx[s];
+            let slots = base.col_ptr[c]..base.col_ptr[c + 1];
+            for (s, &r) in slots.clone().zip(&base.row_idx[slots]) {
                 map[0][s] = pattern.slot(r, c);
                 map[2][s] = pattern.slot(r + n1, c + n1);
                 if c < n {
@@ -444,14 +444,14 @@ impl Split {
                 self.gt[i + j * n] = self.g[j * n + i];
             }
         }
-        let mut stack = MemStack::new(&mut self.mem);
+        let stack = MemStack::new(&mut self.mem);
         let a = MatMut::from_column_major_slice_mut(&mut self.gt, n, m);
         dense_factor::lu_in_place(
             a,
             &mut self.perm_n,
             &mut self.perm_inv_n,
             Par::Seq,
-            &mut stack,
+            stack,
             Default::default(),
         );
         self.quality = Self::pivot_ratio(&self.gt, n, m);
@@ -486,14 +486,14 @@ impl Split {
                 self.gy[i + j * m] = self.g[j * n + d];
             }
         }
-        let mut stack = MemStack::new(&mut self.mem);
+        let stack = MemStack::new(&mut self.mem);
         let a = MatMut::from_column_major_slice_mut(&mut self.gy, m, m);
         dense_factor::lu_in_place(
             a,
             &mut self.perm_m,
             &mut self.perm_inv_m,
             Par::Seq,
-            &mut stack,
+            stack,
             Default::default(),
         );
         let r = Self::pivot_ratio(&self.gy, m, m);
@@ -522,14 +522,14 @@ impl Split {
                 self.gt[i + j * n] = self.g[j * n + i];
             }
         }
-        let mut stack = MemStack::new(&mut self.mem);
+        let stack = MemStack::new(&mut self.mem);
         let a = MatMut::from_column_major_slice_mut(&mut self.gt, n, m);
         dense_factor::lu_in_place(
             a,
             &mut self.perm_n,
             &mut self.perm_inv_n,
             Par::Seq,
-            &mut stack,
+            stack,
             Default::default(),
         );
         let r = Self::pivot_ratio(&self.gt, n, m);
@@ -550,11 +550,11 @@ impl Split {
         for (w, &d) in self.w.iter_mut().zip(&self.dep) {
             *w = r[d];
         }
-        let mut stack = MemStack::new(&mut self.mem);
+        let stack = MemStack::new(&mut self.mem);
         let lu = MatRef::from_column_major_slice(&self.gy, m, m);
         let p = faer::perm::PermRef::new_checked(&self.perm_m, &self.perm_inv_m, m);
         let x = MatMut::from_column_major_slice_mut(&mut self.w, m, 1);
-        dense_solve::solve_in_place_with_conj(lu, lu, p, Conj::No, x, Par::Seq, &mut stack);
+        dense_solve::solve_in_place_with_conj(lu, lu, p, Conj::No, x, Par::Seq, stack);
         Ok(())
     }
 }

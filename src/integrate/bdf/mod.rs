@@ -283,7 +283,7 @@ impl Bdf {
         state: &mut State,
     ) -> Result<(), StepError> {
         let k = past.len().saturating_sub(1);
-        if !(1..=self.settings.max_order).contains(&k) || !(h > 0.0) {
+        if !(1..=self.settings.max_order).contains(&k) || h.is_nan() || h <= 0.0 {
             return Err(StepError::Setup {
                 reason: format!(
                     "a history of {} states does not fit the orders 1..={}",
@@ -629,7 +629,7 @@ impl Integrator for Bdf {
                 self.h = t_stop - self.t;
             }
             let hmin = 4.0 * f64::EPSILON * self.t.abs().max(t_stop.abs());
-            if !(self.h >= hmin) || !self.h.is_finite() {
+            if self.h.is_nan() || self.h < hmin || !self.h.is_finite() {
                 return Err(StepError::StepSize {
                     step,
                     time: self.t,
