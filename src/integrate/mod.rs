@@ -17,6 +17,7 @@
 //! and the embedded projection method (seed 004), sharing one
 //! [`projector::Projector`].
 
+pub mod bdf;
 pub mod epm;
 pub mod gssss;
 pub mod index1;
