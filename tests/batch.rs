@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use flexmb::batch::{merge_shards, run_batch, BatchOptions, CaseResult, Shard, Sweep};
-use flexmb::output::{path_component, read_hdf5, AttrValue, Hdf5Reader, Hdf5Run, RunSource};
+use flexmb::output::{
+    path_component, read_hdf5, AttrValue, ConstraintNorms, Hdf5Reader, Hdf5Run, RunSource,
+};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -279,8 +281,9 @@ fn probe_stats(time: &[f64], x: &[f64]) -> [(&'static str, f64); 5] {
 }
 
 /// The summary quantities recomputed from a case's file (every step recorded):
-/// steps, Newton iterations, max |E - E0 - W| / |E0|, max position violation.
-fn from_file(h: &Hdf5Run) -> (u64, u64, f64, f64) {
+/// steps, Newton iterations, max |E - E0 - W| / |E0|, max constraint
+/// violation at position, velocity and acceleration level.
+fn from_file(h: &Hdf5Run) -> (u64, u64, f64, [f64; 3]) {
     let e0 = h.energy[0].total;
     let scale = if e0.abs() > 0.0 { e0.abs() } else { 1.0 };
     let energy = h
@@ -288,9 +291,14 @@ fn from_file(h: &Hdf5Run) -> (u64, u64, f64, f64) {
         .iter()
         .map(|e| ((e.total - e0 - e.external_work) / scale).abs())
         .fold(0.0, f64::max);
-    let position = h.constraints.iter().map(|c| c.position).fold(0.0, f64::max);
+    let max = |level: fn(&ConstraintNorms) -> f64| h.constraints.iter().map(level).fold(0.0, f64::max);
+    let violations = [
+        max(|c| c.position),
+        max(|c| c.velocity),
+        max(|c| c.acceleration),
+    ];
     let iterations = h.newton[1..].iter().map(|n| u64::from(n.iterations)).sum();
-    (*h.step.last().unwrap(), iterations, energy, position)
+    (*h.step.last().unwrap(), iterations, energy, violations)
 }
 
 /// The 4-case smoke sweep completes on 1 and 2 threads with identical files
@@ -319,6 +327,8 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
             "wall_seconds",
             "max_rel_energy_change",
             "max_position_violation",
+            "max_velocity_violation",
+            "max_acceleration_violation",
             "midpoint_deflection.min",
             "midpoint_deflection.max",
             "midpoint_deflection.max_abs",
@@ -371,7 +381,7 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
         );
         assert_eq!(row[col("status")], h1.status);
         assert_eq!(row[col("failure_reason")], h1.failure_reason);
-        let (steps, iterations, energy, position) = from_file(&h1);
+        let (steps, iterations, energy, violations) = from_file(&h1);
         let num = |name: &str| row[col(name)].parse::<f64>().unwrap();
         assert_eq!(row[col("steps")].parse::<u64>().unwrap(), steps);
         assert_eq!(
@@ -384,7 +394,11 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
         );
         assert_eq!(num("t_end_reached"), h1.t_end_reached);
         assert_eq!(num("max_rel_energy_change"), energy);
-        assert_eq!(num("max_position_violation"), position);
+        assert_eq!(num("max_position_violation"), violations[0]);
+        assert_eq!(num("max_velocity_violation"), violations[1]);
+        assert_eq!(num("max_acceleration_violation"), violations[2]);
+        // Nonzero, so that a column left empty or zero would show.
+        assert!(violations.iter().all(|&x| x > 0.0), "{violations:?}");
         assert!(energy > 0.0 && energy < 1e-6, "{energy}");
         assert_eq!(num("wall_seconds"), sa.wall_seconds);
         // Probe cells: the file's attributes, and recomputed from /probes/<name>.

@@ -53,9 +53,27 @@ pub enum SolveError {
     /// The solution contains NaN or infinity.
     #[error("the linear solve produced non-finite values")]
     NonFinite,
-    /// Out of memory or another library failure.
+    /// Out of memory or another library failure, in words (no library
+    /// types or debug formatting).
     #[error("sparse LU failed: {0}")]
     Library(String),
+}
+
+impl From<faer::sparse::FaerError> for SolveError {
+    /// faer's failures (out of memory, an index past the index type's range)
+    /// said in words.
+    fn from(e: faer::sparse::FaerError) -> Self {
+        SolveError::Library(
+            match e {
+                faer::sparse::FaerError::OutOfMemory => "out of memory",
+                faer::sparse::FaerError::IndexOverflow => {
+                    "the matrix is too large for the solver's index type"
+                }
+                _ => "the factorization library failed",
+            }
+            .into(),
+        )
+    }
 }
 
 enum Backend {
