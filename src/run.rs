@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use crate::assembly::Assembler;
 use crate::integrate::{
-    accumulate_stats, InitialCorrection, IntegratorConfig, MethodConfig, NewtonTimings,
-    RkSettings, RkStep, StatSpec, State, StepError, System, DEFAULT_MAX_STEPS,
+    accumulate_stats, InitialCorrection, IntegratorConfig, MethodConfig, NewtonTimings, RkSettings,
+    RkStep, StatSpec, State, StepError, System, DEFAULT_MAX_STEPS,
 };
 use crate::model::Model;
 use crate::output::{AttrValue, RunSource};

@@ -291,7 +291,8 @@ fn from_file(h: &Hdf5Run) -> (u64, u64, f64, [f64; 3]) {
         .iter()
         .map(|e| ((e.total - e0 - e.external_work) / scale).abs())
         .fold(0.0, f64::max);
-    let max = |level: fn(&ConstraintNorms) -> f64| h.constraints.iter().map(level).fold(0.0, f64::max);
+    let max =
+        |level: fn(&ConstraintNorms) -> f64| h.constraints.iter().map(level).fold(0.0, f64::max);
     let violations = [
         max(|c| c.position),
         max(|c| c.velocity),
@@ -773,12 +774,7 @@ fn cli_sigint_stops_scheduling_and_keeps_the_summary() {
 /// whatever is given. Checked before the cases are expanded.
 #[test]
 fn case_count_limits() {
-    let list = |n: usize| {
-        (0..n)
-            .map(|k| k.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let list = |n: usize| (0..n).map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
     let text = |max: &str| {
         format!(
             "base = \"../slider_crank_flexible.toml\"\n{max}\n[parameters]\n\

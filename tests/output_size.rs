@@ -54,7 +54,11 @@ fn estimate_bounds_the_files_written() {
         (
             "dp_every_10_u_only",
             "double_pendulum",
-            &["integrator.t_end=30", "output.every=10", "output.fields=[\"u\"]"],
+            &[
+                "integrator.t_end=30",
+                "output.every=10",
+                "output.fields=[\"u\"]",
+            ],
         ),
         ("cantilever", "cantilever", &["integrator.t_end=0.2"]),
         (

@@ -486,7 +486,10 @@ fn full_disk_is_refused_before_and_reported_plainly_mid_run() {
         String::from_utf8_lossy(&mid.stderr)
     );
     assert_eq!(mid.status.code(), Some(5), "{t}");
-    assert!(t.contains("x.h5: No space left on device; the file keeps"), "{t}");
+    assert!(
+        t.contains("x.h5: No space left on device; the file keeps"),
+        "{t}"
+    );
     for internal in ["os error", "hdf5", "chunk", "Hdf5", "Io {"] {
         assert!(!t.contains(internal), "'{internal}' in: {t}");
     }
@@ -536,7 +539,10 @@ fn file_size_limit_mid_run_is_reported_plainly() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert_eq!(o.status.code(), Some(5), "{t}");
-    assert!(t.contains("fsize.h5: File too large; the file keeps"), "{t}");
+    assert!(
+        t.contains("fsize.h5: File too large; the file keeps"),
+        "{t}"
+    );
     for internal in ["os error", "hdf5", "chunk", "Hdf5", "Io {"] {
         assert!(!t.contains(internal), "'{internal}' in: {t}");
     }
@@ -569,10 +575,7 @@ fn sweep_of_a_billion_cases_is_refused_before_expanding() {
         out.to_str().unwrap(),
         "-q",
     ];
-    flexmb(&args).refused(
-        2,
-        &["billion_sweep.toml", "1.000e9 cases", "limit of 1e7"],
-    );
+    flexmb(&args).refused(2, &["billion_sweep.toml", "1.000e9 cases", "limit of 1e7"]);
     // --force lifts only the soft limit.
     flexmb(&[&args[..], &["--force"]].concat()).refused(2, &["1.000e9 cases", "limit of 1e7"]);
     assert!(!out.exists(), "no case ran");

@@ -123,61 +123,60 @@ impl Sweep {
             Some(t) => flatten(t.get_ref()),
             None => Vec::new(),
         };
-        let (keys, values) =
-            match (&spec.parameters, spec.case.is_empty()) {
-                (Some(p), true) => {
-                    let lists = flatten(p.get_ref());
-                    let mut ranges = Vec::with_capacity(lists.len());
-                    for (key, list) in &lists {
-                        match list {
-                            Value::Array(a) if !a.is_empty() => ranges.push(a.as_slice()),
-                            _ => {
-                                return Err(error(
-                                    Some(p.span().start),
-                                    format!(
-                                        "[parameters] '{key}': expected a non-empty list of values"
-                                    ),
-                                ))
-                            }
+        let (keys, values) = match (&spec.parameters, spec.case.is_empty()) {
+            (Some(p), true) => {
+                let lists = flatten(p.get_ref());
+                let mut ranges = Vec::with_capacity(lists.len());
+                for (key, list) in &lists {
+                    match list {
+                        Value::Array(a) if !a.is_empty() => ranges.push(a.as_slice()),
+                        _ => {
+                            return Err(error(
+                                Some(p.span().start),
+                                format!(
+                                    "[parameters] '{key}': expected a non-empty list of values"
+                                ),
+                            ))
                         }
                     }
-                    let count = ranges
-                        .iter()
-                        .fold(1.0, |n: f64, r| n * r.len() as f64);
-                    check_count(count, spec.max_cases.as_ref(), force)
-                        .map_err(|(at, m)| error(Some(at.unwrap_or(p.span().start)), m))?;
-                    let keys: Vec<String> = lists.iter().map(|(k, _)| k.clone()).collect();
-                    let values = cartesian(&ranges)
-                        .into_iter()
-                        .map(|row| keys.iter().cloned().zip(row).collect())
-                        .collect();
-                    (keys, values)
                 }
-                (None, false) => {
-                    check_count(spec.case.len() as f64, spec.max_cases.as_ref(), force)
-                        .map_err(|(at, m)| error(Some(at.unwrap_or(spec.case[0].span().start)), m))?;
-                    let values: Vec<Vec<(String, Value)>> =
-                        spec.case.iter().map(|c| flatten(c.get_ref())).collect();
-                    let mut keys: Vec<String> = Vec::new();
-                    for (key, _) in values.iter().flatten() {
-                        if !keys.contains(key) {
-                            keys.push(key.clone());
-                        }
+                let count = ranges.iter().fold(1.0, |n: f64, r| n * r.len() as f64);
+                check_count(count, spec.max_cases.as_ref(), force)
+                    .map_err(|(at, m)| error(Some(at.unwrap_or(p.span().start)), m))?;
+                let keys: Vec<String> = lists.iter().map(|(k, _)| k.clone()).collect();
+                let values = cartesian(&ranges)
+                    .into_iter()
+                    .map(|row| keys.iter().cloned().zip(row).collect())
+                    .collect();
+                (keys, values)
+            }
+            (None, false) => {
+                check_count(spec.case.len() as f64, spec.max_cases.as_ref(), force)
+                    .map_err(|(at, m)| error(Some(at.unwrap_or(spec.case[0].span().start)), m))?;
+                let values: Vec<Vec<(String, Value)>> =
+                    spec.case.iter().map(|c| flatten(c.get_ref())).collect();
+                let mut keys: Vec<String> = Vec::new();
+                for (key, _) in values.iter().flatten() {
+                    if !keys.contains(key) {
+                        keys.push(key.clone());
                     }
-                    (keys, values)
                 }
-                (Some(p), false) => return Err(error(
+                (keys, values)
+            }
+            (Some(p), false) => {
+                return Err(error(
                     Some(p.span().start),
                     "give either [parameters] (a cartesian product) or [[case]] tables, not both"
                         .into(),
-                )),
-                (None, true) => {
-                    return Err(error(
-                        None,
-                        "no cases: give [parameters] (lists of values) or [[case]] tables".into(),
-                    ))
-                }
-            };
+                ))
+            }
+            (None, true) => {
+                return Err(error(
+                    None,
+                    "no cases: give [parameters] (lists of values) or [[case]] tables".into(),
+                ))
+            }
+        };
         let mut cases: Vec<Case> = Vec::with_capacity(values.len());
         let mut seen: HashMap<String, usize> = HashMap::with_capacity(values.len());
         for (index, values) in values.into_iter().enumerate() {

@@ -293,3 +293,23 @@ impl SaddlePointSolver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SolveError;
+    use faer::sparse::FaerError;
+
+    /// faer's failures read as words, with no library type or debug form.
+    #[test]
+    fn library_failures_are_words() {
+        let oom = SolveError::from(FaerError::OutOfMemory).to_string();
+        assert_eq!(oom, "sparse LU failed: out of memory");
+        let overflow = SolveError::from(FaerError::IndexOverflow).to_string();
+        assert_eq!(
+            overflow,
+            "sparse LU failed: the matrix is too large for the solver's index type"
+        );
+        let alloc: FaerError = faer::dyn_stack::mem::AllocError.into();
+        assert_eq!(SolveError::from(alloc).to_string(), oom);
+    }
+}
