@@ -7,14 +7,14 @@ use std::time::Instant;
 
 use crate::assembly::Assembler;
 use crate::integrate::{
-    accumulate_stats, InitialCorrection, IntegratorConfig, NewtonTimings, StatSpec, State,
-    StepError, System,
+    accumulate_stats, InitialCorrection, IntegratorConfig, MethodConfig, NewtonTimings, RkSettings,
+    RkStep, StatSpec, State, StepError, System, DEFAULT_MAX_STEPS,
 };
 use crate::model::Model;
-use crate::output::AttrValue;
+use crate::output::{AttrValue, RunSource};
 use crate::output::{
     Hdf5Recorder, Mesh, NewtonStats, NullRecorder, OutputConfig, OutputError, OutputInterval,
-    Recorder, RunInfo, RunStatus, RunTotals, StepRecord,
+    Recorder, RunInfo, RunStatus, RunTotals, SizeEstimate, StepRecord,
 };
 use crate::probe::ProbeSummary;
 
@@ -33,9 +33,42 @@ pub enum RunFileError {
         /// Why.
         source: OutputError,
     },
-    /// Writing the output failed during the run.
-    #[error("cannot write the output file {0}")]
-    Output(#[from] OutputError),
+    /// Writing the output failed during the run (a full disk, a file size
+    /// limit): the run stopped there.
+    #[error("cannot write the output file {source}; {kept}")]
+    Output {
+        /// Why.
+        source: OutputError,
+        /// What the file holds now, read back from it ([`kept_in`]).
+        kept: String,
+    },
+}
+
+/// What a run's file holds after an output error stopped the run: its
+/// recorded steps and status, read back (the status is `failed` where the
+/// file could still be written, else `running` with the steps up to the last
+/// flush).
+fn kept_in(path: Option<&Path>) -> String {
+    let read = path.map(|p| {
+        let file = crate::output::Hdf5Reader::open(p)?;
+        let rows = file.shape("time")?.first().copied().unwrap_or(0);
+        let status = file
+            .root_attrs()?
+            .into_iter()
+            .find_map(|(name, v)| match (name.as_str(), v) {
+                ("status", AttrValue::Str(s)) => Some(s),
+                _ => None,
+            })
+            .unwrap_or_default();
+        Ok::<_, OutputError>((rows, status))
+    });
+    match read {
+        Some(Ok((rows, status))) => {
+            format!("the file keeps {rows} recorded steps with status \"{status}\"")
+        }
+        Some(Err(_)) => "the file cannot be read back".into(),
+        None => "no file was being written".into(),
+    }
 }
 
 /// What a run did.
@@ -224,16 +257,12 @@ impl Simulation {
             Err(e) => return self.fail_at_start(config, recorder, e, started),
         };
         let specs = sim.integrator().statistics();
-        recorder.begin(&RunInfo {
-            integrator: sim.integrator().name(),
-            parameters: sim.integrator().parameters(),
-            model_text: model_text.to_string(),
-            dof_names: self.model.dofs.names().to_vec(),
-            multiplier_names: self.model.multiplier_names(),
-            mesh: Mesh::from_model(&self.model),
-            probe_names: self.model.probes.iter().map(|p| p.name.clone()).collect(),
-            stat_names: specs.iter().map(|s| s.name.to_string()).collect(),
-        })?;
+        recorder.begin(&self.run_info(
+            sim.integrator().name(),
+            sim.integrator().parameters(),
+            specs,
+            model_text,
+        ))?;
         let mut summary = RunSummary {
             integrator: sim.integrator().name(),
             steps: 0,
@@ -485,6 +514,44 @@ impl Simulation {
         Ok(summary)
     }
 
+    /// What a recorder is told at `begin` about a run of this model.
+    fn run_info(
+        &self,
+        integrator: String,
+        parameters: Vec<(String, AttrValue)>,
+        specs: &[StatSpec],
+        model_text: &str,
+    ) -> RunInfo {
+        RunInfo {
+            integrator,
+            parameters,
+            model_text: model_text.to_string(),
+            dof_names: self.model.dofs.names().to_vec(),
+            multiplier_names: self.model.multiplier_names(),
+            mesh: Mesh::from_model(&self.model),
+            probe_names: self.model.probes.iter().map(|p| p.name.clone()).collect(),
+            stat_names: specs.iter().map(|s| s.name.to_string()).collect(),
+        }
+    }
+
+    /// The estimated size of the output of a run of `config` recorded with
+    /// `output` ([`SizeEstimate`]), before anything is allocated for the
+    /// run: [`recorded_rows`] rows of this model's layout.
+    pub fn output_estimate(
+        &self,
+        config: &IntegratorConfig,
+        output: &OutputConfig,
+        model_text: &str,
+    ) -> SizeEstimate {
+        let info = self.run_info(
+            config.label(),
+            config.parameters(),
+            config.statistics(),
+            model_text,
+        );
+        SizeEstimate::new(output, &info, recorded_rows(config, output.interval))
+    }
+
     /// What a run does at step 0, without running: builds the method,
     /// checks or projects the initial state (`config.initialize`) and makes
     /// the initial accelerations and multipliers consistent, which factors
@@ -513,7 +580,13 @@ impl Simulation {
             )?),
             None => Box::new(NullRecorder),
         };
-        Ok(self.run(config, model_text, output, recorder.as_mut(), progress)?)
+        let run = self.run(config, model_text, output, recorder.as_mut(), progress);
+        // The file is closed (and read back) before the error is reported.
+        drop(recorder);
+        run.map_err(|source| RunFileError::Output {
+            source,
+            kept: kept_in(path),
+        })
     }
 
     fn fail_at_start(
@@ -562,6 +635,33 @@ impl Simulation {
             .map(|p| (p.name.clone(), ProbeSummary::default()))
             .collect()
     }
+}
+
+/// The rows a run of `config` records at `interval` if it completes: the
+/// initial state, one row per `k` steps (exact for fixed steps) or per
+/// `dt_out` of time (no more than one per step; one more at most), and the
+/// last step. Fixed steps: `t_end / dt` steps; adaptive steps: at most their
+/// `max_steps`, so the count is an upper bound.
+pub fn recorded_rows(config: &IntegratorConfig, interval: OutputInterval) -> u64 {
+    let steps = config.nominal_steps().unwrap_or(match &config.method {
+        MethodConfig::RungeKutta(RkSettings {
+            step: RkStep::Adaptive { max_steps, .. },
+            ..
+        }) => *max_steps,
+        _ => DEFAULT_MAX_STEPS,
+    });
+    let recorded = match interval {
+        OutputInterval::Steps(k) => steps.div_ceil(k.max(1)),
+        OutputInterval::Time(h) => {
+            let per_time = (config.t_end / h).ceil() + 1.0;
+            if per_time < steps as f64 {
+                per_time as u64
+            } else {
+                steps
+            }
+        }
+    };
+    recorded.saturating_add(1)
 }
 
 /// Buffers for the recorded rows.

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use flexmb::batch::{merge_shards, run_batch, BatchOptions, CaseResult, Shard, Sweep};
-use flexmb::output::{path_component, read_hdf5, AttrValue, Hdf5Reader, Hdf5Run, RunSource};
+use flexmb::output::{
+    path_component, read_hdf5, AttrValue, ConstraintNorms, Hdf5Reader, Hdf5Run, RunSource,
+};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -279,8 +281,9 @@ fn probe_stats(time: &[f64], x: &[f64]) -> [(&'static str, f64); 5] {
 }
 
 /// The summary quantities recomputed from a case's file (every step recorded):
-/// steps, Newton iterations, max |E - E0 - W| / |E0|, max position violation.
-fn from_file(h: &Hdf5Run) -> (u64, u64, f64, f64) {
+/// steps, Newton iterations, max |E - E0 - W| / |E0|, max constraint
+/// violation at position, velocity and acceleration level.
+fn from_file(h: &Hdf5Run) -> (u64, u64, f64, [f64; 3]) {
     let e0 = h.energy[0].total;
     let scale = if e0.abs() > 0.0 { e0.abs() } else { 1.0 };
     let energy = h
@@ -288,9 +291,15 @@ fn from_file(h: &Hdf5Run) -> (u64, u64, f64, f64) {
         .iter()
         .map(|e| ((e.total - e0 - e.external_work) / scale).abs())
         .fold(0.0, f64::max);
-    let position = h.constraints.iter().map(|c| c.position).fold(0.0, f64::max);
+    let max =
+        |level: fn(&ConstraintNorms) -> f64| h.constraints.iter().map(level).fold(0.0, f64::max);
+    let violations = [
+        max(|c| c.position),
+        max(|c| c.velocity),
+        max(|c| c.acceleration),
+    ];
     let iterations = h.newton[1..].iter().map(|n| u64::from(n.iterations)).sum();
-    (*h.step.last().unwrap(), iterations, energy, position)
+    (*h.step.last().unwrap(), iterations, energy, violations)
 }
 
 /// The 4-case smoke sweep completes on 1 and 2 threads with identical files
@@ -319,6 +328,8 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
             "wall_seconds",
             "max_rel_energy_change",
             "max_position_violation",
+            "max_velocity_violation",
+            "max_acceleration_violation",
             "midpoint_deflection.min",
             "midpoint_deflection.max",
             "midpoint_deflection.max_abs",
@@ -371,7 +382,7 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
         );
         assert_eq!(row[col("status")], h1.status);
         assert_eq!(row[col("failure_reason")], h1.failure_reason);
-        let (steps, iterations, energy, position) = from_file(&h1);
+        let (steps, iterations, energy, violations) = from_file(&h1);
         let num = |name: &str| row[col(name)].parse::<f64>().unwrap();
         assert_eq!(row[col("steps")].parse::<u64>().unwrap(), steps);
         assert_eq!(
@@ -384,7 +395,11 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
         );
         assert_eq!(num("t_end_reached"), h1.t_end_reached);
         assert_eq!(num("max_rel_energy_change"), energy);
-        assert_eq!(num("max_position_violation"), position);
+        assert_eq!(num("max_position_violation"), violations[0]);
+        assert_eq!(num("max_velocity_violation"), violations[1]);
+        assert_eq!(num("max_acceleration_violation"), violations[2]);
+        // The new levels are nonzero, so a column left empty or zero would show.
+        assert!(violations[1] > 0.0 && violations[2] > 0.0, "{violations:?}");
         assert!(energy > 0.0 && energy < 1e-6, "{energy}");
         assert_eq!(num("wall_seconds"), sa.wall_seconds);
         // Probe cells: the file's attributes, and recomputed from /probes/<name>.
@@ -751,4 +766,45 @@ fn cli_sigint_stops_scheduling_and_keeps_the_summary() {
     let (_, rows) = read_summary(&out.join("run/summary.csv"));
     assert_eq!(rows.len(), finished);
     assert_h5_matches_csv(&out.join("run"), "summary", 4);
+}
+
+/// The case count against its limits: past the soft limit (default 1e4) an
+/// error naming the count and the limit, located at `max_cases` when that
+/// set it; `max_cases` raises it, `force` lifts it; the hard limit holds
+/// whatever is given. Checked before the cases are expanded.
+#[test]
+fn case_count_limits() {
+    let list = |n: usize| (0..n).map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
+    let text = |max: &str| {
+        format!(
+            "base = \"../slider_crank_flexible.toml\"\n{max}\n[parameters]\n\
+             generator.elements = [{}]\nintegrator.max_iter = [{}]\n",
+            list(101),
+            list(100)
+        )
+    };
+    let e = error(&text(""));
+    assert!(
+        e.contains("the sweep has 10100 cases, more than the limit of 10000"),
+        "{e}"
+    );
+    let e = error(&text("max_cases = 500"));
+    assert!(e.starts_with("test.toml:2:"), "{e}");
+    assert!(e.contains("more than the limit of 500"), "{e}");
+    let raised = parse(&text("max_cases = 20000"));
+    assert_eq!(raised.cases.len(), 10100);
+    let forced = Sweep::from_str_with(&text(""), "test.toml", &sweeps(), true).unwrap();
+    assert_eq!(forced.cases, raised.cases);
+    // Past the hard limit, even forced.
+    let huge = format!(
+        "base = \"../slider_crank_flexible.toml\"\n[parameters]\na = [{l}]\nb = [{l}]\nc = [{l}]\n",
+        l = list(1000)
+    );
+    let e = Sweep::from_str_with(&huge, "test.toml", &sweeps(), true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("1.000e9 cases, more than the limit of 1e7"),
+        "{e}"
+    );
 }

@@ -645,6 +645,7 @@ fn element_cost() {
 }
 
 #[test]
+#[cfg(feature = "cli")]
 fn static_command_prints_the_tip_deflection() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_flexmb"))
         .args([

@@ -301,6 +301,8 @@ fn interrupt(signal: &str, code: i32) {
             "--t-end",
             "1e6",
             "-q",
+            // Its output would pass the 1e10-byte soft limit: stopped long before.
+            "--force",
             "-o",
         ])
         .arg(&out)
@@ -368,6 +370,215 @@ fn unwritable_output_is_a_plain_message() {
     );
     assert!(!o.text().contains("os error"), "{}", o.text());
     assert!(!o.text().contains("hdf5"), "{}", o.text());
+}
+
+/// Runs `flexmb args` in a private mount namespace with a tmpfs of `size`
+/// mounted on `dir` (root only: `None` where the mount is not allowed), and
+/// copies what the run left in `dir` to `keep`.
+fn flexmb_on_tmpfs(size: &str, dir: &Path, keep: &Path, args: &[&str]) -> Option<Output> {
+    std::fs::create_dir_all(dir).unwrap();
+    let _ = std::fs::remove_dir_all(keep);
+    std::fs::create_dir_all(keep).unwrap();
+    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+    let script = format!(
+        "mount -t tmpfs -o size={size} tmpfs '{d}' || exit 99; '{exe}' {args}; c=$?; \
+         cp -r '{d}'/. '{k}'/; exit $c",
+        d = dir.display(),
+        k = keep.display(),
+        exe = env!("CARGO_BIN_EXE_flexmb"),
+        args = quoted.join(" ")
+    );
+    let out = Command::new("unshare")
+        .args(["--mount", "sh", "-c", &script])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()?;
+    if matches!(out.status.code(), Some(99) | Some(1)) && !keep.join("x.h5").exists() {
+        let why = String::from_utf8_lossy(&out.stderr);
+        if why.contains("mount") || why.contains("unshare") || why.contains("ermission") {
+            eprintln!("skipped: no private tmpfs here (needs root): {why}");
+            return None;
+        }
+    }
+    Some(out)
+}
+
+#[test]
+fn output_past_the_soft_limit_is_refused_and_force_lifts_it() {
+    let out = scratch("too_big.h5");
+    // `--t-end 1e6`: 1e8 rows of the double pendulum.
+    flexmb(&[
+        "run",
+        "models/double_pendulum.toml",
+        "--t-end",
+        "1e6",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .refused(
+        2,
+        &[
+            "too_big.h5",
+            "an estimated ",
+            "e11 bytes",
+            "100000001 recorded rows",
+            "limit of 1.000e10 bytes",
+            "--force",
+        ],
+    );
+    assert!(!out.exists());
+    // `[output] max_bytes` lowers the limit; --force lifts it.
+    let small = [
+        "run",
+        "models/double_pendulum.toml",
+        "--t-end",
+        "1",
+        "-q",
+        "--set",
+        "output.max_bytes=1e5",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    flexmb(&small).refused(2, &["101 recorded rows", "limit of 1.000e5 bytes"]);
+    assert!(!out.exists());
+    let forced = flexmb(&[&small[..], &["--force"]].concat());
+    assert_eq!(forced.code(), Some(0), "{}", forced.text());
+    assert_eq!(read_hdf5(&out).unwrap().time.len(), 101);
+}
+
+/// A file system with less free space than the estimate: refused before
+/// the run; with --force the run fills it, stops with exit 5 and a plain
+/// message naming the cause and what the file keeps (readable, the steps up
+/// to its last flush).
+#[test]
+fn full_disk_is_refused_before_and_reported_plainly_mid_run() {
+    let dir = scratch("tmpfs");
+    let keep = scratch("tmpfs_kept");
+    let args = [
+        "run",
+        "models/double_pendulum.toml",
+        "--t-end",
+        "50",
+        "-q",
+        "--set",
+        "output.flush_seconds=1e-3",
+        "-o",
+    ];
+    let file = dir.join("x.h5");
+    let run = [&args[..], &[file.to_str().unwrap()]].concat();
+    let Some(before) = flexmb_on_tmpfs("1m", &dir, &keep, &run) else {
+        return;
+    };
+    let t = format!(
+        "{}{}",
+        String::from_utf8_lossy(&before.stdout),
+        String::from_utf8_lossy(&before.stderr)
+    );
+    assert_eq!(before.status.code(), Some(2), "{t}");
+    assert!(t.contains("bytes free on the file system of"), "{t}");
+    assert!(!keep.join("x.h5").exists(), "{t}");
+
+    let forced = [&run[..], &["--force"]].concat();
+    let mid = flexmb_on_tmpfs("1m", &dir, &keep, &forced).unwrap();
+    let t = format!(
+        "{}{}",
+        String::from_utf8_lossy(&mid.stdout),
+        String::from_utf8_lossy(&mid.stderr)
+    );
+    assert_eq!(mid.status.code(), Some(5), "{t}");
+    assert!(
+        t.contains("x.h5: No space left on device; the file keeps"),
+        "{t}"
+    );
+    for internal in ["os error", "hdf5", "chunk", "Hdf5", "Io {"] {
+        assert!(!t.contains(internal), "'{internal}' in: {t}");
+    }
+    kept_file_matches_message(&keep.join("x.h5"), &t);
+}
+
+/// The file a failed write left: readable, with the rows and status the
+/// message names; `failed` with a plain reason where it could be closed.
+fn kept_file_matches_message(path: &Path, message: &str) {
+    let run = read_hdf5(path).unwrap();
+    assert!(!run.time.is_empty() && run.time.len() < 5001);
+    assert!(
+        message.contains(&format!(
+            "the file keeps {} recorded steps with status \"{}\"",
+            run.time.len(),
+            run.status
+        )),
+        "{message}"
+    );
+    match run.status.as_str() {
+        "running" => {}
+        "failed" => assert!(!run.failure_reason.contains("os error")),
+        other => panic!("status {other}"),
+    }
+}
+
+/// A file size limit (RLIMIT_FSIZE, no root needed): the write past it
+/// fails mid-run with "File too large"; exit 5, a plain message, the file
+/// readable up to its last flush.
+#[test]
+fn file_size_limit_mid_run_is_reported_plainly() {
+    let out = scratch("fsize.h5");
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1000; exec '{}' run models/double_pendulum.toml --t-end 50 -q \
+         --set output.flush_seconds=1e-3 -o '{}'",
+        env!("CARGO_BIN_EXE_flexmb"),
+        out.display()
+    );
+    let o = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let t = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(5), "{t}");
+    assert!(
+        t.contains("fsize.h5: File too large; the file keeps"),
+        "{t}"
+    );
+    for internal in ["os error", "hdf5", "chunk", "Hdf5", "Io {"] {
+        assert!(!t.contains(internal), "'{internal}' in: {t}");
+    }
+    kept_file_matches_message(&out, &t);
+}
+
+/// A product sweep of 1e9 cases is refused before any expansion: under a
+/// second and 100 MB.
+#[test]
+fn sweep_of_a_billion_cases_is_refused_before_expanding() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let list = (1..=1000)
+        .map(|k| format!("{}e-5", k))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sweep = write(
+        "billion_sweep.toml",
+        &format!(
+            "base = \"{}\"\n[parameters]\nintegrator.dt = [{list}]\nintegrator.t_end = [{list}]\n\
+             integrator.rho1 = [{list}]\n",
+            dir.join("double_pendulum.toml").display()
+        ),
+    );
+    let out = scratch("billion_sweep_out");
+    let _ = std::fs::remove_dir_all(&out);
+    let args = [
+        "batch",
+        sweep.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    flexmb(&args).refused(2, &["billion_sweep.toml", "1.000e9 cases", "limit of 1e7"]);
+    // --force lifts only the soft limit.
+    flexmb(&[&args[..], &["--force"]].concat()).refused(2, &["1.000e9 cases", "limit of 1e7"]);
+    assert!(!out.exists(), "no case ran");
 }
 
 // ---- 5. --set into an element and sweeps ----------------------------------

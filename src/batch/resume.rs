@@ -20,10 +20,13 @@ use crate::run::RunSummary;
 /// Steps, Newton iterations and wall time are the root attributes `steps`,
 /// `newton_iterations`, `wall_seconds` (the totals over every step, which a
 /// file recorded every k steps does not hold in `/newton/iterations`); the
-/// energy change and constraint violation are recomputed from the recorded
-/// rows exactly as the time loop computes them (`crate::run`); the probe
-/// summaries are the attributes `probe.<name>.<stat>`, the method's
-/// statistics the attributes `stats.<name>`.
+/// energy change is recomputed from the recorded rows exactly as the time
+/// loop computes it (`crate::run`); the constraint residuals at the three
+/// levels are the attributes `max_{position,velocity,acceleration}_violation`
+/// (the run's own maxima, also when `/constraints` was not recorded); the
+/// probe summaries are the attributes `probe.<name>.<stat>`, the method's
+/// statistics the attributes `stats.<name>`. A file without one of these
+/// attributes runs again.
 pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummary> {
     if !path.is_file() {
         return None;
@@ -75,11 +78,7 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
         energy_initial: e0,
         max_rel_energy_change: balance.max_relative(),
         final_rel_energy_change: balance.final_relative(),
-        max_position_violation: run
-            .constraints
-            .iter()
-            .map(|c| c.position)
-            .fold(0.0, f64::max),
+        max_position_violation: number("max_position_violation")?,
         wall_seconds: number("wall_seconds")?,
         failure: None,
         probes,
@@ -93,16 +92,8 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
             .iter()
             .map(|s| Some((s.name.to_string(), number(&format!("stats.{}", s.name))?)))
             .collect::<Option<Vec<_>>>()?,
-        max_velocity_violation: run
-            .constraints
-            .iter()
-            .map(|c| c.velocity)
-            .fold(0.0, f64::max),
-        max_acceleration_violation: run
-            .constraints
-            .iter()
-            .map(|c| c.acceleration)
-            .fold(0.0, f64::max),
+        max_velocity_violation: number("max_velocity_violation")?,
+        max_acceleration_violation: number("max_acceleration_violation")?,
         initial: Default::default(),
         interrupted: None,
     })

@@ -11,7 +11,7 @@ use super::sweep::Sweep;
 use crate::output::{write_table, TableColumn};
 
 /// The summary columns after the case id and the parameters.
-pub(super) const COLUMNS: [&str; 9] = [
+pub(super) const COLUMNS: [&str; 11] = [
     "status",
     "failure_reason",
     "steps",
@@ -21,6 +21,8 @@ pub(super) const COLUMNS: [&str; 9] = [
     "wall_seconds",
     "max_rel_energy_change",
     "max_position_violation",
+    "max_velocity_violation",
+    "max_acceleration_violation",
 ];
 
 /// The file stem of a shard's summary: `summary` for the whole sweep,
@@ -72,6 +74,8 @@ impl Row {
                 s.wall_seconds.to_string(),
                 format!("{:e}", s.max_rel_energy_change),
                 format!("{:e}", s.max_position_violation),
+                format!("{:e}", s.max_velocity_violation),
+                format!("{:e}", s.max_acceleration_violation),
             ],
             None => vec![String::new(); COLUMNS.len() - 2],
         };

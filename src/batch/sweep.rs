@@ -1,6 +1,7 @@
 //! Sweep files: a base model and the `--set` values to vary, expanded into
 //! cases with stable ids (format in `docs/batch.md`).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -19,7 +20,19 @@ struct SweepSpec {
     parameters: Option<Spanned<Table>>,
     #[serde(default)]
     case: Vec<Spanned<Table>>,
+    /// Raises (or lowers) the soft limit [`DEFAULT_MAX_CASES`].
+    #[serde(default)]
+    max_cases: Option<Spanned<u64>>,
 }
+
+/// Default soft limit of a sweep's case count (the sweep file's `max_cases`
+/// changes it, `flexmb batch --force` lifts it): every case gets its own
+/// HDF5 file and its model is built before the first case runs.
+pub const DEFAULT_MAX_CASES: u64 = 10_000;
+
+/// The most cases a sweep may have even with `--force` or `max_cases`: the
+/// expanded cases alone would need gigabytes of memory beyond it.
+pub const HARD_MAX_CASES: u64 = 10_000_000;
 
 /// One case of a sweep: the `--set` values it applies on top of the base model.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,8 +70,15 @@ pub struct Sweep {
 }
 
 impl Sweep {
-    /// Reads a sweep file and its base model.
+    /// Reads a sweep file and its base model; a sweep of more cases than its
+    /// soft limit (`max_cases`, default [`DEFAULT_MAX_CASES`]) is an error.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Sweep, ModelError> {
+        Sweep::from_file_with(path, false)
+    }
+
+    /// [`Sweep::from_file`]; `force` lifts the soft limit of the case count
+    /// (not [`HARD_MAX_CASES`]).
+    pub fn from_file_with(path: impl AsRef<Path>, force: bool) -> Result<Sweep, ModelError> {
         let path = path.as_ref();
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ModelError {
@@ -66,12 +86,25 @@ impl Sweep {
             line: None,
             message: format!("cannot read the sweep file: {e}"),
         })?;
-        Sweep::from_str(&text, &file, path.parent().unwrap_or(Path::new("")))
+        Sweep::from_str_with(&text, &file, path.parent().unwrap_or(Path::new("")), force)
     }
 
     /// Parses sweep text; `file` names it in messages and `dir` is the folder
-    /// the `base` path is relative to.
+    /// the `base` path is relative to. The case count is checked as by
+    /// [`Sweep::from_file`].
     pub fn from_str(text: &str, file: &str, dir: &Path) -> Result<Sweep, ModelError> {
+        Sweep::from_str_with(text, file, dir, false)
+    }
+
+    /// [`Sweep::from_str`]; `force` lifts the soft limit of the case count.
+    /// The count (the product of the `[parameters]` list lengths, or the
+    /// number of `[[case]]` tables) is checked before the cases are expanded.
+    pub fn from_str_with(
+        text: &str,
+        file: &str,
+        dir: &Path,
+        force: bool,
+    ) -> Result<Sweep, ModelError> {
         let error = |offset: Option<usize>, message: String| ModelError {
             file: file.to_string(),
             line: offset.map(|o| text[..o.min(text.len())].matches('\n').count() + 1),
@@ -90,58 +123,65 @@ impl Sweep {
             Some(t) => flatten(t.get_ref()),
             None => Vec::new(),
         };
-        let (keys, values) =
-            match (&spec.parameters, spec.case.is_empty()) {
-                (Some(p), true) => {
-                    let lists = flatten(p.get_ref());
-                    let mut ranges = Vec::with_capacity(lists.len());
-                    for (key, list) in &lists {
-                        match list {
-                            Value::Array(a) if !a.is_empty() => ranges.push(a.as_slice()),
-                            _ => {
-                                return Err(error(
-                                    Some(p.span().start),
-                                    format!(
-                                        "[parameters] '{key}': expected a non-empty list of values"
-                                    ),
-                                ))
-                            }
+        let (keys, values) = match (&spec.parameters, spec.case.is_empty()) {
+            (Some(p), true) => {
+                let lists = flatten(p.get_ref());
+                let mut ranges = Vec::with_capacity(lists.len());
+                for (key, list) in &lists {
+                    match list {
+                        Value::Array(a) if !a.is_empty() => ranges.push(a.as_slice()),
+                        _ => {
+                            return Err(error(
+                                Some(p.span().start),
+                                format!(
+                                    "[parameters] '{key}': expected a non-empty list of values"
+                                ),
+                            ))
                         }
                     }
-                    let keys: Vec<String> = lists.iter().map(|(k, _)| k.clone()).collect();
-                    let values = cartesian(&ranges)
-                        .into_iter()
-                        .map(|row| keys.iter().cloned().zip(row).collect())
-                        .collect();
-                    (keys, values)
                 }
-                (None, false) => {
-                    let values: Vec<Vec<(String, Value)>> =
-                        spec.case.iter().map(|c| flatten(c.get_ref())).collect();
-                    let mut keys: Vec<String> = Vec::new();
-                    for (key, _) in values.iter().flatten() {
-                        if !keys.contains(key) {
-                            keys.push(key.clone());
-                        }
+                let count = ranges.iter().fold(1.0, |n: f64, r| n * r.len() as f64);
+                check_count(count, spec.max_cases.as_ref(), force)
+                    .map_err(|(at, m)| error(Some(at.unwrap_or(p.span().start)), m))?;
+                let keys: Vec<String> = lists.iter().map(|(k, _)| k.clone()).collect();
+                let values = cartesian(&ranges)
+                    .into_iter()
+                    .map(|row| keys.iter().cloned().zip(row).collect())
+                    .collect();
+                (keys, values)
+            }
+            (None, false) => {
+                check_count(spec.case.len() as f64, spec.max_cases.as_ref(), force)
+                    .map_err(|(at, m)| error(Some(at.unwrap_or(spec.case[0].span().start)), m))?;
+                let values: Vec<Vec<(String, Value)>> =
+                    spec.case.iter().map(|c| flatten(c.get_ref())).collect();
+                let mut keys: Vec<String> = Vec::new();
+                for (key, _) in values.iter().flatten() {
+                    if !keys.contains(key) {
+                        keys.push(key.clone());
                     }
-                    (keys, values)
                 }
-                (Some(p), false) => return Err(error(
+                (keys, values)
+            }
+            (Some(p), false) => {
+                return Err(error(
                     Some(p.span().start),
                     "give either [parameters] (a cartesian product) or [[case]] tables, not both"
                         .into(),
-                )),
-                (None, true) => {
-                    return Err(error(
-                        None,
-                        "no cases: give [parameters] (lists of values) or [[case]] tables".into(),
-                    ))
-                }
-            };
+                ))
+            }
+            (None, true) => {
+                return Err(error(
+                    None,
+                    "no cases: give [parameters] (lists of values) or [[case]] tables".into(),
+                ))
+            }
+        };
         let mut cases: Vec<Case> = Vec::with_capacity(values.len());
+        let mut seen: HashMap<String, usize> = HashMap::with_capacity(values.len());
         for (index, values) in values.into_iter().enumerate() {
             let id = case_id(&values);
-            if let Some(other) = cases.iter().find(|c| c.id == id) {
+            if let Some(other) = seen.get(&id).map(|&k| &cases[k]) {
                 let at = spec.case.get(index).map(|c| c.span().start);
                 return Err(error(
                     at,
@@ -152,6 +192,7 @@ impl Sweep {
                     ),
                 ));
             }
+            seen.insert(id.clone(), index);
             cases.push(Case { index, id, values });
         }
         let sweep = Sweep {
@@ -206,6 +247,37 @@ impl Sweep {
             .map(|(k, v)| format!("{k}={v}"))
             .collect()
     }
+}
+
+/// Refuses a case count above the soft limit (`max_cases`, default
+/// [`DEFAULT_MAX_CASES`]; lifted by `force`) or above [`HARD_MAX_CASES`]:
+/// the message names the count and the limit, located at `max_cases` when
+/// that set the limit.
+fn check_count(
+    count: f64,
+    max_cases: Option<&Spanned<u64>>,
+    force: bool,
+) -> Result<(), (Option<usize>, String)> {
+    if count > HARD_MAX_CASES as f64 {
+        return Err((
+            None,
+            format!("the sweep has {count:.3e} cases, more than the limit of {HARD_MAX_CASES:.0e}"),
+        ));
+    }
+    let (limit, at) = match max_cases {
+        Some(m) => (*m.get_ref(), Some(m.span().start)),
+        None => (DEFAULT_MAX_CASES, None),
+    };
+    if !force && count > limit as f64 {
+        return Err((
+            at,
+            format!(
+                "the sweep has {count:.0} cases, more than the limit of {limit} \
+                 (`max_cases`); raise max_cases or give --force"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Flattens nested tables into dotted keys (`generator.elements`), in the order written.

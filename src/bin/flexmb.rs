@@ -171,6 +171,10 @@ struct BatchArgs {
     /// Skip cases whose file holds a completed run of the same model text.
     #[arg(long)]
     resume: bool,
+    /// Lift the soft limit of the case count (the sweep file's `max_cases`,
+    /// default 10000; docs/batch.md).
+    #[arg(long)]
+    force: bool,
     /// No progress bar and no per-case lines.
     #[arg(short, long)]
     quiet: bool,
@@ -186,6 +190,9 @@ struct BatchMergeArgs {
     /// Number of shards N (default: the N of the shard summaries in the folder).
     #[arg(long)]
     shards: Option<usize>,
+    /// Lift the soft limit of the case count, as for `batch --force`.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Args)]
@@ -206,6 +213,10 @@ struct RunArgs {
     /// initial-acceleration system).
     #[arg(long, value_name = "STEP:FILE", value_parser = parse_export)]
     export_matrix: Option<flexmb::linalg::MatrixExport>,
+    /// Lift the soft limits: run even when the output's estimated size
+    /// exceeds `[output] max_bytes` (default 1e10) or the free disk space.
+    #[arg(long)]
+    force: bool,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
@@ -700,7 +711,7 @@ fn progress_bar(total: u64, quiet: bool, template: &'static str) -> ProgressBar 
 }
 
 fn batch(args: &BatchArgs) -> ExitCode {
-    let sweep = match Sweep::from_file(&args.sweep) {
+    let sweep = match Sweep::from_file_with(&args.sweep, args.force) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -826,7 +837,7 @@ fn batch(args: &BatchArgs) -> ExitCode {
 }
 
 fn batch_merge(args: &BatchMergeArgs) -> ExitCode {
-    let sweep = match Sweep::from_file(&args.sweep) {
+    let sweep = match Sweep::from_file_with(&args.sweep, args.force) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -935,6 +946,14 @@ fn run(args: &RunArgs) -> ExitCode {
         }
     }
     let sim = Simulation::new(file.model).stop_on(signal);
+    // The output's size, before anything is allocated for the run.
+    if let (Some(path), false) = (&args.output, args.force) {
+        let estimate = sim.output_estimate(&config, &file.output, &file.text);
+        if let Err(e) = estimate.check(path, file.output.max_bytes) {
+            eprintln!("error: {}: {e}", path.display());
+            return ExitCode::from(EXIT_USAGE);
+        }
+    }
     // Fixed steps: a bar of steps; adaptive steps: a bar of time (per mille of t_end).
     let steps = config.nominal_steps();
     let bar = progress_bar(

@@ -55,9 +55,27 @@ pub enum SolveError {
     /// The solution contains NaN or infinity.
     #[error("the linear solve produced non-finite values")]
     NonFinite,
-    /// Out of memory or another library failure.
+    /// Out of memory or another library failure, in words (no library
+    /// types or debug formatting).
     #[error("sparse LU failed: {0}")]
     Library(String),
+}
+
+impl From<faer::sparse::FaerError> for SolveError {
+    /// faer's failures (out of memory, an index past the index type's range)
+    /// said in words.
+    fn from(e: faer::sparse::FaerError) -> Self {
+        SolveError::Library(
+            match e {
+                faer::sparse::FaerError::OutOfMemory => "out of memory",
+                faer::sparse::FaerError::IndexOverflow => {
+                    "the matrix is too large for the solver's index type"
+                }
+                _ => "the factorization library failed",
+            }
+            .into(),
+        )
+    }
 }
 
 enum Backend {
@@ -331,5 +349,25 @@ impl SaddlePointSolver {
         } else {
             Err(SolveError::NonFinite)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SolveError;
+    use faer::sparse::FaerError;
+
+    /// faer's failures read as words, with no library type or debug form.
+    #[test]
+    fn library_failures_are_words() {
+        let oom = SolveError::from(FaerError::OutOfMemory).to_string();
+        assert_eq!(oom, "sparse LU failed: out of memory");
+        let overflow = SolveError::from(FaerError::IndexOverflow).to_string();
+        assert_eq!(
+            overflow,
+            "sparse LU failed: the matrix is too large for the solver's index type"
+        );
+        let alloc: FaerError = faer::dyn_stack::mem::AllocError.into();
+        assert_eq!(SolveError::from(alloc).to_string(), oom);
     }
 }

@@ -111,8 +111,8 @@ pub struct SparseLu {
     par: Par,
 }
 
-fn lib_err(e: impl std::fmt::Debug) -> SolveError {
-    SolveError::Library(format!("{e:?}"))
+fn lib_err(e: impl Into<faer::sparse::FaerError>) -> SolveError {
+    e.into().into()
 }
 
 impl SparseLu {

@@ -1023,6 +1023,15 @@ fn output_config(o: &OutputSpec) -> Result<OutputConfig, (&'static str, String)>
         }
         c.flush_seconds = s;
     }
+    if let Some(b) = o.max_bytes {
+        if !(b > 0.0 && b.is_finite()) {
+            return Err((
+                "max_bytes",
+                format!("`max_bytes` must be positive and finite, got {b}"),
+            ));
+        }
+        c.max_bytes = b;
+    }
     Ok(c)
 }
 

@@ -532,6 +532,8 @@ pub struct OutputSpec {
     pub chunk_rows: Option<usize>,
     /// Seconds between flushes.
     pub flush_seconds: Option<f64>,
+    /// Soft limit of the estimated output size in bytes.
+    pub max_bytes: Option<f64>,
 }
 
 /// A point reference: `"n1"` (a node or body reference point),

@@ -67,6 +67,9 @@ pub struct OutputConfig {
     pub chunk_rows: usize,
     /// Seconds between flushes to disk (a killed run stays readable up to the last flush).
     pub flush_seconds: f64,
+    /// Soft limit of the output's estimated size in bytes
+    /// ([`super::SizeEstimate::check`]; `flexmb run --force` lifts it).
+    pub max_bytes: f64,
 }
 
 impl Default for OutputConfig {
@@ -77,6 +80,7 @@ impl Default for OutputConfig {
             compression: 0,
             chunk_rows: 256,
             flush_seconds: 2.0,
+            max_bytes: super::DEFAULT_MAX_BYTES,
         }
     }
 }

@@ -442,7 +442,7 @@ impl RunSource for Hdf5CReader {
                             .as_str()
                             .to_string(),
                     ),
-                    other => return Err(err(&format!("unsupported type {other:?}"))),
+                    _ => return Err(err(&"a type other than a number or a string")),
                 };
                 Ok((name, value))
             })

@@ -1357,7 +1357,12 @@ impl Backend for RustBackend {
                 Some(mask) => w.write_chunk_raw_at(ds, &coords, &self.scratch, mask),
                 None => w.write_chunk_at(ds, &coords, &self.scratch),
             }
-            .map_err(|e| h5_error(&self.path, format!("write chunk {coords:?}: {e}")))?;
+            .map_err(|e| {
+                h5_error(
+                    &self.path,
+                    format!("/{} rows from {first_row}: {e}", c.geom.path),
+                )
+            })?;
         }
         Ok(())
     }

@@ -7,6 +7,7 @@
 //! selected in [`OutputConfig`].
 
 mod config;
+mod estimate;
 #[cfg(feature = "hdf5-c")]
 mod hdf5_c;
 mod hdf5_rust;
@@ -15,6 +16,7 @@ mod mesh;
 mod xdmf;
 
 pub use config::{Field, OutputConfig, OutputInterval};
+pub use estimate::{SizeError, SizeEstimate, DEFAULT_MAX_BYTES};
 #[cfg(feature = "hdf5-c")]
 pub use hdf5_c::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
 pub use hdf5_rust::{
