@@ -75,8 +75,10 @@ struct FactorArgs {
     #[arg(long, default_value_t = 5)]
     repeat: usize,
     /// Factorization: auto (the engine's: band LU when the band is narrow, else the
-    /// sparse LU with the ordering of least predicted fill), band, or the sparse LU
-    /// with colamd, amd or metis.
+    /// LDLT with refinement when the pattern is structurally symmetric, else the
+    /// sparse LU), band, lu (sparse LU, least predicted fill), the sparse LU with
+    /// colamd, amd or metis, ldlt (AMD or METIS, fewer factor nonzeros), ldlt-amd or
+    /// ldlt-metis.
     #[arg(long, default_value = "auto")]
     ordering: String,
     /// Threads of the factorization (1: sequential).
@@ -405,19 +407,13 @@ fn main() -> ExitCode {
 
 fn factor(args: &FactorArgs) -> ExitCode {
     use flexmb::factor::FactorPath;
-    use flexmb::linalg::Ordering;
-    let path = match args.ordering.as_str() {
-        "auto" => FactorPath::Auto,
-        "band" => FactorPath::Band,
-        name => match Ordering::from_name(name) {
-            Some(o) => FactorPath::Sparse(o),
-            None => {
-                eprintln!(
-                    "error: unknown --ordering '{name}' (expected auto, band, colamd, amd or metis)"
-                );
-                return ExitCode::from(EXIT_USAGE);
-            }
-        },
+    let Some(path) = FactorPath::from_name(&args.ordering) else {
+        eprintln!(
+            "error: unknown --ordering '{}' (expected auto, band, lu, colamd, amd, metis, ldlt, \
+             ldlt-amd or ldlt-metis)",
+            args.ordering
+        );
+        return ExitCode::from(EXIT_USAGE);
     };
     if args.repeat == 0 || args.threads == 0 {
         eprintln!("error: --repeat and --threads must be positive");
