@@ -11,7 +11,7 @@ use faer::Par;
 
 use crate::linalg::{
     read_matrix, read_vector, rhs_path, structurally_symmetric, BandLu, Ordering, OrderingCost,
-    SolveError, SparseLdlt, SparseLu,
+    SolveError, SparseLdlt, SparseLu, LDLT_MIN,
 };
 
 /// Iterative refinement steps at most (stops earlier at round-off).
@@ -21,7 +21,8 @@ pub const MAX_REFINE: usize = 3;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FactorPath {
     /// The engine's choice: band LU when the band is narrow, else the `LDLᵀ`
-    /// with refinement when the pattern is structurally symmetric, else the
+    /// with refinement when the pattern is structurally symmetric and has at
+    /// least [`LDLT_MIN`] rows, else the
     /// sparse LU with the ordering of least predicted fill.
     Auto,
     /// Band LU after reverse Cuthill–McKee.
@@ -223,7 +224,9 @@ pub fn factor_file(
         FactorPath::Sparse(_) | FactorPath::Ldlt(_) => None,
     };
     let path = match path {
-        FactorPath::Auto if structurally_symmetric(&pattern) => FactorPath::Ldlt(None),
+        FactorPath::Auto if n >= LDLT_MIN && structurally_symmetric(&pattern) => {
+            FactorPath::Ldlt(None)
+        }
         FactorPath::Auto => FactorPath::Sparse(None),
         p => p,
     };

@@ -309,6 +309,10 @@ struct IntegratorArgs {
     /// Use the sparse LU even for small systems.
     #[arg(long)]
     sparse: bool,
+    /// Sparse factorization: auto (LDLT with refinement when the pattern is
+    /// structurally symmetric, else LU), lu or ldlt.
+    #[arg(long)]
+    factorization: Option<String>,
 }
 
 impl IntegratorArgs {
@@ -340,6 +344,7 @@ impl IntegratorArgs {
             convergence: self.convergence.clone(),
             refactor: self.refactor.clone(),
             sparse: self.sparse.then_some(true),
+            factorization: self.factorization.clone(),
             initialize: self.initialize.clone(),
         }
     }

@@ -339,9 +339,14 @@ pub trait Integrator {
 /// a failure is a setup error of the method.
 pub fn saddle_solver(
     sys: &System<'_>,
-    force_sparse: bool,
+    solver: crate::linalg::SolverChoice,
 ) -> Result<crate::linalg::SaddlePointSolver, StepError> {
-    crate::linalg::SaddlePointSolver::new(sys.asm.pattern(), force_sparse).map_err(|e| {
+    crate::linalg::SaddlePointSolver::with_factorization(
+        sys.asm.pattern(),
+        solver.force_sparse,
+        solver.factorization,
+    )
+    .map_err(|e| {
         StepError::Setup {
             reason: e.to_string(),
         }

@@ -44,12 +44,18 @@ use crate::assembly::Pattern;
 /// Largest system solved with the dense LU.
 pub const DENSE_MAX: usize = 40;
 
+/// Smallest system [`Factorization::Auto`] gives to the `LDLᵀ`: below it the
+/// sparse LU's fill is small anyway, and the small models keep the LU's
+/// round-off (their recorded tables).
+pub const LDLT_MIN: usize = 1000;
+
 /// Which sparse factorization a system above the dense and band sizes uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Factorization {
-    /// `LDLᵀ` when the pattern is structurally symmetric (every Newton
-    /// matrix of a model whose constraint and coupling blocks mirror each
-    /// other), else LU; a model whose refinement fails switches to LU.
+    /// `LDLᵀ` when the system has at least [`LDLT_MIN`] unknowns and its
+    /// pattern is structurally symmetric (every Newton matrix of a model whose
+    /// constraint and coupling blocks mirror each other), else LU; a model
+    /// whose refinement fails switches to LU.
     #[default]
     Auto,
     /// Sparse LU with partial pivoting ([`SparseLu`]).
@@ -75,6 +81,16 @@ impl Factorization {
     pub fn from_name(name: &str) -> Option<Factorization> {
         Factorization::ALL.into_iter().find(|f| f.name() == name)
     }
+}
+
+/// How an integrator's saddle-point solver is chosen (`[integrator] sparse`
+/// and `factorization`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SolverChoice {
+    /// Skip the dense and band paths.
+    pub force_sparse: bool,
+    /// The sparse factorization.
+    pub factorization: Factorization,
 }
 
 /// Failure of a factorization or solve.
@@ -199,7 +215,7 @@ impl SaddlePointSolver {
         let symmetric = match choice {
             Factorization::Lu => false,
             Factorization::Ldlt => true,
-            Factorization::Auto => ldlt::structurally_symmetric(pattern),
+            Factorization::Auto => dim >= LDLT_MIN && ldlt::structurally_symmetric(pattern),
         };
         let backend = if symmetric {
             Backend::Ldlt(Box::new(LdltPath {
