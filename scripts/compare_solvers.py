@@ -20,7 +20,7 @@ its backward error against A shows.
 
 With --csv FILE it also writes one row per matrix and solver (the medians,
 and log10 of rows and factorization time, for `flexmb plot --x log10_rows
---y log10_factor_s --group peer`), and with three or more sizes of one
+--y log10_factor_s --group series`), and with three or more sizes of one
 problem (the file stem before the last '-', e.g. l2 in l2-223.mtx) it prints
 the exponent k of factor time ~ rows^k fitted by least squares on the logs.
 """
@@ -190,7 +190,8 @@ def main():
         ldlt = med.get("PARDISO LDLT", {}).get("factor_s")
         for name, m in med.items():
             csv_rows.append(dict(matrix=path.stem, problem=path.stem.rsplit("-", 1)[0],
-                                 rows=a.shape[0], nnz=a.nnz, peer=name, solver=m["solver"],
+                                 rows=a.shape[0], nnz=a.nnz, peer=name,
+                                 series=f"{path.stem.rsplit('-', 1)[0]} {name}", solver=m["solver"],
                                  analysis_s=m["analysis_s"], factor_s=m["factor_s"],
                                  solve_s=m["solve_s"], fill=m["fill"], memory_mib=m["memory_mib"],
                                  backward_error=m["backward_error"],

@@ -168,11 +168,9 @@ impl SaddlePointSolver {
         choice: Factorization,
     ) -> Result<Self, SolveError> {
         let dim = pattern.dim;
-        let par = if dim > 20_000 {
-            Par::rayon(0)
-        } else {
-            Par::Seq
-        };
+        // One thread: two gave no speed-up of the sparse factorizations on
+        // L2/L3 (docs/bench.md, "Threads"); the band LU is sequential.
+        let par = Par::Seq;
         if dim <= DENSE_MAX && !force_sparse {
             let mut dense_index = Vec::with_capacity(pattern.nnz());
             for c in 0..dim {
