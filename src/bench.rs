@@ -291,8 +291,8 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
         choice.force_sparse,
         choice.factorization,
     )
-        .map(|s| (s.describe(), s.fill()))
-        .map_err(|e| e.to_string())?;
+    .map(|s| (s.describe(), s.fill()))
+    .map_err(|e| e.to_string())?;
     let sim = Simulation::new(model);
     let build_seconds = started.elapsed().as_secs_f64();
 

@@ -29,7 +29,10 @@ fn temp_dir(tag: &str) -> PathBuf {
 }
 
 fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
-    let d = a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    let d = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
     d / b.iter().fold(0.0f64, |m, x| m.max(x.abs()))
 }
 
@@ -43,8 +46,9 @@ fn asymmetry(p: &Pattern, v: &[f64]) -> f64 {
     };
     let mut d = 0.0f64;
     for c in 0..p.dim {
-        for k in p.col_ptr[c]..p.col_ptr[c + 1] {
-            d = d.max((v[k] - at(c, p.row_idx[k])).abs());
+        let range = p.col_ptr[c]..p.col_ptr[c + 1];
+        for (&r, &x) in p.row_idx[range.clone()].iter().zip(&v[range]) {
+            d = d.max((x - at(c, r)).abs());
         }
     }
     d / v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
@@ -66,11 +70,22 @@ fn ldlt_equals_lu(file: &Path, symmetric_enough: bool) -> f64 {
         ldlt.factor(&values).unwrap();
         let mut x = b.clone();
         let r = ldlt.solve(&mut x);
-        assert_eq!(r.converged, symmetric_enough, "{} {}: {r:?}", file.display(), o.name());
+        assert_eq!(
+            r.converged,
+            symmetric_enough,
+            "{} {}: {r:?}",
+            file.display(),
+            o.name()
+        );
         if r.converged {
             assert!(r.backward_error <= REFINE_TOL, "{r:?}");
             let d = rel_diff(&x, &x_lu);
-            assert!(d < 1e-10, "{} {}: LDLT vs LU {d:.2e}", file.display(), o.name());
+            assert!(
+                d < 1e-10,
+                "{} {}: LDLT vs LU {d:.2e}",
+                file.display(),
+                o.name()
+            );
         } else {
             assert_eq!(x, b, "an unconverged solve leaves the right-hand side");
         }
@@ -80,7 +95,12 @@ fn ldlt_equals_lu(file: &Path, symmetric_enough: bool) -> f64 {
     s.factor(&values).unwrap();
     let mut x = b.clone();
     s.solve(&mut x).unwrap();
-    assert_eq!(s.fallbacks(), usize::from(!symmetric_enough), "{}", file.display());
+    assert_eq!(
+        s.fallbacks(),
+        usize::from(!symmetric_enough),
+        "{}",
+        file.display()
+    );
     assert_eq!(s.is_ldlt(), symmetric_enough);
     let d = rel_diff(&x, &x_lu);
     assert!(d < 1e-10, "{}: engine solver vs LU {d:.2e}", file.display());
@@ -189,11 +209,17 @@ fn unsymmetric_matrix_takes_the_lu_fallback() {
     let (x, fallbacks, on_ldlt) = solve(&[1.0, -2.0, 2.0, 1.0], &[3.0, -1.0]);
     assert_eq!(fallbacks, 1);
     assert!(!on_ldlt);
-    assert!((x[0] - 1.0).abs() < 1e-15 && (x[1] - 1.0).abs() < 1e-15, "{x:?}");
+    assert!(
+        (x[0] - 1.0).abs() < 1e-15 && (x[1] - 1.0).abs() < 1e-15,
+        "{x:?}"
+    );
     let (x, fallbacks, on_ldlt) = solve(&[4.0, 1.0, 1.001, 3.0], &[5.001, 4.0]);
     assert_eq!(fallbacks, 0);
     assert!(on_ldlt);
-    assert!((x[0] - 1.0).abs() < 1e-14 && (x[1] - 1.0).abs() < 1e-14, "{x:?}");
+    assert!(
+        (x[0] - 1.0).abs() < 1e-14 && (x[1] - 1.0).abs() < 1e-14,
+        "{x:?}"
+    );
 }
 
 /// `auto` keeps systems below `LDLT_MIN` on the LU and gives the large

@@ -346,10 +346,8 @@ pub fn saddle_solver(
         solver.force_sparse,
         solver.factorization,
     )
-    .map_err(|e| {
-        StepError::Setup {
-            reason: e.to_string(),
-        }
+    .map_err(|e| StepError::Setup {
+        reason: e.to_string(),
     })
 }
 

@@ -61,7 +61,11 @@ pub struct Projector {
 
 impl Projector {
     /// A projector for the model in `sys`.
-    pub fn new(sys: &System<'_>, metric: Metric, solver: crate::linalg::SolverChoice) -> Result<Self, StepError> {
+    pub fn new(
+        sys: &System<'_>,
+        metric: Metric,
+        solver: crate::linalg::SolverChoice,
+    ) -> Result<Self, StepError> {
         let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
         let solver = crate::integrate::saddle_solver(sys, solver)?;
         Ok(Projector {

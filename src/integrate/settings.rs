@@ -987,13 +987,8 @@ impl IntegratorConfig {
         let started = std::time::Instant::now();
         match &self.method {
             MethodConfig::Gssss(g) => {
-                let mut integrator = OneStepIntegrator::new(
-                    sys,
-                    self.label(),
-                    self.parameters(),
-                    g,
-                    self.solver(),
-                )?;
+                let mut integrator =
+                    OneStepIntegrator::new(sys, self.label(), self.parameters(), g, self.solver())?;
                 if self.timing {
                     integrator.measure_timings(started.elapsed());
                 }

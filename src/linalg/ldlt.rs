@@ -174,7 +174,8 @@ impl SparseLdlt {
             }
             None => vec![Ordering::Amd, Ordering::Metis],
         };
-        let a = SymbolicSparseColMatRef::new_checked(n, n, &pattern.col_ptr, None, &pattern.row_idx);
+        let a =
+            SymbolicSparseColMatRef::new_checked(n, n, &pattern.col_ptr, None, &pattern.row_idx);
         let mut best: Option<(Ordering, SymbolicCholesky<usize>)> = None;
         let mut candidates = Vec::new();
         for o in tried {
@@ -379,12 +380,12 @@ impl SparseLdlt {
             self.r = d;
             let next = self.residual(rhs);
             steps += 1;
-            // Stagnation: the contraction is too slow to reach the tolerance.
-            if !(next < 0.5 * berr) {
-                berr = next;
+            // Stagnation (or NaN): the contraction is too slow to reach the tolerance.
+            let halved = next < 0.5 * berr;
+            berr = next;
+            if !halved {
                 break;
             }
-            berr = next;
         }
         let converged = berr <= REFINE_TOL;
         if !converged {

@@ -66,7 +66,8 @@ pub enum Factorization {
 
 impl Factorization {
     /// Every choice.
-    pub const ALL: [Factorization; 3] = [Factorization::Auto, Factorization::Lu, Factorization::Ldlt];
+    pub const ALL: [Factorization; 3] =
+        [Factorization::Auto, Factorization::Lu, Factorization::Ldlt];
 
     /// The name in model files and on the command line.
     pub fn name(self) -> &'static str {

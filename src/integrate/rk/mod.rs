@@ -182,11 +182,9 @@ impl RungeKutta {
         let (baumgarte, projector, datol) = match settings.stabilization {
             Stabilization::None => (None, None, 0.0),
             Stabilization::Baumgarte(g) => (Some(g), None, 0.0),
-            Stabilization::PStab { datol, metric } => (
-                None,
-                Some(Projector::new(sys, metric, solver)?),
-                datol,
-            ),
+            Stabilization::PStab { datol, metric } => {
+                (None, Some(Projector::new(sys, metric, solver)?), datol)
+            }
         };
         let z = |k: usize| vec![0.0; k];
         let h = match settings.step {
