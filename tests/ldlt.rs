@@ -268,3 +268,28 @@ fn auto_rule() {
     let s = SaddlePointSolver::with_factorization(&skew, false, Factorization::Auto).unwrap();
     assert!(s.describe().starts_with("sparse LU"), "{}", s.describe());
 }
+
+/// A factorization name that does not exist is refused, naming the field.
+#[test]
+fn unknown_factorization_is_refused() {
+    let spec = IntegratorSpec {
+        factorization: Some("cholesky".into()),
+        dt: Some(1e-3),
+        t_end: Some(1.0),
+        ..IntegratorSpec::default()
+    };
+    let e = spec.resolve().unwrap_err().to_string();
+    assert!(e.contains("factorization") && e.contains("cholesky"), "{e}");
+    for name in ["auto", "lu", "ldlt"] {
+        let spec = IntegratorSpec {
+            factorization: Some(name.into()),
+            dt: Some(1e-3),
+            t_end: Some(1.0),
+            ..IntegratorSpec::default()
+        };
+        assert_eq!(
+            spec.resolve().unwrap().factorization,
+            Factorization::from_name(name).unwrap()
+        );
+    }
+}

@@ -58,7 +58,7 @@ enum Command {
     /// iterations, peak memory, fitted scaling exponents (docs/bench.md).
     Bench(BenchArgs),
     /// Factor one Matrix Market matrix (e.g. from `bench --export-matrix`) N times
-    /// with flexmb's sparse LU: median analysis / factorization / solve times, fill,
+    /// with flexmb's band or sparse LU or its LDLT with refinement: median analysis / factorization / solve times, fill,
     /// memory and backward error (scripts/compare_solvers.py, docs/bench.md).
     Factor(FactorArgs),
 }
