@@ -218,9 +218,21 @@ struct RunArgs {
 struct IntegratorArgs {
     /// Method: gssss (default; seed 000); an explicit Runge–Kutta method on the
     /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps); or epm,
-    /// the embedded projection method (seed 004) with --tableau.
+    /// the embedded projection method (seed 004) with --tableau; or bdf, DASSL's
+    /// BDF 1-5 on the GGL form (seed 003) with --newton, --max-order, --rtol, --atol.
     #[arg(long)]
     method: Option<String>,
+    /// BDF: the nonlinear iteration, full (Newton on GGL, default), cs
+    /// (coordinate split) or cm (cs without the derivative of the projection).
+    #[arg(long)]
+    newton: Option<String>,
+    /// BDF: the largest order, 1 to 5 (default 5).
+    #[arg(long)]
+    max_order: Option<u64>,
+    /// BDF: the components of the local error test, qv (positions and
+    /// velocities, default) or q (positions only, as seed 003 §4.1).
+    #[arg(long)]
+    error_test: Option<String>,
     /// GSSSS: fixed (a Newton failure stops the run) or cutback (halve dt and retry,
     /// regrow after successes). Runge–Kutta: adaptive (dopri5's default) or fixed.
     #[arg(long)]
@@ -346,6 +358,9 @@ impl IntegratorArgs {
             sparse: self.sparse.then_some(true),
             factorization: self.factorization.clone(),
             initialize: self.initialize.clone(),
+            newton: self.newton.clone(),
+            max_order: self.max_order,
+            error_test: self.error_test.clone(),
         }
     }
 }

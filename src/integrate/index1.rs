@@ -27,7 +27,7 @@ impl Index1 {
         baumgarte: Option<[f64; 2]>,
         solver: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
-        let solver = crate::integrate::saddle_solver(sys, solver)?;
+        let solver = crate::integrate::mass_system_solver(sys, solver)?;
         Ok(Index1 {
             sys: sys.asm.new_system(),
             solver,

@@ -17,6 +17,7 @@
 //! and the embedded projection method (seed 004), sharing one
 //! [`projector::Projector`].
 
+pub mod bdf;
 pub mod epm;
 pub mod gssss;
 pub mod index1;
@@ -347,6 +348,33 @@ pub fn saddle_solver(
         solver.factorization,
     )
     .map_err(|e| StepError::Setup {
+        reason: e.to_string(),
+    })
+}
+
+/// The solver of the systems `[M B^T; B 0]` and `[W B^T; B 0]` with the
+/// model's mass or the identity (index-1 evaluations and projections): with
+/// a diagonal constant mass and no configuration-dependent inertia it tries
+/// the Schur complement first ([`crate::linalg::DiagonalSchur`]), otherwise
+/// it is [`saddle_solver`].
+pub fn mass_system_solver(
+    sys: &System<'_>,
+    solver: crate::linalg::SolverChoice,
+) -> Result<crate::linalg::SaddlePointSolver, StepError> {
+    let mass = sys.asm.mass_matrix();
+    let diagonal = mass.iter().all(|(_, (r, c))| r == c)
+        && !sys.model.elements.iter().any(|b| b.has_inertia());
+    let pattern = sys.asm.pattern();
+    let solver = if diagonal && !solver.force_sparse {
+        crate::linalg::SaddlePointSolver::with_diagonal_mass(pattern, sys.asm.n_dofs(), false)
+    } else {
+        crate::linalg::SaddlePointSolver::with_factorization(
+            pattern,
+            solver.force_sparse,
+            solver.factorization,
+        )
+    };
+    solver.map_err(|e| StepError::Setup {
         reason: e.to_string(),
     })
 }

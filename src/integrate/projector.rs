@@ -67,7 +67,7 @@ impl Projector {
         solver: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
         let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
-        let solver = crate::integrate::saddle_solver(sys, solver)?;
+        let solver = crate::integrate::mass_system_solver(sys, solver)?;
         Ok(Projector {
             metric,
             sys: sys.asm.new_system(),
