@@ -139,14 +139,15 @@ fn runge_kutta(c: &mut Criterion) {
         let (u, v) = (sim.model.u0.clone(), sim.model.v0.clone());
         let mut a = vec![0.0; u.len()];
         let mut lambda = vec![0.0; sim.model.n_constraints()];
-        let mut rhs = Index1::new(&sys, None, false).expect("index-1 solver");
+        let mut rhs = Index1::new(&sys, None, Default::default()).expect("index-1 solver");
         g.bench_function(format!("rhs/{name}"), |b| {
             b.iter(|| {
                 rhs.eval(&sys, 0.0, &u, &v, &mut a, &mut lambda)
                     .expect("nonsingular")
             })
         });
-        let mut projector = Projector::new(&sys, Metric::Mass, false).expect("projector");
+        let mut projector =
+            Projector::new(&sys, Metric::Mass, Default::default()).expect("projector");
         // A drifted state: positions and velocities perturbed off the manifold.
         let (mut u1, mut v1) = (u.clone(), v.clone());
         g.bench_function(format!("pstab/{name}"), |b| {

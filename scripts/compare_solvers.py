@@ -17,6 +17,12 @@ its backward error against A shows.
     python3 -m venv venv && venv/bin/pip install -r scripts/requirements.txt
     venv/bin/python scripts/compare_solvers.py bench-mtx/*.mtx \
         --flexmb target/release/flexmb --rounds 5 --out table.md
+
+With --csv FILE it also writes one row per matrix and solver (the medians,
+and log10 of rows and factorization time, for `flexmb plot --x log10_rows
+--y log10_factor_s --group series`), and with three or more sizes of one
+problem (the file stem before the last '-', e.g. l2 in l2-223.mtx) it prints
+the exponent k of factor time ~ rows^k fitted by least squares on the logs.
 """
 
 import os
@@ -137,8 +143,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--skip", default="", help="comma-separated peers to skip, e.g. superlu,klu")
     ap.add_argument("--out", type=Path, help="also write the table (Markdown) here")
+    ap.add_argument("--csv", type=Path, help="also write the medians as CSV here")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
+    csv_rows = []
     lines = ["| matrix | rows | nnz | solver | analysis s | factor s | solve s | fill | memory MiB "
              "| backward error | factor / best exact peer | factor / PARDISO LDLT |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -181,6 +189,14 @@ def main():
                     if k != "flexmb" and m["backward_error"] <= 1e-10), default=None)
         ldlt = med.get("PARDISO LDLT", {}).get("factor_s")
         for name, m in med.items():
+            csv_rows.append(dict(matrix=path.stem, problem=path.stem.rsplit("-", 1)[0],
+                                 rows=a.shape[0], nnz=a.nnz, peer=name,
+                                 series=f"{path.stem.rsplit('-', 1)[0]} {name}", solver=m["solver"],
+                                 analysis_s=m["analysis_s"], factor_s=m["factor_s"],
+                                 solve_s=m["solve_s"], fill=m["fill"], memory_mib=m["memory_mib"],
+                                 backward_error=m["backward_error"],
+                                 log10_rows=float(np.log10(a.shape[0])),
+                                 log10_factor_s=float(np.log10(m["factor_s"]))))
             f = lambda v, p=4: "-" if v is None else (f"{v:.{p}f}" if isinstance(v, float) else str(v))
             ratio = m["factor_s"] / best if best else None
             ratio_ldlt = m["factor_s"] / ldlt if ldlt else None
@@ -190,6 +206,23 @@ def main():
                 f"| {'-' if m['backward_error'] is None else format(m['backward_error'], '.1e')} "
                 f"| {f(ratio, 2)} | {f(ratio_ldlt, 2)} |")
         print(json.dumps({"matrix": str(path), "medians": med}), file=sys.stderr)
+    # Fitted exponents: factor time ~ rows^k per problem and solver.
+    fits = {}
+    for r in csv_rows:
+        fits.setdefault((r["problem"], r["peer"]), []).append((r["log10_rows"], r["log10_factor_s"]))
+    for (problem, peer), pts in sorted(fits.items()):
+        if len(pts) >= 3:
+            x, y = np.array(pts).T
+            k = np.polyfit(x, y, 1)[0]
+            lines.append(f"\n{problem}, {peer}: factor time ~ rows^{k:.2f} "
+                         f"({len(pts)} sizes, {10 ** x.min():.0f} to {10 ** x.max():.0f} rows)")
+    if args.csv:
+        import csv
+
+        with open(args.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(csv_rows[0]))
+            w.writeheader()
+            w.writerows(csv_rows)
     table = "\n".join(lines) + "\n"
     print(table)
     if args.out:

@@ -285,9 +285,14 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
         let _ = std::fs::remove_file(&path);
         config.export_matrix = Some(MatrixExport { step: *step, path });
     }
-    let (solver, fill) = SaddlePointSolver::new(asm.pattern(), config.force_sparse)
-        .map(|s| (s.describe(), s.fill()))
-        .map_err(|e| e.to_string())?;
+    let choice = config.solver();
+    let (solver, fill) = SaddlePointSolver::with_factorization(
+        asm.pattern(),
+        choice.force_sparse,
+        choice.factorization,
+    )
+    .map(|s| (s.describe(), s.fill()))
+    .map_err(|e| e.to_string())?;
     let sim = Simulation::new(model);
     let build_seconds = started.elapsed().as_secs_f64();
 

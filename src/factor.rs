@@ -10,7 +10,8 @@ use std::time::Instant;
 use faer::Par;
 
 use crate::linalg::{
-    read_matrix, read_vector, rhs_path, BandLu, Ordering, OrderingCost, SolveError, SparseLu,
+    read_matrix, read_vector, rhs_path, structurally_symmetric, BandLu, Ordering, OrderingCost,
+    SolveError, SparseLdlt, SparseLu, LDLT_MIN,
 };
 
 /// Iterative refinement steps at most (stops earlier at round-off).
@@ -19,18 +20,41 @@ pub const MAX_REFINE: usize = 3;
 /// The factorization `flexmb factor` times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FactorPath {
-    /// The engine's choice: band LU when the band is narrow, else the sparse
-    /// LU with the ordering of least predicted fill.
+    /// The engine's choice: band LU when the band is narrow, else the `LDLᵀ`
+    /// with refinement when the pattern is structurally symmetric and has at
+    /// least [`LDLT_MIN`] rows, else the
+    /// sparse LU with the ordering of least predicted fill.
     Auto,
     /// Band LU after reverse Cuthill–McKee.
     Band,
-    /// Sparse LU with this ordering.
-    Sparse(Ordering),
+    /// Sparse LU with this ordering (`None`: the least predicted fill).
+    Sparse(Option<Ordering>),
+    /// `LDLᵀ` of the symmetric part refined against the matrix, with this
+    /// ordering (`None`: the fewer factor nonzeros of AMD and METIS).
+    Ldlt(Option<Ordering>),
+}
+
+impl FactorPath {
+    /// The path of a `flexmb factor --ordering` name: `auto`, `band`, `lu`,
+    /// `colamd`, `amd`, `metis` (sparse LU), `ldlt`, `ldlt-amd`, `ldlt-metis`.
+    pub fn from_name(name: &str) -> Option<FactorPath> {
+        Some(match name {
+            "auto" => FactorPath::Auto,
+            "band" => FactorPath::Band,
+            "lu" => FactorPath::Sparse(None),
+            "ldlt" => FactorPath::Ldlt(None),
+            "ldlt-amd" => FactorPath::Ldlt(Some(Ordering::Amd)),
+            "ldlt-metis" => FactorPath::Ldlt(Some(Ordering::Metis)),
+            o => FactorPath::Sparse(Some(Ordering::from_name(o)?)),
+        })
+    }
 }
 
 enum Lu {
     Band(Box<BandLu>),
     Sparse(Box<SparseLu>),
+    /// With the refinement steps and the unrefined backward error of its last solve.
+    Ldlt(Box<SparseLdlt>, usize, f64),
 }
 
 impl Lu {
@@ -38,12 +62,26 @@ impl Lu {
         match self {
             Lu::Band(b) => b.factor(values),
             Lu::Sparse(s) => s.factor(values),
+            Lu::Ldlt(s, ..) => s.factor(values),
         }
     }
+    /// A solve; the `LDLᵀ`'s includes its refinement against the matrix
+    /// (left unrefined when the refinement does not converge).
     fn solve(&mut self, x: &mut [f64]) {
         match self {
             Lu::Band(b) => b.solve(x),
             Lu::Sparse(s) => s.solve(x),
+            Lu::Ldlt(s, steps, plain) => {
+                let b = x.to_vec();
+                let r = s.solve(x);
+                *steps = r.steps;
+                *plain = r.first_backward_error;
+                if !r.converged {
+                    // The report shows the plain solve's backward error.
+                    x.copy_from_slice(&b);
+                    s.solve_unrefined(x);
+                }
+            }
         }
     }
 }
@@ -84,11 +122,16 @@ impl FactorReport {
             .candidates
             .iter()
             .map(|c| {
+                // (The LDLᵀ's candidates carry no flop count: null.)
+                let flops = if c.flops.is_finite() {
+                    format!("{:e}", c.flops)
+                } else {
+                    "null".into()
+                };
                 format!(
-                    "{{\"ordering\":\"{}\",\"fill\":{},\"flops\":{:e}}}",
+                    "{{\"ordering\":\"{}\",\"fill\":{},\"flops\":{flops}}}",
                     c.ordering.name(),
                     c.fill,
-                    c.flops
                 )
             })
             .collect();
@@ -178,7 +221,14 @@ pub fn factor_file(
     let t = Instant::now();
     let band = match path {
         FactorPath::Auto | FactorPath::Band => BandLu::new(&pattern),
-        FactorPath::Sparse(_) => None,
+        FactorPath::Sparse(_) | FactorPath::Ldlt(_) => None,
+    };
+    let path = match path {
+        FactorPath::Auto if n >= LDLT_MIN && structurally_symmetric(&pattern) => {
+            FactorPath::Ldlt(None)
+        }
+        FactorPath::Auto => FactorPath::Sparse(None),
+        p => p,
     };
     let mut lu = match (band, path) {
         (Some(b), _) => Lu::Band(Box::new(b)),
@@ -190,11 +240,14 @@ pub fn factor_file(
             ))
         }
         (None, FactorPath::Sparse(o)) => Lu::Sparse(Box::new(
-            SparseLu::new(&pattern, Some(o), par).map_err(|e| e.to_string())?,
+            SparseLu::new(&pattern, o, par).map_err(|e| e.to_string())?,
         )),
-        (None, FactorPath::Auto) => Lu::Sparse(Box::new(
-            SparseLu::new(&pattern, None, par).map_err(|e| e.to_string())?,
-        )),
+        (None, FactorPath::Ldlt(o)) => Lu::Ldlt(
+            Box::new(SparseLdlt::new(&pattern, o, par).map_err(|e| e.to_string())?),
+            0,
+            f64::NAN,
+        ),
+        (None, FactorPath::Auto) => unreachable!("auto resolved above"),
     };
     let analysis_s = t.elapsed().as_secs_f64();
     let mut factor_times = Vec::new();
@@ -229,10 +282,13 @@ pub fn factor_file(
         }
         inf_norm(r) / (a_inf * inf_norm(x) + inf_norm(&b))
     };
-    let backward_error_plain = berr(&x, &mut r);
-    let mut backward_error = backward_error_plain;
-    let mut refinements = 0;
-    while refinements < MAX_REFINE && backward_error > f64::EPSILON {
+    let mut backward_error = berr(&x, &mut r);
+    let (backward_error_plain, mut refinements) = match &lu {
+        Lu::Ldlt(_, steps, plain) => (*plain, *steps),
+        _ => (backward_error, 0),
+    };
+    // (The LDLᵀ's solve refines itself.)
+    while !matches!(lu, Lu::Ldlt(..)) && refinements < MAX_REFINE && backward_error > f64::EPSILON {
         lu.solve(&mut r);
         let mut trial = x.clone();
         for (xi, di) in trial.iter_mut().zip(&r) {
@@ -261,6 +317,22 @@ pub fn factor_file(
             format!("flexmb {} LU ({})", s.kind(), s.cost().ordering.name()),
             s.candidates().to_vec(),
             s.cost().fill,
+        ),
+        Lu::Ldlt(s, ..) => (
+            format!(
+                "flexmb {} LDLT ({}) + refinement",
+                s.kind(),
+                s.ordering().name()
+            ),
+            s.candidates()
+                .iter()
+                .map(|&(ordering, fill)| OrderingCost {
+                    ordering,
+                    fill,
+                    flops: f64::NAN,
+                })
+                .collect(),
+            s.fill(),
         ),
     };
     Ok(FactorReport {

@@ -3,8 +3,8 @@
 //! none at all; GSSSS, and DOPRI5 with PStab or Baumgarte and dense output),
 //! of the heavy top (GSSSS, RK4 with PStab, the embedded projection method
 //! with DOPRI5; EPM with RK4 on the double pendulum), of a truss chain on the band
-//! LU path (none) and on the sparse LU path (none of ours; the
-//! sparse LU may grow its fill storage a few times), including the energy and
+//! LU path (none), on the sparse LDLᵀ path (none) and on the sparse LU path
+//! (none of ours; the sparse LU may grow its fill storage a few times), including the energy and
 //! constraint norms the driver records.
 //!
 //! Only the test's own thread is counted: the test harness's main thread,
@@ -200,8 +200,20 @@ fn time_loop_does_not_allocate() {
     );
     let spec = IntegratorSpec {
         sparse: Some(true),
+        ..band.clone()
+    };
+    // The symmetric path: LDLᵀ with refinement (its storage is fixed by the
+    // symbolic analysis), none at all.
+    let ldlt = IntegratorSpec {
+        sparse: Some(true),
+        factorization: Some("ldlt".into()),
         ..band
     };
+    assert_eq!(
+        allocations_in_steps(&truss, &ldlt),
+        0,
+        "truss chain (sparse LDLT + refinement)"
+    );
     // faer's numeric sparse LU keeps its L and U storage between
     // factorizations but grows it when partial pivoting changes the fill (seen
     // on CI: 4 growths in 499 steps, none here). Growth only, so a bound far

@@ -181,7 +181,7 @@ fn andrews_runs_are_unchanged_by_the_fast_path() {
     let sys = system(&model, &asm);
     let mut matrix = asm.new_system();
     asm.fill_index1(&model, &model.u0, &model.v0, 0.0, None, &mut matrix);
-    let mut solver = mass_system_solver(&sys, false).unwrap();
+    let mut solver = mass_system_solver(&sys, Default::default()).unwrap();
     solver.factor(&matrix.values).unwrap();
     assert!(solver.is_schur_active(), "{}", solver.describe());
 

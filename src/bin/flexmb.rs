@@ -58,7 +58,7 @@ enum Command {
     /// iterations, peak memory, fitted scaling exponents (docs/bench.md).
     Bench(BenchArgs),
     /// Factor one Matrix Market matrix (e.g. from `bench --export-matrix`) N times
-    /// with flexmb's sparse LU: median analysis / factorization / solve times, fill,
+    /// with flexmb's band or sparse LU or its LDLT with refinement: median analysis / factorization / solve times, fill,
     /// memory and backward error (scripts/compare_solvers.py, docs/bench.md).
     Factor(FactorArgs),
 }
@@ -75,8 +75,10 @@ struct FactorArgs {
     #[arg(long, default_value_t = 5)]
     repeat: usize,
     /// Factorization: auto (the engine's: band LU when the band is narrow, else the
-    /// sparse LU with the ordering of least predicted fill), band, or the sparse LU
-    /// with colamd, amd or metis.
+    /// LDLT with refinement when the pattern is structurally symmetric, else the
+    /// sparse LU), band, lu (sparse LU, least predicted fill), the sparse LU with
+    /// colamd, amd or metis, ldlt (AMD or METIS, fewer factor nonzeros), ldlt-amd or
+    /// ldlt-metis.
     #[arg(long, default_value = "auto")]
     ordering: String,
     /// Threads of the factorization (1: sequential).
@@ -330,6 +332,10 @@ struct IntegratorArgs {
     /// Use the sparse LU even for small systems.
     #[arg(long)]
     sparse: bool,
+    /// Sparse factorization: auto (LDLT with refinement when the pattern is
+    /// structurally symmetric, else LU), lu or ldlt.
+    #[arg(long)]
+    factorization: Option<String>,
 }
 
 impl IntegratorArgs {
@@ -361,6 +367,7 @@ impl IntegratorArgs {
             convergence: self.convergence.clone(),
             refactor: self.refactor.clone(),
             sparse: self.sparse.then_some(true),
+            factorization: self.factorization.clone(),
             initialize: self.initialize.clone(),
             newton: self.newton.clone(),
             max_order: self.max_order,
@@ -431,19 +438,13 @@ fn main() -> ExitCode {
 
 fn factor(args: &FactorArgs) -> ExitCode {
     use flexmb::factor::FactorPath;
-    use flexmb::linalg::Ordering;
-    let path = match args.ordering.as_str() {
-        "auto" => FactorPath::Auto,
-        "band" => FactorPath::Band,
-        name => match Ordering::from_name(name) {
-            Some(o) => FactorPath::Sparse(o),
-            None => {
-                eprintln!(
-                    "error: unknown --ordering '{name}' (expected auto, band, colamd, amd or metis)"
-                );
-                return ExitCode::from(EXIT_USAGE);
-            }
-        },
+    let Some(path) = FactorPath::from_name(&args.ordering) else {
+        eprintln!(
+            "error: unknown --ordering '{}' (expected auto, band, lu, colamd, amd, metis, ldlt, \
+             ldlt-amd or ldlt-metis)",
+            args.ordering
+        );
+        return ExitCode::from(EXIT_USAGE);
     };
     if args.repeat == 0 || args.threads == 0 {
         eprintln!("error: --repeat and --threads must be positive");

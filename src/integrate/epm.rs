@@ -69,7 +69,7 @@ pub struct Epm {
 
 impl Epm {
     /// The method's right-hand side for the model in `sys`.
-    pub fn new(sys: &System<'_>, force_sparse: bool) -> Result<Self, StepError> {
+    pub fn new(sys: &System<'_>, solver: crate::linalg::SolverChoice) -> Result<Self, StepError> {
         let model = sys.model;
         if let Some(j) = model.velocity_joints().next() {
             return Err(StepError::Setup {
@@ -80,10 +80,11 @@ impl Epm {
             });
         }
         let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
-        let solver = crate::integrate::saddle_solver(sys, force_sparse)?;
+        let choice = solver;
+        let solver = crate::integrate::saddle_solver(sys, choice)?;
         let z = |k: usize| vec![0.0; k];
         Ok(Epm {
-            index1: Index1::new(sys, None, force_sparse)?,
+            index1: Index1::new(sys, None, choice)?,
             sys: sys.asm.new_system(),
             solver,
             x: z(n + m),

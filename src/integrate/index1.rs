@@ -25,9 +25,9 @@ impl Index1 {
     pub fn new(
         sys: &System<'_>,
         baumgarte: Option<[f64; 2]>,
-        force_sparse: bool,
+        solver: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
-        let solver = crate::integrate::mass_system_solver(sys, force_sparse)?;
+        let solver = crate::integrate::mass_system_solver(sys, solver)?;
         Ok(Index1 {
             sys: sys.asm.new_system(),
             solver,

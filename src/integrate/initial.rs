@@ -133,7 +133,7 @@ pub fn initialize(
     sys: &System<'_>,
     state: &mut State,
     mode: Initialize,
-    force_sparse: bool,
+    solver: crate::linalg::SolverChoice,
 ) -> Result<InitialCorrection, StepError> {
     let m = sys.asm.n_constraints();
     let mut phi = vec![0.0; m];
@@ -169,7 +169,7 @@ pub fn initialize(
             })
         }
         Initialize::Project if violated && m > 0 => {
-            let mut projector = Projector::new(sys, Metric::Mass, force_sparse)?;
+            let mut projector = Projector::new(sys, Metric::Mass, solver)?;
             let (u0, v0) = (state.u.clone(), state.v.clone());
             projector.factor(sys, &state.u, state.t)?;
             projector.project_position(sys, &mut state.u, state.t, p_tol, 50)?;

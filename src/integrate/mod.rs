@@ -340,12 +340,15 @@ pub trait Integrator {
 /// a failure is a setup error of the method.
 pub fn saddle_solver(
     sys: &System<'_>,
-    force_sparse: bool,
+    solver: crate::linalg::SolverChoice,
 ) -> Result<crate::linalg::SaddlePointSolver, StepError> {
-    crate::linalg::SaddlePointSolver::new(sys.asm.pattern(), force_sparse).map_err(|e| {
-        StepError::Setup {
-            reason: e.to_string(),
-        }
+    crate::linalg::SaddlePointSolver::with_factorization(
+        sys.asm.pattern(),
+        solver.force_sparse,
+        solver.factorization,
+    )
+    .map_err(|e| StepError::Setup {
+        reason: e.to_string(),
     })
 }
 
@@ -356,16 +359,20 @@ pub fn saddle_solver(
 /// it is [`saddle_solver`].
 pub fn mass_system_solver(
     sys: &System<'_>,
-    force_sparse: bool,
+    solver: crate::linalg::SolverChoice,
 ) -> Result<crate::linalg::SaddlePointSolver, StepError> {
     let mass = sys.asm.mass_matrix();
     let diagonal = mass.iter().all(|(_, (r, c))| r == c)
         && !sys.model.elements.iter().any(|b| b.has_inertia());
     let pattern = sys.asm.pattern();
-    let solver = if diagonal && !force_sparse {
+    let solver = if diagonal && !solver.force_sparse {
         crate::linalg::SaddlePointSolver::with_diagonal_mass(pattern, sys.asm.n_dofs(), false)
     } else {
-        crate::linalg::SaddlePointSolver::new(pattern, force_sparse)
+        crate::linalg::SaddlePointSolver::with_factorization(
+            pattern,
+            solver.force_sparse,
+            solver.factorization,
+        )
     };
     solver.map_err(|e| StepError::Setup {
         reason: e.to_string(),

@@ -61,9 +61,13 @@ pub struct Projector {
 
 impl Projector {
     /// A projector for the model in `sys`.
-    pub fn new(sys: &System<'_>, metric: Metric, force_sparse: bool) -> Result<Self, StepError> {
+    pub fn new(
+        sys: &System<'_>,
+        metric: Metric,
+        solver: crate::linalg::SolverChoice,
+    ) -> Result<Self, StepError> {
         let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
-        let solver = crate::integrate::mass_system_solver(sys, force_sparse)?;
+        let solver = crate::integrate::mass_system_solver(sys, solver)?;
         Ok(Projector {
             metric,
             sys: sys.asm.new_system(),

@@ -144,6 +144,9 @@ pub struct IntegratorSpec {
     pub refactor: Option<String>,
     /// Force the sparse LU even for small systems.
     pub sparse: Option<bool>,
+    /// Sparse factorization: `auto` (default), `lu` or `ldlt`
+    /// ([`crate::linalg::Factorization`]).
+    pub factorization: Option<String>,
     /// Initial state violating the constraints: `check` (refuse, the
     /// default) or `project` (project it onto them).
     pub initialize: Option<String>,
@@ -305,6 +308,8 @@ pub struct IntegratorConfig {
     pub t_end: f64,
     /// Force the sparse LU.
     pub force_sparse: bool,
+    /// The sparse factorization (LU, or `LDLᵀ` with refinement).
+    pub factorization: crate::linalg::Factorization,
     /// What to do with an inconsistent initial state.
     pub initialize: Initialize,
     /// Measure the Newton time split ([`super::newton::NewtonTimings`],
@@ -347,6 +352,7 @@ impl IntegratorSpec {
             convergence,
             refactor,
             sparse,
+            factorization,
             initialize,
             newton,
             max_order,
@@ -372,6 +378,11 @@ impl IntegratorSpec {
         config.initialize = Initialize::from_name(mode).ok_or(bad(
             "initialize",
             format!("`initialize` must be \"check\" or \"project\", got \"{mode}\""),
+        ))?;
+        let name = self.factorization.as_deref().unwrap_or("auto");
+        config.factorization = crate::linalg::Factorization::from_name(name).ok_or(bad(
+            "factorization",
+            format!("`factorization` must be \"auto\", \"lu\" or \"ldlt\", got \"{name}\""),
         ))?;
         Ok(config)
     }
@@ -465,6 +476,7 @@ impl IntegratorSpec {
             dt: settings.max_step,
             t_end,
             force_sparse: self.sparse.unwrap_or(false),
+            factorization: Default::default(),
             initialize: Initialize::Check,
             timing: false,
             export_matrix: None,
@@ -614,6 +626,7 @@ impl IntegratorSpec {
             dt,
             t_end,
             force_sparse: self.sparse.unwrap_or(false),
+            factorization: Default::default(),
             initialize: Initialize::Check,
             timing: false,
             export_matrix: None,
@@ -800,6 +813,7 @@ impl IntegratorSpec {
             dt,
             t_end,
             force_sparse: self.sparse.unwrap_or(false),
+            factorization: Default::default(),
             initialize: Initialize::Check,
             timing: false,
             export_matrix: None,
@@ -1096,18 +1110,21 @@ impl IntegratorConfig {
         }
     }
 
+    /// The saddle-point solver's settings.
+    pub fn solver(&self) -> crate::linalg::SolverChoice {
+        crate::linalg::SolverChoice {
+            force_sparse: self.force_sparse,
+            factorization: self.factorization,
+        }
+    }
+
     /// The method for the model in `sys` (the one factory of every method).
     pub fn build(&self, sys: &System<'_>) -> Result<Box<dyn Integrator>, StepError> {
         let started = std::time::Instant::now();
         match &self.method {
             MethodConfig::Gssss(g) => {
-                let mut integrator = OneStepIntegrator::new(
-                    sys,
-                    self.label(),
-                    self.parameters(),
-                    g,
-                    self.force_sparse,
-                )?;
+                let mut integrator =
+                    OneStepIntegrator::new(sys, self.label(), self.parameters(), g, self.solver())?;
                 if self.timing {
                     integrator.measure_timings(started.elapsed());
                 }
@@ -1127,7 +1144,7 @@ impl IntegratorConfig {
                 self.label(),
                 self.parameters(),
                 r,
-                self.force_sparse,
+                self.solver(),
             )?)),
             MethodConfig::Bdf(b) => Ok(Box::new(Bdf::new(
                 sys,
@@ -1187,6 +1204,7 @@ impl IntegratorConfig {
             dt,
             t_end: 0.0,
             force_sparse: false,
+            factorization: Default::default(),
             initialize: Initialize::Check,
             timing: false,
             export_matrix: None,
@@ -1231,6 +1249,7 @@ impl IntegratorConfig {
             dt,
             t_end: 0.0,
             force_sparse: false,
+            factorization: Default::default(),
             initialize: Initialize::Check,
             timing: false,
             export_matrix: None,

@@ -10,13 +10,16 @@
 //! fixed-size LU up to [`FIXED_MAX`] unknowns): for the 10-unknown double
 //! pendulum it is several times cheaper than the sparse machinery. Larger
 //! systems whose reverse Cuthill–McKee ordering has a band of at most
-//! [`BAND_MAX`] use a banded LU ([`BandLu`]); the rest use the sparse LU.
+//! [`BAND_MAX`] use a banded LU ([`BandLu`]); the rest use the sparse LU, or
+//! (see [`Factorization`]) the symmetric `LDLᵀ` with iterative refinement
+//! ([`SparseLdlt`]) and the LU as its fallback.
 //! [`SaddlePointSolver::export`] writes one system in Matrix Market.
 
 mod band;
 mod capture;
 mod diagnose;
 mod fixed;
+mod ldlt;
 mod market;
 mod metis;
 mod schur;
@@ -26,6 +29,7 @@ pub use band::{BandLu, BAND_MAX};
 pub use capture::{rhs_path, MatrixExport};
 pub use diagnose::diagnose_singular;
 pub use fixed::FIXED_MAX;
+pub use ldlt::{structurally_symmetric, Refinement, SparseLdlt, MAX_REFINE, REFINE_TOL};
 pub use market::{read_matrix, read_vector, write_matrix, write_vector};
 pub use schur::{DiagonalSchur, MIN_PIVOT_RATIO};
 pub use sparse::{Ordering, OrderingCost, SparseLu};
@@ -41,6 +45,56 @@ use crate::assembly::Pattern;
 
 /// Largest system solved with the dense LU.
 pub const DENSE_MAX: usize = 40;
+
+/// Smallest system [`Factorization::Auto`] gives to the `LDLᵀ`: below it the
+/// sparse LU's fill is small anyway, and the small models keep the LU's
+/// round-off (their recorded tables).
+pub const LDLT_MIN: usize = 1000;
+
+/// Which sparse factorization a system above the dense and band sizes uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Factorization {
+    /// `LDLᵀ` when the system has at least [`LDLT_MIN`] unknowns and its
+    /// pattern is structurally symmetric (every Newton matrix of a model whose
+    /// constraint and coupling blocks mirror each other), else LU; a model
+    /// whose refinement fails switches to LU.
+    #[default]
+    Auto,
+    /// Sparse LU with partial pivoting ([`SparseLu`]).
+    Lu,
+    /// `LDLᵀ` of the symmetric part, refined against the matrix, LU fallback.
+    Ldlt,
+}
+
+impl Factorization {
+    /// Every choice.
+    pub const ALL: [Factorization; 3] =
+        [Factorization::Auto, Factorization::Lu, Factorization::Ldlt];
+
+    /// The name in model files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Factorization::Auto => "auto",
+            Factorization::Lu => "lu",
+            Factorization::Ldlt => "ldlt",
+        }
+    }
+
+    /// The choice of a name.
+    pub fn from_name(name: &str) -> Option<Factorization> {
+        Factorization::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// How an integrator's saddle-point solver is chosen (`[integrator] sparse`
+/// and `factorization`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SolverChoice {
+    /// Skip the dense and band paths.
+    pub force_sparse: bool,
+    /// The sparse factorization.
+    pub factorization: Factorization,
+}
 
 /// Failure of a factorization or solve.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -91,6 +145,23 @@ enum Backend {
     },
     Band(Box<BandLu>),
     Sparse(Box<SparseLu>),
+    Ldlt(Box<LdltPath>),
+}
+
+/// The symmetric path and its LU fallback.
+struct LdltPath {
+    ldlt: SparseLdlt,
+    /// Built at the first fallback (symbolic analysis once).
+    lu: Option<SparseLu>,
+    /// Set by the first fallback: every later matrix goes to the LU.
+    switched: bool,
+    /// The current factorization is the LU's.
+    on_lu: bool,
+    /// Solves whose refinement did not converge and were redone with the LU.
+    fallbacks: usize,
+    /// Refinement steps over all converged solves, and their count.
+    refine_steps: usize,
+    refined_solves: usize,
 }
 
 /// LU solver for the saddle-point systems of one model.
@@ -112,12 +183,19 @@ impl SaddlePointSolver {
     /// Prepares the solver for matrices with `pattern` (symbolic factorization
     /// for the sparse path). `force_sparse` disables the dense path.
     pub fn new(pattern: &Pattern, force_sparse: bool) -> Result<Self, SolveError> {
+        Self::with_factorization(pattern, force_sparse, Factorization::Auto)
+    }
+
+    /// As [`Self::new`], with the sparse factorization chosen by `choice`.
+    pub fn with_factorization(
+        pattern: &Pattern,
+        force_sparse: bool,
+        choice: Factorization,
+    ) -> Result<Self, SolveError> {
         let dim = pattern.dim;
-        let par = if dim > 20_000 {
-            Par::rayon(0)
-        } else {
-            Par::Seq
-        };
+        // One thread: two gave no speed-up of the sparse factorizations on
+        // L2/L3 (docs/bench.md, "Threads"); the band LU is sequential.
+        let par = Par::Seq;
         if dim <= DENSE_MAX && !force_sparse {
             let mut dense_index = Vec::with_capacity(pattern.nnz());
             for c in 0..dim {
@@ -161,9 +239,27 @@ impl SaddlePointSolver {
                 });
             }
         }
+        let symmetric = match choice {
+            Factorization::Lu => false,
+            Factorization::Ldlt => true,
+            Factorization::Auto => dim >= LDLT_MIN && ldlt::structurally_symmetric(pattern),
+        };
+        let backend = if symmetric {
+            Backend::Ldlt(Box::new(LdltPath {
+                ldlt: SparseLdlt::new(pattern, None, par)?,
+                lu: None,
+                switched: false,
+                on_lu: false,
+                fallbacks: 0,
+                refine_steps: 0,
+                refined_solves: 0,
+            }))
+        } else {
+            Backend::Sparse(Box::new(SparseLu::new(pattern, None, par)?))
+        };
         Ok(SaddlePointSolver {
             dim,
-            backend: Backend::Sparse(Box::new(SparseLu::new(pattern, None, par)?)),
+            backend,
             mem: MemBuffer::new(StackReq::EMPTY),
             par,
             factored: false,
@@ -212,7 +308,42 @@ impl SaddlePointSolver {
                 lu.kind(),
                 lu.cost().ordering.name()
             ),
+            Backend::Ldlt(p) => {
+                let mut d = format!(
+                    "sparse LDLT (faer {}, {}) + refinement",
+                    p.ldlt.kind(),
+                    p.ldlt.ordering().name()
+                );
+                if p.fallbacks > 0 {
+                    d += &format!(", {} LU fallbacks", p.fallbacks);
+                }
+                d
+            }
         }
+    }
+
+    /// Solves redone with the LU because the `LDLᵀ`'s refinement did not
+    /// converge (0 off the symmetric path).
+    pub fn fallbacks(&self) -> usize {
+        match &self.backend {
+            Backend::Ldlt(p) => p.fallbacks,
+            _ => 0,
+        }
+    }
+
+    /// Mean refinement steps per converged `LDLᵀ` solve (symmetric path only).
+    pub fn mean_refinement(&self) -> Option<f64> {
+        match &self.backend {
+            Backend::Ldlt(p) if p.refined_solves > 0 => {
+                Some(p.refine_steps as f64 / p.refined_solves as f64)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the symmetric path is in use (and not switched to its LU).
+    pub fn is_ldlt(&self) -> bool {
+        matches!(&self.backend, Backend::Ldlt(p) if !p.switched)
     }
 
     /// Stored entries of the factors: `dim²` (dense), the band storage, or
@@ -222,6 +353,10 @@ impl SaddlePointSolver {
             Backend::Dense { .. } => self.dim * self.dim,
             Backend::Band(b) => b.stored(),
             Backend::Sparse(lu) => lu.cost().fill,
+            Backend::Ldlt(p) => match &p.lu {
+                Some(lu) if p.switched => lu.cost().fill,
+                _ => p.ldlt.fill(),
+            },
         }
     }
 
@@ -304,6 +439,7 @@ impl SaddlePointSolver {
             }
             Backend::Band(band) => band.factor(values)?,
             Backend::Sparse(lu) => lu.factor(values)?,
+            Backend::Ldlt(p) => p.factor(values, par)?,
         }
         self.factored = true;
         Ok(())
@@ -343,12 +479,68 @@ impl SaddlePointSolver {
                 dense_solve::solve_in_place_with_conj(lu, lu, p, Conj::No, x, par, stack);
             }
             Backend::Sparse(lu) => lu.solve(rhs),
+            Backend::Ldlt(p) => p.solve(rhs, par)?,
         }
         if rhs.iter().all(|v| v.is_finite()) {
             Ok(())
         } else {
             Err(SolveError::NonFinite)
         }
+    }
+}
+
+impl LdltPath {
+    /// The LU of the last matrix the LDLᵀ factored; its symbolic analysis is
+    /// made at the first fallback (once per model, allocating).
+    fn factor_lu(&mut self, values: &[f64], par: Par) -> Result<(), SolveError> {
+        let lu = match &mut self.lu {
+            Some(lu) => lu,
+            none => none.insert(SparseLu::new(self.ldlt.pattern(), None, par)?),
+        };
+        lu.factor(values)
+    }
+
+    /// The LDLᵀ of `values`, or the LU once the model has switched (or when
+    /// the LDLᵀ breaks down).
+    fn factor(&mut self, values: &[f64], par: Par) -> Result<(), SolveError> {
+        self.on_lu = self.switched;
+        if !self.switched {
+            match self.ldlt.factor(values) {
+                Ok(()) => return Ok(()),
+                Err(SolveError::Library(e)) => return Err(SolveError::Library(e)),
+                Err(_) => {
+                    self.fallbacks += 1;
+                    self.switched = true;
+                    self.on_lu = true;
+                }
+            }
+        }
+        self.factor_lu(values, par)
+    }
+
+    /// The refined LDLᵀ solve; when it does not converge, the LU of the same
+    /// matrix solves it and every later matrix goes to the LU.
+    fn solve(&mut self, rhs: &mut [f64], par: Par) -> Result<(), SolveError> {
+        if !self.on_lu {
+            let r = self.ldlt.solve(rhs);
+            if r.converged {
+                self.refine_steps += r.steps;
+                self.refined_solves += 1;
+                return Ok(());
+            }
+            self.fallbacks += 1;
+            self.switched = true;
+            self.on_lu = true;
+            let values = std::mem::take(self.ldlt.values_mut());
+            let res = self.factor_lu(&values, par);
+            *self.ldlt.values_mut() = values;
+            res?;
+        }
+        self.lu
+            .as_mut()
+            .expect("the LU is factored before it solves")
+            .solve(rhs);
+        Ok(())
     }
 }
 

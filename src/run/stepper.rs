@@ -82,7 +82,7 @@ pub struct Stepper<'a> {
     integrator: Box<dyn Integrator>,
     state: State,
     /// How the initial state is checked or projected, and on which solver.
-    initialize: (Initialize, bool),
+    initialize: (Initialize, crate::linalg::SolverChoice),
     /// What the start found and changed in the initial state.
     initial: InitialCorrection,
     /// Work of the non-conservative forces and of the rheonomic joints
@@ -144,7 +144,7 @@ impl<'a> Stepper<'a> {
             problem,
             integrator,
             state,
-            initialize: (config.initialize, config.force_sparse),
+            initialize: (config.initialize, config.solver()),
             initial: InitialCorrection::default(),
             work: 0.0,
             rheonomic,
@@ -168,8 +168,8 @@ impl<'a> Stepper<'a> {
     /// multipliers consistent, which factors the initial saddle-point matrix.
     pub(super) fn start(&mut self) -> Result<InitialCorrection, StepError> {
         let sys = self.problem.system();
-        let (mode, force_sparse) = self.initialize;
-        self.initial = initialize(&sys, &mut self.state, mode, force_sparse)?;
+        let (mode, solver) = self.initialize;
+        self.initial = initialize(&sys, &mut self.state, mode, solver)?;
         self.integrator.start(&sys, &mut self.state)?;
         if let Some(p) = &mut self.rheonomic {
             p.power = constraint_power(&self.problem, self.integrator.as_ref(), &self.state, p);

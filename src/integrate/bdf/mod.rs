@@ -208,7 +208,14 @@ impl Bdf {
             label,
             parameters,
             settings: *settings,
-            start: Index1::new(sys, None, force_sparse)?,
+            start: Index1::new(
+                sys,
+                None,
+                crate::linalg::SolverChoice {
+                    force_sparse,
+                    factorization: Default::default(),
+                },
+            )?,
             ggl,
             n,
             m,

@@ -102,13 +102,13 @@ impl OneStepIntegrator {
         label: String,
         parameters: Vec<(String, AttrValue)>,
         settings: &GssssSettings,
-        force_sparse: bool,
+        solver: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
         refuse_velocity_constraints(sys.model)?;
         let newton = settings.newton;
         let n = sys.asm.n_dofs();
         let m = sys.asm.n_constraints();
-        let solver = crate::integrate::saddle_solver(sys, force_sparse)?;
+        let solver = crate::integrate::saddle_solver(sys, solver)?;
         let z = |k: usize| vec![0.0; k];
         Ok(OneStepIntegrator {
             label,

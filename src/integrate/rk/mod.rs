@@ -176,17 +176,15 @@ impl RungeKutta {
         label: String,
         parameters: Vec<(String, AttrValue)>,
         settings: &RkSettings,
-        force_sparse: bool,
+        solver: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
         let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
         let (baumgarte, projector, datol) = match settings.stabilization {
             Stabilization::None => (None, None, 0.0),
             Stabilization::Baumgarte(g) => (Some(g), None, 0.0),
-            Stabilization::PStab { datol, metric } => (
-                None,
-                Some(Projector::new(sys, metric, force_sparse)?),
-                datol,
-            ),
+            Stabilization::PStab { datol, metric } => {
+                (None, Some(Projector::new(sys, metric, solver)?), datol)
+            }
         };
         let z = |k: usize| vec![0.0; k];
         let h = match settings.step {
@@ -201,9 +199,9 @@ impl RungeKutta {
             datol,
             field: match settings.formulation {
                 Formulation::Index1 => {
-                    Field::Index1(Box::new(Index1::new(sys, baumgarte, force_sparse)?))
+                    Field::Index1(Box::new(Index1::new(sys, baumgarte, solver)?))
                 }
-                Formulation::Epm => Field::Epm(Box::new(Epm::new(sys, force_sparse)?)),
+                Formulation::Epm => Field::Epm(Box::new(Epm::new(sys, solver)?)),
             },
             projector,
             n,

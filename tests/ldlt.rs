@@ -1,0 +1,295 @@
+//! The symmetric path: the `LDLᵀ` of the symmetric part with refinement
+//! against the true matrix gives the sparse LU's solutions on the step-1
+//! Newton matrices of the rigid and flexible slider-cranks and small L2/L3
+//! lattices (whose matrices are slightly unsymmetric), and the same runs;
+//! strongly unsymmetric matrices (the double pendulum's Newton matrix, a 2×2
+//! example) take the LU fallback; the automatic rule keeps small systems on
+//! their LU.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::model_path;
+use flexmb::assembly::Pattern;
+use flexmb::bench::{matrix_file, run_case, BenchCase, Problem};
+use flexmb::integrate::IntegratorSpec;
+use flexmb::linalg::{
+    read_matrix, read_vector, rhs_path, Factorization, MatrixExport, Ordering, SaddlePointSolver,
+    SparseLdlt, SparseLu, LDLT_MIN, REFINE_TOL,
+};
+use flexmb::model::load_model_file;
+use flexmb::output::MemoryRecorder;
+use flexmb::run::Simulation;
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("flexmb-ldlt-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    let d = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    d / b.iter().fold(0.0f64, |m, x| m.max(x.abs()))
+}
+
+/// Largest relative asymmetry `|a_ij - a_ji| / max|a|`.
+fn asymmetry(p: &Pattern, v: &[f64]) -> f64 {
+    let at = |r: usize, c: usize| {
+        let s = p.col_ptr[c];
+        p.row_idx[s..p.col_ptr[c + 1]]
+            .binary_search(&r)
+            .map_or(0.0, |k| v[s + k])
+    };
+    let mut d = 0.0f64;
+    for c in 0..p.dim {
+        let range = p.col_ptr[c]..p.col_ptr[c + 1];
+        for (&r, &x) in p.row_idx[range.clone()].iter().zip(&v[range]) {
+            d = d.max((x - at(c, r)).abs());
+        }
+    }
+    d / v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
+}
+
+/// The LDLᵀ (both orderings, and through the engine's solver) against the LU
+/// on one exported system. `symmetric_enough`: the refinement converges and
+/// the LDLᵀ answers; otherwise the engine's solver falls back to the LU.
+/// Returns the matrix's asymmetry.
+fn ldlt_equals_lu(file: &Path, symmetric_enough: bool) -> f64 {
+    let (pattern, values) = read_matrix(file).unwrap();
+    let b = read_vector(&rhs_path(file)).unwrap();
+    let mut lu = SparseLu::new(&pattern, None, faer::Par::Seq).unwrap();
+    lu.factor(&values).unwrap();
+    let mut x_lu = b.clone();
+    lu.solve(&mut x_lu);
+    for o in [Ordering::Amd, Ordering::Metis] {
+        let mut ldlt = SparseLdlt::new(&pattern, Some(o), faer::Par::Seq).unwrap();
+        ldlt.factor(&values).unwrap();
+        let mut x = b.clone();
+        let r = ldlt.solve(&mut x);
+        assert_eq!(
+            r.converged,
+            symmetric_enough,
+            "{} {}: {r:?}",
+            file.display(),
+            o.name()
+        );
+        if r.converged {
+            assert!(r.backward_error <= REFINE_TOL, "{r:?}");
+            let d = rel_diff(&x, &x_lu);
+            assert!(
+                d < 1e-10,
+                "{} {}: LDLT vs LU {d:.2e}",
+                file.display(),
+                o.name()
+            );
+        } else {
+            assert_eq!(x, b, "an unconverged solve leaves the right-hand side");
+        }
+    }
+    let mut s = SaddlePointSolver::with_factorization(&pattern, true, Factorization::Ldlt).unwrap();
+    assert!(s.describe().starts_with("sparse LDLT"), "{}", s.describe());
+    s.factor(&values).unwrap();
+    let mut x = b.clone();
+    s.solve(&mut x).unwrap();
+    assert_eq!(
+        s.fallbacks(),
+        usize::from(!symmetric_enough),
+        "{}",
+        file.display()
+    );
+    assert_eq!(s.is_ldlt(), symmetric_enough);
+    let d = rel_diff(&x, &x_lu);
+    assert!(d < 1e-10, "{}: engine solver vs LU {d:.2e}", file.display());
+    asymmetry(&pattern, &values)
+}
+
+/// The step-1 Newton system of a shipped model, exported on the sparse path.
+fn export_model(name: &str, dir: &Path) -> PathBuf {
+    let file = load_model_file(model_path(name)).unwrap();
+    let over = IntegratorSpec {
+        sparse: Some(true),
+        ..IntegratorSpec::default()
+    };
+    let mut config = file.integrator(&over).unwrap();
+    config.t_end = config.dt;
+    let out = dir.join(format!("{name}.mtx"));
+    config.export_matrix = Some(MatrixExport {
+        step: 1,
+        path: out.clone(),
+    });
+    let mut rec = MemoryRecorder::default();
+    let s = Simulation::new(file.model)
+        .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
+        .unwrap();
+    assert!(s.failure.is_none(), "{name}: {:?}", s.failure);
+    out
+}
+
+#[test]
+fn ldlt_solves_as_the_lu_on_models_and_lattices() {
+    let dir = temp_dir("systems");
+    for name in ["slider_crank_rigid", "slider_crank_flexible"] {
+        ldlt_equals_lu(&export_model(name, &dir), true);
+    }
+    // The double pendulum's point masses leave zero rotational inertia on the
+    // diagonal and its constraint option weighs B̃ = 2 B in the rotation
+    // columns (entries -2.5e-4 against -5e-4): far from symmetric, the
+    // refinement stalls and the LU answers.
+    let dp = export_model("double_pendulum", &dir);
+    assert!(ldlt_equals_lu(&dp, false) > 1e-4);
+    let mut asym = 0.0f64;
+    for (p, size) in [(Problem::TrussLattice, 8), (Problem::SpaceTrussLattice, 3)] {
+        let case = BenchCase {
+            problem: p,
+            size,
+            steps: 2,
+            integrator: IntegratorSpec::default(),
+            output: None,
+            export: Some((dir.clone(), 2)),
+        };
+        run_case(&case).unwrap_or_else(|e| panic!("{e}"));
+        asym = asym.max(ldlt_equals_lu(&matrix_file(&dir, p, size), true));
+    }
+    // The lattices' matrices are not symmetric: the refinement did real work.
+    assert!(asym > 1e-8, "asymmetry {asym:e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Whole runs on the sparse path: LDLᵀ and LU give the same motion and
+/// the same Newton iterations.
+#[test]
+fn ldlt_and_lu_runs_agree() {
+    for name in ["double_pendulum", "slider_crank_rigid"] {
+        let run = |factorization: &str| {
+            let file = load_model_file(model_path(name)).unwrap();
+            let over = IntegratorSpec {
+                sparse: Some(true),
+                factorization: Some(factorization.into()),
+                t_end: Some(0.2),
+                ..IntegratorSpec::default()
+            };
+            let config = file.integrator(&over).unwrap();
+            let mut rec = MemoryRecorder::default();
+            let s = Simulation::new(file.model)
+                .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
+                .unwrap();
+            assert!(s.failure.is_none(), "{name} {factorization}");
+            rec
+        };
+        let (lu, ldlt) = (run("lu"), run("ldlt"));
+        assert_eq!(lu.u.len(), ldlt.u.len());
+        let d = rel_diff(ldlt.u.last().unwrap(), lu.u.last().unwrap());
+        assert!(d < 1e-10, "{name}: LDLT vs LU run {d:.2e}");
+        assert_eq!(
+            lu.newton.iter().map(|n| n.iterations).sum::<u32>(),
+            ldlt.newton.iter().map(|n| n.iterations).sum::<u32>(),
+            "{name}"
+        );
+    }
+}
+
+/// `[[1, 2], [-2, 1]]`: its symmetric part is the identity, and the
+/// refinement `x += (A - I) ...` diverges (spectral radius 2), so the solve
+/// must come from the LU; a mildly unsymmetric matrix stays on the LDLᵀ.
+#[test]
+fn unsymmetric_matrix_takes_the_lu_fallback() {
+    let p = Pattern::from_pairs(2, vec![(0, 0), (1, 0), (0, 1), (1, 1)]);
+    let solve = |values: &[f64], b: &[f64]| {
+        let mut s = SaddlePointSolver::with_factorization(&p, true, Factorization::Ldlt).unwrap();
+        s.factor(values).unwrap();
+        let mut x = b.to_vec();
+        s.solve(&mut x).unwrap();
+        (x, s.fallbacks(), s.is_ldlt())
+    };
+    // Column-major values: a00, a10, a01, a11.
+    let (x, fallbacks, on_ldlt) = solve(&[1.0, -2.0, 2.0, 1.0], &[3.0, -1.0]);
+    assert_eq!(fallbacks, 1);
+    assert!(!on_ldlt);
+    assert!(
+        (x[0] - 1.0).abs() < 1e-15 && (x[1] - 1.0).abs() < 1e-15,
+        "{x:?}"
+    );
+    let (x, fallbacks, on_ldlt) = solve(&[4.0, 1.0, 1.001, 3.0], &[5.001, 4.0]);
+    assert_eq!(fallbacks, 0);
+    assert!(on_ldlt);
+    assert!(
+        (x[0] - 1.0).abs() < 1e-14 && (x[1] - 1.0).abs() < 1e-14,
+        "{x:?}"
+    );
+}
+
+/// `auto` keeps systems below `LDLT_MIN` on the LU and gives the large
+/// symmetric-pattern ones to the LDLᵀ.
+#[test]
+fn auto_rule() {
+    let lattice = |n: usize| {
+        // A 2-D five-point grid pattern: structurally symmetric, no narrow band.
+        let idx = |i: usize, j: usize| i * n + j;
+        let mut pairs = Vec::new();
+        for i in 0..n {
+            for j in 0..n {
+                pairs.push((idx(i, j), idx(i, j)));
+                if i + 1 < n {
+                    pairs.push((idx(i, j), idx(i + 1, j)));
+                    pairs.push((idx(i + 1, j), idx(i, j)));
+                }
+                if j + 1 < n {
+                    pairs.push((idx(i, j), idx(i, j + 1)));
+                    pairs.push((idx(i, j + 1), idx(i, j)));
+                }
+            }
+        }
+        Pattern::from_pairs(n * n, pairs)
+    };
+    let small = lattice(20);
+    assert!(small.dim < LDLT_MIN);
+    let s = SaddlePointSolver::with_factorization(&small, true, Factorization::Auto).unwrap();
+    assert!(s.describe().starts_with("sparse LU"), "{}", s.describe());
+    let big = lattice(80);
+    assert!(big.dim >= LDLT_MIN);
+    let s = SaddlePointSolver::with_factorization(&big, false, Factorization::Auto).unwrap();
+    assert!(s.describe().starts_with("sparse LDLT"), "{}", s.describe());
+    let s = SaddlePointSolver::with_factorization(&big, false, Factorization::Lu).unwrap();
+    assert!(s.describe().starts_with("sparse LU"), "{}", s.describe());
+    // An unsymmetric pattern stays on the LU.
+    let mut pairs: Vec<(usize, usize)> = (0..big.dim)
+        .flat_map(|c| {
+            big.row_idx[big.col_ptr[c]..big.col_ptr[c + 1]]
+                .iter()
+                .map(move |&r| (r, c))
+        })
+        .collect();
+    pairs.push((0, big.dim - 1));
+    let skew = Pattern::from_pairs(big.dim, pairs);
+    let s = SaddlePointSolver::with_factorization(&skew, false, Factorization::Auto).unwrap();
+    assert!(s.describe().starts_with("sparse LU"), "{}", s.describe());
+}
+
+/// A factorization name that does not exist is refused, naming the field.
+#[test]
+fn unknown_factorization_is_refused() {
+    let spec = IntegratorSpec {
+        factorization: Some("cholesky".into()),
+        dt: Some(1e-3),
+        t_end: Some(1.0),
+        ..IntegratorSpec::default()
+    };
+    let e = spec.resolve().unwrap_err().to_string();
+    assert!(e.contains("factorization") && e.contains("cholesky"), "{e}");
+    for name in ["auto", "lu", "ldlt"] {
+        let spec = IntegratorSpec {
+            factorization: Some(name.into()),
+            dt: Some(1e-3),
+            t_end: Some(1.0),
+            ..IntegratorSpec::default()
+        };
+        assert_eq!(
+            spec.resolve().unwrap().factorization,
+            Factorization::from_name(name).unwrap()
+        );
+    }
+}
