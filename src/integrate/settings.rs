@@ -369,6 +369,7 @@ impl IntegratorSpec {
             "gssss" => self
                 .resolve_gssss()
                 .map_err(|(field, message)| SettingsError { field, message }),
+            "tcg" => self.resolve_tcg(),
             "epm" => {
                 let name = self.tableau.as_deref().unwrap_or("rk4");
                 let tableau = Tableau::by_name(name).ok_or(bad(
@@ -398,7 +399,7 @@ impl IntegratorSpec {
                 None => Err(bad(
                     "method",
                     format!(
-                        "`method` must be \"gssss\", \"dopri5\", \"rk4\", \"heun\" or \"epm\", got \"{name}\""
+                        "`method` must be \"gssss\", \"tcg\", \"dopri5\", \"rk4\", \"heun\" or \"epm\", got \"{name}\""
                     ),
                 )),
             },
@@ -550,6 +551,32 @@ impl IntegratorSpec {
             timing: false,
             export_matrix: None,
         })
+    }
+
+    /// Seed 002's energy-preserving time-continuous Galerkin scheme (eq. 14
+    /// with the discrete derivatives of eqs. 18–21) is the two-field midpoint
+    /// scheme with Gonzalez's discrete derivative (`form = "two-field"`,
+    /// `option = "dg"`, docs/theory/galerkin.md §1): a preset of the GSSSS
+    /// stepper. The GSSSS scheme keys of the table are that method's and not
+    /// used here; the Newton keys apply.
+    fn resolve_tcg(&self) -> Result<IntegratorConfig, SettingsError> {
+        let spec = IntegratorSpec {
+            scheme: None,
+            family: None,
+            rho1: None,
+            rho2: None,
+            rho3: None,
+            form: Some("two-field".into()),
+            option: Some(OptionChoice::Name("dg".into())),
+            ..self.clone()
+        };
+        let mut config = spec
+            .resolve_gssss()
+            .map_err(|(field, message)| SettingsError { field, message })?;
+        if let MethodConfig::Gssss(g) = &mut config.method {
+            g.preset = Some(TCG.into());
+        }
+        Ok(config)
     }
 
     fn resolve_gssss(&self) -> Result<IntegratorConfig, (&'static str, String)> {
@@ -739,7 +766,15 @@ impl IntegratorSpec {
     }
 }
 
+/// The method name of seed 002's energy-preserving scheme (a GSSSS preset).
+const TCG: &str = "tcg";
+
 impl GssssSettings {
+    /// Whether this is `method = "tcg"` (the two-field midpoint scheme with option dg).
+    pub fn is_tcg(&self) -> bool {
+        self.preset.as_deref() == Some(TCG)
+    }
+
     /// A human-readable name.
     pub fn label(&self) -> String {
         let opt = self.option.name();
@@ -764,13 +799,17 @@ impl GssssSettings {
                     form_name(form)
                 )
             }
+            Variant::TwoField if self.is_tcg() => format!(
+                "TCG (seed 002 eq. 14): two-field v-form midpoint, option {opt}{jac}{cut}"
+            ),
             Variant::TwoField => format!("two-field v-form midpoint, option {opt}{jac}{cut}"),
         }
     }
 
     /// Parameters for the output metadata.
     pub fn parameters(&self) -> Vec<(String, AttrValue)> {
-        let mut p = vec![("method".into(), AttrValue::Str("gssss".into()))];
+        let method = if self.is_tcg() { TCG } else { "gssss" };
+        let mut p = vec![("method".into(), AttrValue::Str(method.into()))];
         match self.variant {
             Variant::Single { coefficients, form } => {
                 let fam = match coefficients.family {
@@ -785,7 +824,7 @@ impl GssssSettings {
             }
             Variant::TwoField => p.push(("form".into(), AttrValue::Str("two-field".into()))),
         }
-        if let Some(name) = &self.preset {
+        if let Some(name) = self.preset.as_ref().filter(|_| !self.is_tcg()) {
             p.push(("scheme".into(), AttrValue::Str(name.clone())));
         }
         p.push((
@@ -1046,6 +1085,19 @@ impl IntegratorConfig {
             timing: false,
             export_matrix: None,
         }
+    }
+
+    /// Seed 002's energy-preserving time-continuous Galerkin scheme
+    /// (`method = "tcg"`): the two-field midpoint scheme with option dg and
+    /// the GSSSS defaults otherwise.
+    pub fn tcg() -> Self {
+        let mut config = Self::gssss()
+            .two_field()
+            .option(ConstraintOption::Gonzalez);
+        if let MethodConfig::Gssss(g) = &mut config.method {
+            g.preset = Some(TCG.into());
+        }
+        config
     }
 
     /// Dormand–Prince 5(4) on the index-1 form with adaptive steps (rtol
