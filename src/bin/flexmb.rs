@@ -215,8 +215,9 @@ struct RunArgs {
 #[derive(Args)]
 struct IntegratorArgs {
     /// Method: gssss (default; seed 000); an explicit Runge–Kutta method on the
-    /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps); or epm,
-    /// the embedded projection method (seed 004) with --tableau.
+    /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps); epm,
+    /// the embedded projection method (seed 004) with --tableau; or seed 002's
+    /// Galerkin schemes: tcg (energy-preserving) and tdg (energy-decaying, --alpha).
     #[arg(long)]
     method: Option<String>,
     /// GSSSS: fixed (a Newton failure stops the run) or cutback (halve dt and retry,
@@ -307,6 +308,10 @@ struct IntegratorArgs {
     /// Use the sparse LU even for small systems.
     #[arg(long)]
     sparse: bool,
+    /// TDG (--method tdg, seed 002 eq. 47): dissipation control alpha in [0, 1]
+    /// (default 1, eq. 28; rho_inf = (1 - alpha)/(1 + alpha)).
+    #[arg(long)]
+    alpha: Option<f64>,
 }
 
 impl IntegratorArgs {
@@ -339,6 +344,7 @@ impl IntegratorArgs {
             refactor: self.refactor.clone(),
             sparse: self.sparse.then_some(true),
             initialize: self.initialize.clone(),
+            alpha: self.alpha,
         }
     }
 }

@@ -15,9 +15,11 @@
 //! seed 000) on one Newton driver; explicit Runge–Kutta with tableaux as data
 //! on the index-1 form with Baumgarte or post-stabilization ([`rk`], seed 001)
 //! and the embedded projection method (seed 004), sharing one
-//! [`projector::Projector`].
+//! [`projector::Projector`]; seed 002's Galerkin schemes ([`galerkin`]: TCG
+//! is a preset of the two-field scheme, TDG a two-state block Newton).
 
 pub mod epm;
+pub mod galerkin;
 pub mod gssss;
 pub mod index1;
 mod initial;

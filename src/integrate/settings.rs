@@ -5,6 +5,7 @@
 
 use serde::Deserialize;
 
+use super::galerkin::{Tdg, TdgSettings};
 use super::gssss::OneStepIntegrator;
 use super::gssss::{preset, ConstraintOption, Family, Gssss, JacobianKind, SolveForm, Variant};
 use super::initial::Initialize;
@@ -146,6 +147,8 @@ pub struct IntegratorSpec {
     /// Initial state violating the constraints: `check` (refuse, the
     /// default) or `project` (project it onto them).
     pub initialize: Option<String>,
+    /// Dissipation control of `method = "tdg"` in [0, 1] (seed 002 eq. 44).
+    pub alpha: Option<f64>,
 }
 
 /// A constraint-force option as written: an integer 1..=4 (seed 000 eqs.
@@ -283,6 +286,8 @@ pub enum MethodConfig {
     Gssss(GssssSettings),
     /// An explicit Runge–Kutta method on the index-1 form.
     RungeKutta(RkSettings),
+    /// Seed 002's time-discontinuous Galerkin scheme.
+    Tdg(TdgSettings),
 }
 
 /// A fully resolved integrator configuration.
@@ -338,7 +343,8 @@ impl IntegratorSpec {
             convergence,
             refactor,
             sparse,
-            initialize
+            initialize,
+            alpha
         );
         // A family given on top of a preset replaces the preset, and a preset
         // given on top of a family replaces the family and its roots.
@@ -365,7 +371,17 @@ impl IntegratorSpec {
     }
 
     fn resolve_method(&self) -> Result<IntegratorConfig, SettingsError> {
-        match self.method.as_deref().unwrap_or("gssss") {
+        let name = self.method.as_deref().unwrap_or("gssss");
+        if self.alpha.is_some() && name != "tdg" {
+            return Err(bad(
+                "alpha",
+                format!(
+                    "`alpha` belongs to method \"tdg\"; method \"{name}\" has no such parameter"
+                ),
+            ));
+        }
+        match name {
+            "tdg" => self.resolve_tdg(),
             "gssss" => self
                 .resolve_gssss()
                 .map_err(|(field, message)| SettingsError { field, message }),
@@ -399,7 +415,7 @@ impl IntegratorSpec {
                 None => Err(bad(
                     "method",
                     format!(
-                        "`method` must be \"gssss\", \"tcg\", \"dopri5\", \"rk4\", \"heun\" or \"epm\", got \"{name}\""
+                        "`method` must be \"gssss\", \"tcg\", \"tdg\", \"dopri5\", \"rk4\", \"heun\" or \"epm\", got \"{name}\""
                     ),
                 )),
             },
@@ -576,6 +592,51 @@ impl IntegratorSpec {
         if let MethodConfig::Gssss(g) = &mut config.method {
             g.preset = Some(TCG.into());
         }
+        Ok(config)
+    }
+
+    /// Seed 002's time-discontinuous Galerkin scheme (eq. 47): `alpha`
+    /// (default 1, eq. 28), `dt`, `t_end` and the scaled Newton test's
+    /// `rtol`, `atol`, `max_iter`; fixed steps.
+    fn resolve_tdg(&self) -> Result<IntegratorConfig, SettingsError> {
+        let dt = positive("dt", self.dt.ok_or(bad("dt", "`dt` is required"))?)?;
+        let t_end = positive(
+            "t_end",
+            self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
+        )?;
+        check_step_count(dt, t_end)?;
+        let alpha = self.alpha.unwrap_or(1.0);
+        let rtol = positive("rtol", self.rtol.unwrap_or(DEFAULT_RTOL))?;
+        if rtol < 1e-14 {
+            return Err(bad(
+                "rtol",
+                format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
+            ));
+        }
+        let atol = match self.atol {
+            None => None,
+            Some(a) => Some(positive("atol", a)?),
+        };
+        let max_iter = self.max_iter.unwrap_or(100);
+        if max_iter == 0 {
+            return Err(bad("max_iter", "`max_iter` must be at least 1"));
+        }
+        let config = IntegratorConfig {
+            method: MethodConfig::Tdg(TdgSettings {
+                alpha,
+                dt,
+                rtol,
+                atol,
+                max_iter,
+            }),
+            dt,
+            t_end,
+            force_sparse: self.sparse.unwrap_or(false),
+            initialize: Initialize::Check,
+            timing: false,
+            export_matrix: None,
+        };
+        config.check()?;
         Ok(config)
     }
 
@@ -799,9 +860,9 @@ impl GssssSettings {
                     form_name(form)
                 )
             }
-            Variant::TwoField if self.is_tcg() => format!(
-                "TCG (seed 002 eq. 14): two-field v-form midpoint, option {opt}{jac}{cut}"
-            ),
+            Variant::TwoField if self.is_tcg() => {
+                format!("TCG (seed 002 eq. 14): two-field v-form midpoint, option {opt}{jac}{cut}")
+            }
             Variant::TwoField => format!("two-field v-form midpoint, option {opt}{jac}{cut}"),
         }
     }
@@ -958,6 +1019,11 @@ impl IntegratorConfig {
         match &self.method {
             MethodConfig::Gssss(g) => g.label(),
             MethodConfig::RungeKutta(r) => r.label(),
+            MethodConfig::Tdg(t) => format!(
+                "TDG (seed 002 eq. {}), alpha = {}",
+                if t.alpha == 1.0 { "28" } else { "47" },
+                t.alpha
+            ),
         }
     }
 
@@ -966,6 +1032,19 @@ impl IntegratorConfig {
         let mut p = match &self.method {
             MethodConfig::Gssss(g) => g.parameters(),
             MethodConfig::RungeKutta(r) => r.parameters(),
+            MethodConfig::Tdg(t) => {
+                let mut p = vec![
+                    ("method".into(), AttrValue::Str("tdg".into())),
+                    ("alpha".into(), AttrValue::F64(t.alpha)),
+                    ("dt".into(), AttrValue::F64(t.dt)),
+                    ("rtol".into(), AttrValue::F64(t.rtol)),
+                ];
+                if let Some(atol) = t.atol {
+                    p.push(("atol".into(), AttrValue::F64(atol)));
+                }
+                p.push(("max_iter".into(), AttrValue::I64(t.max_iter.into())));
+                p
+            }
         };
         p.push(("t_end".into(), AttrValue::F64(self.t_end)));
         p
@@ -981,6 +1060,7 @@ impl IntegratorConfig {
                 ..
             }) => Some(super::step_count(self.t_end, *dt)),
             MethodConfig::RungeKutta(_) => None,
+            MethodConfig::Tdg(t) => Some(super::step_count(self.t_end, t.dt)),
         }
     }
 
@@ -989,6 +1069,7 @@ impl IntegratorConfig {
         match &self.method {
             MethodConfig::Gssss(_) => &super::gssss::stepper::STATS,
             MethodConfig::RungeKutta(_) => &super::rk::STATS,
+            MethodConfig::Tdg(_) => &super::galerkin::STATS,
         }
     }
 
@@ -996,7 +1077,7 @@ impl IntegratorConfig {
     pub fn gssss_settings(&self) -> Option<&GssssSettings> {
         match &self.method {
             MethodConfig::Gssss(g) => Some(g),
-            MethodConfig::RungeKutta(_) => None,
+            MethodConfig::RungeKutta(_) | MethodConfig::Tdg(_) => None,
         }
     }
 
@@ -1020,14 +1101,24 @@ impl IntegratorConfig {
                 }
                 Ok(Box::new(integrator))
             }
-            MethodConfig::RungeKutta(_) if self.export_matrix.is_some() => Err(StepError::Setup {
-                reason: "exporting the Newton matrix needs a Newton method (GSSSS family)".into(),
-            }),
+            MethodConfig::RungeKutta(_) | MethodConfig::Tdg(_) if self.export_matrix.is_some() => {
+                Err(StepError::Setup {
+                    reason: "exporting the Newton matrix needs a Newton method (GSSSS family)"
+                        .into(),
+                })
+            }
             MethodConfig::RungeKutta(r) => Ok(Box::new(RungeKutta::new(
                 sys,
                 self.label(),
                 self.parameters(),
                 r,
+                self.force_sparse,
+            )?)),
+            MethodConfig::Tdg(t) => Ok(Box::new(Tdg::new(
+                sys,
+                self.label(),
+                self.parameters(),
+                *t,
                 self.force_sparse,
             )?)),
         }
@@ -1091,13 +1182,33 @@ impl IntegratorConfig {
     /// (`method = "tcg"`): the two-field midpoint scheme with option dg and
     /// the GSSSS defaults otherwise.
     pub fn tcg() -> Self {
-        let mut config = Self::gssss()
-            .two_field()
-            .option(ConstraintOption::Gonzalez);
+        let mut config = Self::gssss().two_field().option(ConstraintOption::Gonzalez);
         if let MethodConfig::Gssss(g) = &mut config.method {
             g.preset = Some(TCG.into());
         }
         config
+    }
+
+    /// Seed 002's time-discontinuous Galerkin scheme with dissipation
+    /// control `alpha` (eq. 47; eq. 28 for alpha = 1), dt 0.01, the scaled
+    /// Newton test (rtol 1e-6) with at most 100 iterations.
+    pub fn tdg(alpha: f64) -> Self {
+        let dt = 0.01;
+        IntegratorConfig {
+            method: MethodConfig::Tdg(TdgSettings {
+                alpha,
+                dt,
+                rtol: DEFAULT_RTOL,
+                atol: None,
+                max_iter: 100,
+            }),
+            dt,
+            t_end: 0.0,
+            force_sparse: false,
+            initialize: Initialize::Check,
+            timing: false,
+            export_matrix: None,
+        }
     }
 
     /// Dormand–Prince 5(4) on the index-1 form with adaptive steps (rtol
@@ -1233,6 +1344,7 @@ impl IntegratorConfig {
                 RkStep::Fixed { dt: h } => *h = dt,
                 RkStep::Adaptive { max_step, .. } => *max_step = dt,
             },
+            MethodConfig::Tdg(t) => t.dt = dt,
         }
         self
     }
@@ -1255,6 +1367,7 @@ impl IntegratorConfig {
                     atol: Some(atol),
                 };
             }
+            MethodConfig::Tdg(t) => (t.rtol, t.atol) = (rtol, Some(atol)),
             MethodConfig::RungeKutta(_) => {}
         }
         self
@@ -1291,6 +1404,10 @@ impl IntegratorConfig {
                     r.tableau.name
                 ),
             )),
+            MethodConfig::Tdg(_) => Err(bad(
+                field,
+                format!("`{field}` belongs to GSSSS, the method is tdg"),
+            )),
         }
     }
 
@@ -1306,6 +1423,31 @@ impl IntegratorConfig {
             ));
         }
         match &self.method {
+            MethodConfig::Tdg(t) => {
+                positive("dt", t.dt)?;
+                if !(0.0..=1.0).contains(&t.alpha) {
+                    return Err(bad(
+                        "alpha",
+                        format!(
+                            "`alpha` must be in [0, 1] (seed 002 eq. 44), got {}",
+                            t.alpha
+                        ),
+                    ));
+                }
+                if !(t.rtol >= 1e-14 && t.rtol.is_finite()) {
+                    return Err(bad(
+                        "rtol",
+                        format!("`rtol` must be finite and at least 1e-14, got {:e}", t.rtol),
+                    ));
+                }
+                if let Some(a) = t.atol {
+                    positive("atol", a)?;
+                }
+                if t.max_iter == 0 {
+                    return Err(bad("max_iter", "`max_iter` must be at least 1"));
+                }
+                Ok(())
+            }
             MethodConfig::Gssss(g) => {
                 positive("dt", g.dt)?;
                 positive("tol", g.newton.tol)?;
