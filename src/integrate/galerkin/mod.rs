@@ -303,7 +303,10 @@ impl Tdg {
         let s = self.settings;
         let ro = ws.round_off;
         let atol_u = s.atol.unwrap_or(s.rtol * ro.coord_scale);
-        let floor_l = ro.force_floor(0.0);
+        // Round-off of the forces: that of M (v - vn)/h for coordinates known
+        // to their round-off (the largest mass coefficient, 18 c, of the
+        // block matrix) and of the internal forces (docs/theory/gssss.md §12).
+        let floor_l = ro.force_floor(ro.coord_floor() * 18.0 / ((1.0 + alpha) * h * h));
         let t_next = state.t + h;
         let mut test = ScaledTest::default();
         let mut iterations = 0;
