@@ -310,3 +310,44 @@ fn case_d_stiff_double_pendulum() {
         "{reached}"
     );
 }
+
+/// Settings: `alpha` with a method that has no such parameter is an error
+/// naming the key, as is alpha outside [0, 1]; `method = "tcg"` is the
+/// two-field midpoint scheme with option dg; tdg refuses a model with 3-D
+/// bodies in Euler parameters (configuration-dependent inertia) and one with
+/// dampers, naming the reason.
+#[test]
+fn settings_and_refusals() {
+    let file = || load_model_file(model_path("seed002_b")).unwrap();
+    for m in ["tcg", "gssss", "rk4"] {
+        let e = file()
+            .integrator(&IntegratorSpec {
+                alpha: Some(0.5),
+                ..method(m, 0.01, 1.0)
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`alpha`") && e.contains("tdg"), "{m}: {e}");
+    }
+    for a in [-0.1, 1.5, f64::NAN] {
+        let e = file().integrator(&tdg(a, 0.01, 1.0, 1e-6)).unwrap_err().to_string();
+        assert!(e.contains("`alpha` must be in [0, 1]"), "{a}: {e}");
+    }
+    let tcg = file().integrator(&method("tcg", 0.01, 1.0)).unwrap();
+    let g = tcg.gssss_settings().expect("tcg is a GSSSS preset");
+    assert!(g.is_tcg());
+    assert_eq!(g.variant, flexmb::integrate::Variant::TwoField);
+    assert_eq!(g.option, flexmb::integrate::ConstraintOption::Gonzalez);
+    assert!(tcg
+        .parameters()
+        .iter()
+        .any(|(k, v)| k == "method" && *v == flexmb::output::AttrValue::Str("tcg".into())));
+    for (name, reason) in [
+        ("heavy_top", "constant mass matrix"),
+        ("cantilever", "external loads"),
+    ] {
+        let (s, _) = run(name, &tdg(1.0, 0.01, 0.1, 1e-6));
+        let e = s.failure.expect("refused").to_string();
+        assert!(e.contains(reason), "{name}: {e}");
+    }
+}
