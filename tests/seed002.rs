@@ -330,7 +330,10 @@ fn settings_and_refusals() {
         assert!(e.contains("`alpha`") && e.contains("tdg"), "{m}: {e}");
     }
     for a in [-0.1, 1.5, f64::NAN] {
-        let e = file().integrator(&tdg(a, 0.01, 1.0, 1e-6)).unwrap_err().to_string();
+        let e = file()
+            .integrator(&tdg(a, 0.01, 1.0, 1e-6))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`alpha` must be in [0, 1]"), "{a}: {e}");
     }
     let tcg = file().integrator(&method("tcg", 0.01, 1.0)).unwrap();
