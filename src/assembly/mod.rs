@@ -992,6 +992,41 @@ impl Assembler {
         }
     }
 
+    /// Adds `coef d(B(u, t) v)/du` (m x n: row r is `v^T d^2 Phi_r/du^2`)
+    /// into the constraint-row slots of the matrix: the derivative of a
+    /// velocity constraint `B v` with respect to the configuration (seed 002
+    /// eqs. 66g, h). Position-level joints only (a velocity-level joint's
+    /// curvature is that of its `A(u) v` rows, by the joint contract).
+    pub fn add_velocity_jacobian(
+        &self,
+        model: &Model,
+        u: &[f64],
+        v: &[f64],
+        t: f64,
+        coef: f64,
+        sys: &mut SaddleSystem,
+    ) {
+        let Local { h: hl, q: vl, .. } = &mut *sys.local;
+        let mut e = [0.0; MAX_ROWS];
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                gather(v, blk.dofs(i), &mut vl[..k]);
+                for r in 0..rows {
+                    e[..rows].fill(0.0);
+                    e[r] = 1.0;
+                    hl[..k * k].fill(0.0);
+                    blk.add_curvature(i, u, t, &e[..rows], 1.0, &mut hl[..k * k]);
+                    let slots = &s.b[(i * rows + r) * k..(i * rows + r + 1) * k];
+                    for (q, &slot) in slots.iter().enumerate() {
+                        let x: f64 = (0..k).map(|p| vl[p] * hl[p * k + q]).sum();
+                        sys.values[slot] += coef * x;
+                    }
+                }
+            }
+        }
+    }
+
     /// The matrix `[M B^T; B 0]` of the consistent-initialization solve at the model's initial state.
     pub fn initial_saddle_matrix(&self, model: &Model) -> CsMat<f64> {
         let mut sys = self.new_system();

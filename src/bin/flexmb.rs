@@ -217,7 +217,8 @@ struct IntegratorArgs {
     /// Method: gssss (default; seed 000); an explicit Runge–Kutta method on the
     /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps); epm,
     /// the embedded projection method (seed 004) with --tableau; or seed 002's
-    /// Galerkin schemes: tcg (energy-preserving) and tdg (energy-decaying, --alpha).
+    /// Galerkin schemes: tcg (energy-preserving), tdg (energy-decaying, --alpha) and
+    /// alpha-kappa (with velocity constraints, --alpha, --kappa).
     #[arg(long)]
     method: Option<String>,
     /// GSSSS: fixed (a Newton failure stops the run) or cutback (halve dt and retry,
@@ -308,10 +309,14 @@ struct IntegratorArgs {
     /// Use the sparse LU even for small systems.
     #[arg(long)]
     sparse: bool,
-    /// TDG (--method tdg, seed 002 eq. 47): dissipation control alpha in [0, 1]
+    /// TDG and alpha-kappa (seed 002 eqs. 47, 66): dissipation control alpha in [0, 1]
     /// (default 1, eq. 28; rho_inf = (1 - alpha)/(1 + alpha)).
     #[arg(long)]
     alpha: Option<f64>,
+    /// alpha-kappa (--method alpha-kappa, seed 002 eq. 66): kappa K, or auto (eq. 71
+    /// at the iterate, clamped to [1 - h/2, 1 + h/2]; the default).
+    #[arg(long, value_name = "K|auto")]
+    kappa: Option<String>,
 }
 
 impl IntegratorArgs {
@@ -345,6 +350,7 @@ impl IntegratorArgs {
             sparse: self.sparse.then_some(true),
             initialize: self.initialize.clone(),
             alpha: self.alpha,
+            kappa: self.kappa.clone().map(flexmb::integrate::KappaChoice::Name),
         }
     }
 }

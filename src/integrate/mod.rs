@@ -32,8 +32,8 @@ pub use gssss::{ConstraintOption, Family, Gssss, JacobianKind, LinearScheme, Sol
 pub use initial::{initial_tolerance, initialize, InitialCorrection, Initialize};
 pub use newton::{NewtonStop, NewtonTimings, Refactor};
 pub use settings::{
-    Formulation, GssssSettings, IntegratorConfig, IntegratorSpec, MethodConfig, OptionChoice,
-    RkSettings, RkStep, SettingsError, Stabilization, StepControl, DEFAULT_MAX_STEPS,
+    Formulation, GssssSettings, IntegratorConfig, IntegratorSpec, KappaChoice, MethodConfig,
+    OptionChoice, RkSettings, RkStep, SettingsError, Stabilization, StepControl, DEFAULT_MAX_STEPS,
 };
 
 use crate::assembly::Assembler;

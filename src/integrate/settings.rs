@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use super::galerkin::{Tdg, TdgSettings};
+use super::galerkin::{Kappa, Scheme, Tdg, TdgSettings};
 use super::gssss::OneStepIntegrator;
 use super::gssss::{preset, ConstraintOption, Family, Gssss, JacobianKind, SolveForm, Variant};
 use super::initial::Initialize;
@@ -147,8 +147,21 @@ pub struct IntegratorSpec {
     /// Initial state violating the constraints: `check` (refuse, the
     /// default) or `project` (project it onto them).
     pub initialize: Option<String>,
-    /// Dissipation control of `method = "tdg"` in [0, 1] (seed 002 eq. 44).
+    /// Dissipation control of `method = "tdg"` and `"alpha-kappa"` in [0, 1] (seed 002 eq. 44).
     pub alpha: Option<f64>,
+    /// kappa of `method = "alpha-kappa"`: a number or `"auto"` (seed 002 eq. 71).
+    pub kappa: Option<KappaChoice>,
+}
+
+/// kappa as written: a number or `"auto"` (also a number written as a
+/// string, as on the command line). Checked by [`IntegratorSpec::resolve`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum KappaChoice {
+    /// `kappa = 1`.
+    Number(f64),
+    /// `kappa = "auto"`.
+    Name(String),
 }
 
 /// A constraint-force option as written: an integer 1..=4 (seed 000 eqs.
@@ -344,7 +357,8 @@ impl IntegratorSpec {
             refactor,
             sparse,
             initialize,
-            alpha
+            alpha,
+            kappa
         );
         // A family given on top of a preset replaces the preset, and a preset
         // given on top of a family replaces the family and its roots.
@@ -372,16 +386,31 @@ impl IntegratorSpec {
 
     fn resolve_method(&self) -> Result<IntegratorConfig, SettingsError> {
         let name = self.method.as_deref().unwrap_or("gssss");
-        if self.alpha.is_some() && name != "tdg" {
+        if self.alpha.is_some() && name != "tdg" && name != "alpha-kappa" {
             return Err(bad(
                 "alpha",
-                format!(
-                    "`alpha` belongs to method \"tdg\"; method \"{name}\" has no such parameter"
-                ),
+                format!("`alpha` belongs to methods \"tdg\" and \"alpha-kappa\"; method \"{name}\" has no such parameter"),
+            ));
+        }
+        if self.kappa.is_some() && name != "alpha-kappa" {
+            return Err(bad(
+                "kappa",
+                format!("`kappa` belongs to method \"alpha-kappa\"; method \"{name}\" has no such parameter"),
             ));
         }
         match name {
-            "tdg" => self.resolve_tdg(),
+            "tdg" => self.resolve_tdg(Scheme::Tdg),
+            "alpha-kappa" => {
+                let kappa = match &self.kappa {
+                    None => Kappa::Auto,
+                    Some(KappaChoice::Number(k)) => Kappa::Fixed(*k),
+                    Some(KappaChoice::Name(s)) if s == "auto" => Kappa::Auto,
+                    Some(KappaChoice::Name(s)) => Kappa::Fixed(s.parse().map_err(|_| {
+                        bad("kappa", format!("`kappa` must be a number or \"auto\", got \"{s}\""))
+                    })?),
+                };
+                self.resolve_tdg(Scheme::AlphaKappa(kappa))
+            }
             "gssss" => self
                 .resolve_gssss()
                 .map_err(|(field, message)| SettingsError { field, message }),
@@ -415,7 +444,7 @@ impl IntegratorSpec {
                 None => Err(bad(
                     "method",
                     format!(
-                        "`method` must be \"gssss\", \"tcg\", \"tdg\", \"dopri5\", \"rk4\", \"heun\" or \"epm\", got \"{name}\""
+                        "`method` must be \"gssss\", \"tcg\", \"tdg\", \"alpha-kappa\", \"dopri5\", \"rk4\", \"heun\" or \"epm\", got \"{name}\""
                     ),
                 )),
             },
@@ -595,10 +624,10 @@ impl IntegratorSpec {
         Ok(config)
     }
 
-    /// Seed 002's time-discontinuous Galerkin scheme (eq. 47): `alpha`
-    /// (default 1, eq. 28), `dt`, `t_end` and the scaled Newton test's
-    /// `rtol`, `atol`, `max_iter`; fixed steps.
-    fn resolve_tdg(&self) -> Result<IntegratorConfig, SettingsError> {
+    /// Seed 002's time-discontinuous Galerkin scheme (eq. 47) or alpha–kappa
+    /// scheme (eq. 66): `alpha` (default 1, eq. 28), `dt`, `t_end` and the
+    /// scaled Newton test's `rtol`, `atol`, `max_iter`; fixed steps.
+    fn resolve_tdg(&self, scheme: Scheme) -> Result<IntegratorConfig, SettingsError> {
         let dt = positive("dt", self.dt.ok_or(bad("dt", "`dt` is required"))?)?;
         let t_end = positive(
             "t_end",
@@ -623,6 +652,7 @@ impl IntegratorSpec {
         }
         let config = IntegratorConfig {
             method: MethodConfig::Tdg(TdgSettings {
+                scheme,
                 alpha,
                 dt,
                 rtol,
@@ -1019,11 +1049,21 @@ impl IntegratorConfig {
         match &self.method {
             MethodConfig::Gssss(g) => g.label(),
             MethodConfig::RungeKutta(r) => r.label(),
-            MethodConfig::Tdg(t) => format!(
-                "TDG (seed 002 eq. {}), alpha = {}",
-                if t.alpha == 1.0 { "28" } else { "47" },
-                t.alpha
-            ),
+            MethodConfig::Tdg(t) => match t.scheme {
+                Scheme::Tdg => format!(
+                    "TDG (seed 002 eq. {}), alpha = {}",
+                    if t.alpha == 1.0 { "28" } else { "47" },
+                    t.alpha
+                ),
+                Scheme::AlphaKappa(k) => format!(
+                    "alpha-kappa (seed 002 eq. 66), alpha = {}, kappa = {}",
+                    t.alpha,
+                    match k {
+                        Kappa::Auto => "eq. 71 in [1 - h/2, 1 + h/2]".to_string(),
+                        Kappa::Fixed(k) => k.to_string(),
+                    }
+                ),
+            },
         }
     }
 
@@ -1034,11 +1074,29 @@ impl IntegratorConfig {
             MethodConfig::RungeKutta(r) => r.parameters(),
             MethodConfig::Tdg(t) => {
                 let mut p = vec![
-                    ("method".into(), AttrValue::Str("tdg".into())),
+                    (
+                        "method".into(),
+                        AttrValue::Str(
+                            match t.scheme {
+                                Scheme::Tdg => "tdg",
+                                Scheme::AlphaKappa(_) => "alpha-kappa",
+                            }
+                            .into(),
+                        ),
+                    ),
                     ("alpha".into(), AttrValue::F64(t.alpha)),
                     ("dt".into(), AttrValue::F64(t.dt)),
                     ("rtol".into(), AttrValue::F64(t.rtol)),
                 ];
+                match t.scheme {
+                    Scheme::AlphaKappa(Kappa::Auto) => {
+                        p.push(("kappa".into(), AttrValue::Str("auto".into())))
+                    }
+                    Scheme::AlphaKappa(Kappa::Fixed(k)) => {
+                        p.push(("kappa".into(), AttrValue::F64(k)))
+                    }
+                    Scheme::Tdg => {}
+                }
                 if let Some(atol) = t.atol {
                     p.push(("atol".into(), AttrValue::F64(atol)));
                 }
@@ -1069,7 +1127,11 @@ impl IntegratorConfig {
         match &self.method {
             MethodConfig::Gssss(_) => &super::gssss::stepper::STATS,
             MethodConfig::RungeKutta(_) => &super::rk::STATS,
-            MethodConfig::Tdg(_) => &super::galerkin::STATS,
+            MethodConfig::Tdg(TdgSettings {
+                scheme: Scheme::Tdg,
+                ..
+            }) => &super::galerkin::STATS,
+            MethodConfig::Tdg(_) => &super::galerkin::AK_STATS,
         }
     }
 
@@ -1196,6 +1258,7 @@ impl IntegratorConfig {
         let dt = 0.01;
         IntegratorConfig {
             method: MethodConfig::Tdg(TdgSettings {
+                scheme: Scheme::Tdg,
                 alpha,
                 dt,
                 rtol: DEFAULT_RTOL,
@@ -1425,6 +1488,9 @@ impl IntegratorConfig {
         match &self.method {
             MethodConfig::Tdg(t) => {
                 positive("dt", t.dt)?;
+                if let Scheme::AlphaKappa(Kappa::Fixed(k)) = t.scheme {
+                    positive("kappa", k)?;
+                }
                 if !(0.0..=1.0).contains(&t.alpha) {
                     return Err(bad(
                         "alpha",

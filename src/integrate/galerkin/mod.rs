@@ -1,6 +1,8 @@
-//! Seed 002's energy-decaying time-discontinuous Galerkin scheme (Lens &
-//! Cardona 2007, §5.1–5.2): eq. 47 with dissipation control alpha (eq. 28
-//! is alpha = 1), docs/theory/galerkin.md §2.
+//! Seed 002's energy-decaying schemes (Lens & Cardona 2007): the
+//! time-discontinuous Galerkin scheme TDG (§5.1–5.2: eq. 47 with
+//! dissipation control alpha, eq. 28 is alpha = 1) and the alpha–kappa
+//! scheme with velocity constraints (§5.3, eqs. 66, 71), on one block
+//! Newton driver; docs/theory/galerkin.md §2–3.
 //!
 //! Two states per step: the jump state j at t_n+ and the end state n+1. With
 //! L = I, G = 0 (points, trusses, beams, planar bodies) the step equations are
@@ -39,13 +41,31 @@
 //! of the whole matrix checks it. Energy (eqs. 41–43, 52–53):
 //! `E_{n+1} - E_n = -alpha (K_nj + V_nj)`.
 //!
+//! The alpha–kappa scheme (eq. 66) keeps the velocities as unknowns and adds
+//! the velocity constraints at both states with multipliers eta:
+//!
+//! ```text
+//! 2Rc = 2 M (q1 - qn)/h - kappa (B1^T eta1 + Bj^T etaj) - kappa M (v1 + vj)         (66c)
+//! 6Rd = 6 M (qj - qn)/h + kappa (B1^T eta1 - Bj^T etaj)
+//!       + kappa M (v1 - alpha vj - (1 - alpha) vn)                                   (66d)
+//! Rh  = B(q1) v1,   Rg = B(qj) vj                                                    (66h, g)
+//! ```
+//!
+//! with the true B (Ra, Rb as in TDG with the discrete B*). Newton on
+//! `(q1, lg | qj, lj | v1, eta1 | vj, etaj)`, a 4 x 4 grid of the base
+//! pattern; kappa is 1, or eq. 71 `kappa = 2 dK / (2 dK + W)`,
+//! `W = etaj^T Bj (v1 + vj - 2 vn) + eta1^T B1 (v1 - vj)`, evaluated at the
+//! iterate, clamped to [1 - h/2, 1 + h/2] and held constant in the matrix.
+//!
 //! The proofs need a constant mass matrix and a conservative system: models
 //! with 3-D bodies in Euler parameters (configuration-dependent inertia),
-//! dampers, external loads or velocity-level joints are refused.
+//! dampers, external loads or velocity-level joints are refused, and for
+//! alpha–kappa rheonomic joints too (the derivative of `Phi_t` is not
+//! available).
 
 pub mod blocks;
 
-use crate::assembly::{ElementEval, JointTerms, MultiplierMix, SaddleSystem};
+use crate::assembly::{dot, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
 use crate::element::{GlobalLevel, LevelWeights};
 use crate::linalg::{SaddlePointSolver, SolveError};
 use crate::output::AttrValue;
@@ -55,7 +75,7 @@ use super::newton::{weighted_rms, RoundOff, ScaledTest, Verdict, DIVERGENT_GROWT
 use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 use blocks::{add_scaled, clear, BlockPattern};
 
-/// Statistics of a Galerkin step: Newton iterations, residual evaluations,
+/// Statistics of a TDG step: Newton iterations, residual evaluations,
 /// Newton-matrix evaluations (each is factored).
 pub(crate) const STATS: [StatSpec; 3] = [
     StatSpec::count("newton_iterations"),
@@ -63,9 +83,37 @@ pub(crate) const STATS: [StatSpec; 3] = [
     StatSpec::count("njac"),
 ];
 
-/// Settings of the time-discontinuous Galerkin scheme.
+/// Statistics of an alpha–kappa step: those of TDG and kappa (eq. 71).
+pub(crate) const AK_STATS: [StatSpec; 4] = [
+    StatSpec::count("newton_iterations"),
+    StatSpec::count("nfcn"),
+    StatSpec::count("njac"),
+    StatSpec::max("kappa"),
+];
+
+/// kappa of the alpha–kappa scheme (§5.3.3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kappa {
+    /// A constant (the seed uses 1).
+    Fixed(f64),
+    /// Eq. 71 at the iterate, clamped to [1 - h/2, 1 + h/2].
+    Auto,
+}
+
+/// Which scheme of seed 002 §5.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scheme {
+    /// The time-discontinuous Galerkin scheme (eq. 47).
+    Tdg,
+    /// The alpha–kappa scheme with velocity constraints (eq. 66).
+    AlphaKappa(Kappa),
+}
+
+/// Settings of the energy-decaying Galerkin schemes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TdgSettings {
+    /// TDG or alpha–kappa.
+    pub scheme: Scheme,
     /// Dissipation control alpha in [0, 1] (eq. 44; rho_inf = (1 - alpha)/(1 + alpha)).
     pub alpha: f64,
     /// Time step.
@@ -78,12 +126,6 @@ pub struct TdgSettings {
     pub max_iter: u32,
 }
 
-/// Block indices in the 2 x 2 grid (row block I, column block J): I 2 + J.
-const B00: usize = 0;
-const B01: usize = 1;
-const B10: usize = 2;
-const B11: usize = 3;
-
 /// The midpoint weights: `eom_force` returns the discrete gradient.
 const MIDPOINT: LevelWeights = LevelWeights {
     c1dt: 0.0,
@@ -91,7 +133,7 @@ const MIDPOINT: LevelWeights = LevelWeights {
     c3: 0.5,
 };
 
-/// The TDG integrator (eq. 47).
+/// The TDG and alpha–kappa integrator.
 pub struct Tdg {
     label: String,
     parameters: Vec<(String, AttrValue)>,
@@ -102,30 +144,36 @@ pub struct Tdg {
 
 /// Vectors, block systems and solvers reused by every step.
 struct Workspace {
+    n: usize,
+    /// Base dimension n + m.
+    nb: usize,
+    /// Blocks per side: 2 (TDG) or 4 (alpha–kappa).
+    k: usize,
     qn: Vec<f64>,
     vn: Vec<f64>,
-    q1: Vec<f64>,
-    qj: Vec<f64>,
+    /// Unknowns `[q1; lg | qj; lj]` and for alpha–kappa `[v1; eta1 | vj; etaj]`.
+    x: Vec<f64>,
+    /// Velocities of the iterate (eliminated for TDG, copied for alpha–kappa).
     v1: Vec<f64>,
     vj: Vec<f64>,
-    lg: Vec<f64>,
-    lj: Vec<f64>,
     /// Midpoints (qj + q1)/2 and (qn + qj)/2.
     mid_g: Vec<f64>,
     mid_h: Vec<f64>,
     /// Elements' P(qn) of the step.
     pn: Vec<f64>,
     zeros: Vec<f64>,
-    /// Scratch n-vector.
+    /// Scratch n-vectors.
     w: Vec<f64>,
+    mw: Vec<f64>,
     /// `M (v1 - vn)/h - M g` (force scale of the scaled test).
     inertia: Vec<f64>,
-    /// Residuals [Ra; Rf] and [3Rb; Re].
-    res_a: Vec<f64>,
-    res_b: Vec<f64>,
+    /// Scratch m-vector.
+    bw: Vec<f64>,
+    /// Residual, k blocks of nb rows: [Ra; Rf], [3Rb; Re], [2Rc; Rh], [6Rd; Rg].
+    res: Vec<f64>,
     /// One term of the assembly.
     tmp: SaddleSystem,
-    /// The four blocks' values.
+    /// The blocks' values, `blocks[I k + J]`.
     blocks: Vec<SaddleSystem>,
     pattern: BlockPattern,
     values: Vec<f64>,
@@ -140,6 +188,8 @@ struct Workspace {
     a_prev: Vec<f64>,
     lam_prev: Vec<f64>,
     stepped: bool,
+    /// kappa of the last fill.
+    kappa: f64,
 }
 
 fn max_abs(x: &[f64]) -> f64 {
@@ -147,7 +197,11 @@ fn max_abs(x: &[f64]) -> f64 {
 }
 
 /// Refuses what the energy proofs of seed 002 do not cover, naming it.
-pub fn refuse_unsupported(model: &crate::model::Model, method: &str) -> Result<(), StepError> {
+pub fn refuse_unsupported(
+    model: &crate::model::Model,
+    method: &str,
+    rheonomic: bool,
+) -> Result<(), StepError> {
     let setup = |reason: String| Err(StepError::Setup { reason });
     if let Some(name) = model.velocity_joints().next() {
         return setup(format!(
@@ -174,6 +228,17 @@ pub fn refuse_unsupported(model: &crate::model::Model, method: &str) -> Result<(
              loads other than gravity; use method \"tcg\" or \"gssss\""
         ));
     }
+    if !rheonomic
+        && model
+            .joints
+            .iter()
+            .any(|b| (0..b.len()).any(|i| b.is_rheonomic(i)))
+    {
+        return setup(format!(
+            "{method} needs scleronomic joints (the derivative of Phi_t in its velocity \
+             constraints is not available): the model has prescribed motion"
+        ));
+    }
     Ok(())
 }
 
@@ -186,42 +251,53 @@ impl Tdg {
         settings: TdgSettings,
         force_sparse: bool,
     ) -> Result<Self, StepError> {
-        refuse_unsupported(sys.model, "method \"tdg\"")?;
+        let k = match settings.scheme {
+            Scheme::Tdg => {
+                refuse_unsupported(sys.model, "method \"tdg\"", true)?;
+                2
+            }
+            Scheme::AlphaKappa(_) => {
+                refuse_unsupported(sys.model, "method \"alpha-kappa\"", false)?;
+                4
+            }
+        };
         let n = sys.asm.n_dofs();
         let m = sys.asm.n_constraints();
-        let pattern = BlockPattern::full(sys.asm.pattern(), 2);
+        let nb = n + m;
+        let pattern = BlockPattern::full(sys.asm.pattern(), k);
         let solver = SaddlePointSolver::new(&pattern.pattern, force_sparse).map_err(|e| {
             StepError::Setup {
                 reason: e.to_string(),
             }
         })?;
-        let z = |k: usize| vec![0.0; k];
+        let z = |len: usize| vec![0.0; len];
         Ok(Tdg {
             label,
             parameters,
             settings,
             grid: FixedGrid::new(0.0, settings.dt),
             ws: Workspace {
+                n,
+                nb,
+                k,
                 qn: z(n),
                 vn: z(n),
-                q1: z(n),
-                qj: z(n),
+                x: z(k * nb),
                 v1: z(n),
                 vj: z(n),
-                lg: z(m),
-                lj: z(m),
                 mid_g: z(n),
                 mid_h: z(n),
                 pn: z(n),
                 zeros: z(n),
                 w: z(n),
+                mw: z(n),
                 inertia: z(n),
-                res_a: z(n + m),
-                res_b: z(n + m),
+                bw: z(m),
+                res: z(k * nb),
                 tmp: sys.asm.new_system(),
-                blocks: (0..4).map(|_| sys.asm.new_system()).collect(),
+                blocks: (0..k * k).map(|_| sys.asm.new_system()).collect(),
                 values: z(pattern.pattern.nnz()),
-                rhs: z(2 * (n + m)),
+                rhs: z(k * nb),
                 pattern,
                 solver,
                 start_solver: super::saddle_solver(sys, force_sparse)?,
@@ -235,19 +311,22 @@ impl Tdg {
                 a_prev: z(n),
                 lam_prev: z(m),
                 stepped: false,
+                kappa: 1.0,
             },
         })
     }
 
-    /// The block matrix's pattern (dimension 2 (n + m)).
+    /// The block matrix's pattern (dimension 2 (n + m) for TDG, 4 (n + m)
+    /// for alpha–kappa).
     pub fn block_pattern(&self) -> &crate::assembly::Pattern {
         &self.ws.pattern.pattern
     }
 
-    /// Fills the residual `[Ra; Rf; 3Rb; Re]` into `res` and, with `matrix`,
-    /// the block Newton matrix into `values`, at the unknowns
-    /// `x = [q1; lg; qj; lj]` of a step of size `h` from `(qn, vn)` at `t_n`.
-    /// For the tangent tests; the stepper calls the same fill.
+    /// Fills the residual (blocks `[Ra; Rf]`, `[3Rb; Re]`, and for
+    /// alpha–kappa `[2Rc; Rh]`, `[6Rd; Rg]`) into `res` and the block Newton
+    /// matrix into `values`, at the unknowns `x` (`[q1; lg | qj; lj]`, then
+    /// `[v1; eta1 | vj; etaj]`) of a step of size `h` from `(qn, vn)` at
+    /// `t_n`. For the tangent tests; the stepper calls the same fill.
     #[allow(clippy::too_many_arguments)]
     pub fn eval(
         &mut self,
@@ -260,19 +339,13 @@ impl Tdg {
         res: &mut [f64],
         values: &mut [f64],
     ) {
-        let n = sys.asm.n_dofs();
-        let m = sys.asm.n_constraints();
         let ws = &mut self.ws;
         ws.qn.copy_from_slice(qn);
         ws.vn.copy_from_slice(vn);
-        ws.q1.copy_from_slice(&x[..n]);
-        ws.lg.copy_from_slice(&x[n..n + m]);
-        ws.qj.copy_from_slice(&x[n + m..2 * n + m]);
-        ws.lj.copy_from_slice(&x[2 * n + m..]);
+        ws.x.copy_from_slice(x);
         elements_at_qn(sys, ws);
-        fill(sys, ws, self.settings.alpha, t_n, h);
-        res[..n + m].copy_from_slice(&ws.res_a);
-        res[n + m..].copy_from_slice(&ws.res_b);
+        fill(sys, ws, &self.settings, t_n, h);
+        res.copy_from_slice(&ws.res);
         ws.pattern.gather(&ws.blocks, values);
     }
 
@@ -283,30 +356,37 @@ impl Tdg {
         state: &mut State,
         h: f64,
     ) -> Result<Converged, StepError> {
-        let n = sys.asm.n_dofs();
-        let alpha = self.settings.alpha;
+        let s = self.settings;
         let ws = &mut self.ws;
+        let (n, nb, k) = (ws.n, ws.nb, ws.k);
         ws.solver.at_step(state.step + 1);
         ws.qn.copy_from_slice(&state.u);
         ws.vn.copy_from_slice(&state.v);
         // Predictor from the last step's acceleration a: q1 = qn + h vn + h^2/2 a,
-        // and qj such that vj = vn (qj - qn = (h vn - d1)/3 = -h^2/6 a).
+        // and qj such that vj = vn (qj - qn = (h vn - d1)/3 = -h^2/6 a);
+        // v1 = vn + h a, vj = vn, eta = 0.
+        ws.x.fill(0.0);
         for i in 0..n {
             let (q, v, a) = (state.u[i], state.v[i], state.a[i]);
-            ws.q1[i] = q + h * v + 0.5 * h * h * a;
-            ws.qj[i] = q - h * h / 6.0 * a;
+            ws.x[i] = q + h * v + 0.5 * h * h * a;
+            ws.x[nb + i] = q - h * h / 6.0 * a;
+            if k == 4 {
+                ws.x[2 * nb + i] = v + h * a;
+                ws.x[3 * nb + i] = v;
+            }
         }
-        ws.lg.copy_from_slice(&state.lambda);
-        ws.lj.copy_from_slice(&state.lambda);
+        ws.x[n..nb].copy_from_slice(&state.lambda);
+        ws.x[nb + n..2 * nb].copy_from_slice(&state.lambda);
         elements_at_qn(sys, ws);
 
-        let s = self.settings;
         let ro = ws.round_off;
         let atol_u = s.atol.unwrap_or(s.rtol * ro.coord_scale);
         // Round-off of the forces: that of M (v - vn)/h for coordinates known
-        // to their round-off (the largest mass coefficient, 18 c, of the
-        // block matrix) and of the internal forces (docs/theory/gssss.md §12).
-        let floor_l = ro.force_floor(ro.coord_floor() * 18.0 / ((1.0 + alpha) * h * h));
+        // to their round-off (the largest mass coefficient of the block
+        // matrix, 18 / ((1 + alpha) h^2) for TDG, 6/h^2 for alpha–kappa
+        // through its velocities) and of the internal forces
+        // (docs/theory/gssss.md §12).
+        let floor_l = ro.force_floor(ro.coord_floor() * 18.0 / ((1.0 + s.alpha) * h * h));
         let t_next = state.t + h;
         let mut test = ScaledTest::default();
         let mut iterations = 0;
@@ -315,8 +395,8 @@ impl Tdg {
         ws.history.clear();
         while iterations < s.max_iter {
             iterations += 1;
-            fill(sys, ws, alpha, state.t, h);
-            residual_norm = max_abs(&ws.res_a).max(max_abs(&ws.res_b));
+            fill(sys, ws, &s, state.t, h);
+            residual_norm = max_abs(&ws.res);
             if !residual_norm.is_finite() {
                 ws.history.push((residual_norm, f64::NAN));
                 break;
@@ -328,51 +408,62 @@ impl Tdg {
             ws.inertia.fill(0.0);
             sys.asm.mass_mul_add(&ws.w, &mut ws.inertia);
             sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
-            let force_scale = ws.res_a[..n]
+            let force_scale = ws.res[..n]
                 .iter()
                 .zip(&ws.inertia)
                 .fold(0.0_f64, |mx, (e, f)| mx.max(f.abs() + (e - f).abs()));
-            let res_force = max_abs(&ws.res_a[..n]).max(max_abs(&ws.res_b[..n]) / 3.0)
-                / (s.rtol * force_scale).max(floor_l);
-            let res_phi =
-                max_abs(&ws.res_a[n..]).max(max_abs(&ws.res_b[n..])) / atol_u.max(ro.coord_floor());
-            let residual_ratio = res_force.max(res_phi);
+            let f_tol = (s.rtol * force_scale).max(floor_l);
+            let mut residual_ratio =
+                max_abs(&ws.res[..n]).max(max_abs(&ws.res[nb..nb + n]) / 3.0) / f_tol;
+            residual_ratio = residual_ratio.max(
+                max_abs(&ws.res[n..nb]).max(max_abs(&ws.res[nb + n..2 * nb]))
+                    / atol_u.max(ro.coord_floor()),
+            );
+            if k == 4 {
+                // Kinematic rows (momentum units) and velocity constraints.
+                residual_ratio = residual_ratio
+                    .max(
+                        max_abs(&ws.res[2 * nb..2 * nb + n])
+                            .max(max_abs(&ws.res[3 * nb..3 * nb + n]) / 3.0)
+                            / (2.0 * f_tol * h),
+                    )
+                    .max(
+                        max_abs(&ws.res[2 * nb + n..3 * nb]).max(max_abs(&ws.res[3 * nb + n..]))
+                            / (atol_u.max(ro.coord_floor()) / h),
+                    );
+            }
 
             ws.pattern.gather(&ws.blocks, &mut ws.values);
             if let Err(e) = ws.solver.factor(&ws.values) {
                 return Err(singular(state.step + 1, t_next, e));
             }
-            let nm = ws.res_a.len();
-            for (r, e) in ws.rhs.iter_mut().zip(ws.res_a.iter().chain(&ws.res_b)) {
+            for (r, e) in ws.rhs.iter_mut().zip(&ws.res) {
                 *r = -e;
             }
             if let Err(e) = ws.solver.solve(&mut ws.rhs) {
                 return Err(singular(state.step + 1, t_next, e));
             }
-            let (xa, xb) = ws.rhs.split_at(nm);
-            let (dq1, dlg) = xa.split_at(n);
-            let (dqj, dlj) = xb.split_at(n);
-            for (q, d) in ws.q1.iter_mut().zip(dq1).chain(ws.qj.iter_mut().zip(dqj)) {
-                *q += d;
+            for (x, d) in ws.x.iter_mut().zip(&ws.rhs) {
+                *x += d;
             }
-            for (l, d) in ws.lg.iter_mut().zip(dlg).chain(ws.lj.iter_mut().zip(dlj)) {
-                *l += d;
-            }
-            let wu = |d: &f64, q: &f64| (*d, (s.rtol * q.abs() + atol_u).max(ro.coord_floor()));
-            let inc_u = weighted_rms(
-                dq1.iter()
-                    .zip(&ws.q1)
-                    .map(|(d, q)| wu(d, q))
-                    .chain(dqj.iter().zip(&ws.qj).map(|(d, q)| wu(d, q))),
-            );
+            // Block b: coordinates (b < 2) or velocities in their units,
+            // multipliers lambda in force units, eta in momentum units.
             let atol_l = atol_u / ro.coord_scale * force_scale;
-            let wl = |d: &f64, l: &f64| (*d, (s.rtol * l.abs() + atol_l).max(floor_l));
-            let inc_l = weighted_rms(
-                dlg.iter()
-                    .zip(&ws.lg)
-                    .map(|(d, l)| wl(d, l))
-                    .chain(dlj.iter().zip(&ws.lj).map(|(d, l)| wl(d, l))),
-            );
+            let (x, dx) = (&ws.x, &ws.rhs);
+            let unit = |b: usize| if b < 2 { 1.0 } else { 1.0 / h };
+            let inc_u = weighted_rms((0..k).flat_map(|b| {
+                (b * nb..b * nb + n).map(move |i| {
+                    let w =
+                        (s.rtol * x[i].abs() + atol_u * unit(b)).max(ro.coord_floor() * unit(b));
+                    (dx[i], w)
+                })
+            }));
+            let inc_l = weighted_rms((0..k).flat_map(|b| {
+                (b * nb + n..(b + 1) * nb).map(move |i| {
+                    let w = (s.rtol * x[i].abs() + atol_l / unit(b)).max(floor_l / unit(b));
+                    (dx[i], w)
+                })
+            }));
             let ratio = inc_u.max(inc_l);
             ws.history.push((residual_norm, ratio));
             match test.judge(ratio, residual_ratio) {
@@ -392,12 +483,15 @@ impl Tdg {
                 ),
                 _ => format!("no convergence in {} iterations", s.max_iter),
             };
-            let mut largest = crate::integrate::largest_entries(sys.model, &ws.res_a, 3);
-            largest.extend(
-                crate::integrate::largest_entries(sys.model, &ws.res_b, 3)
-                    .into_iter()
-                    .map(|(name, v)| (format!("{name} (jump state)"), v)),
-            );
+            let mut largest = Vec::new();
+            let names = ["", " (jump state)", " (end velocity)", " (jump velocity)"];
+            for (b, name) in names.iter().enumerate().take(k) {
+                largest.extend(
+                    crate::integrate::largest_entries(sys.model, &ws.res[b * nb..(b + 1) * nb], 2)
+                        .into_iter()
+                        .map(|(what, v)| (format!("{what}{name}"), v)),
+                );
+            }
             return Err(StepError::NewtonFailed {
                 step: state.step + 1,
                 time: t_next,
@@ -407,15 +501,15 @@ impl Tdg {
                 largest,
             });
         }
-        velocities(ws, alpha, h);
+        current_velocities(ws, &s, h);
         ws.a_prev.copy_from_slice(&state.a);
         ws.lam_prev.copy_from_slice(&state.lambda);
         for i in 0..n {
             state.a[i] = (ws.v1[i] - ws.vn[i]) / h;
         }
-        state.u.copy_from_slice(&ws.q1);
+        state.u.copy_from_slice(&ws.x[..n]);
         state.v.copy_from_slice(&ws.v1);
-        state.lambda.copy_from_slice(&ws.lg);
+        state.lambda.copy_from_slice(&ws.x[n..nb]);
         state.t = t_next;
         state.step += 1;
         ws.stepped = true;
@@ -436,7 +530,7 @@ fn singular(step: u64, time: f64, e: SolveError) -> StepError {
     StepError::Singular {
         step,
         time,
-        diagnosis: format!("{e} (the TDG block matrix of docs/theory/galerkin.md §2)"),
+        diagnosis: format!("{e} (the block Newton matrix of docs/theory/galerkin.md §2)"),
     }
 }
 
@@ -449,31 +543,82 @@ fn elements_at_qn(sys: &System<'_>, ws: &mut Workspace) {
     ws.pn.copy_from_slice(&ws.tmp.residual[..n]);
 }
 
-/// The velocities of eqs. 47c, 47d at the current (q1, qj).
-fn velocities(ws: &mut Workspace, alpha: f64, h: f64) {
-    let k = 1.0 / (h * (1.0 + alpha));
-    let r = (1.0 - alpha) / (1.0 + alpha);
-    for i in 0..ws.qn.len() {
-        let d1 = ws.q1[i] - ws.qn[i];
-        let dj = ws.qj[i] - ws.qn[i];
-        ws.vj[i] = k * (2.0 * d1 + 6.0 * dj) - r * ws.vn[i];
-        ws.v1[i] = 2.0 * d1 / h - ws.vj[i];
+/// The velocities of the iterate: eliminated by eqs. 47c, 47d for TDG, the
+/// unknowns for alpha–kappa.
+fn current_velocities(ws: &mut Workspace, s: &TdgSettings, h: f64) {
+    let (n, nb) = (ws.n, ws.nb);
+    match s.scheme {
+        Scheme::Tdg => {
+            let alpha = s.alpha;
+            let c = 1.0 / (h * (1.0 + alpha));
+            let r = (1.0 - alpha) / (1.0 + alpha);
+            for i in 0..n {
+                let d1 = ws.x[i] - ws.qn[i];
+                let dj = ws.x[nb + i] - ws.qn[i];
+                ws.vj[i] = c * (2.0 * d1 + 6.0 * dj) - r * ws.vn[i];
+                ws.v1[i] = 2.0 * d1 / h - ws.vj[i];
+            }
+        }
+        Scheme::AlphaKappa(_) => {
+            ws.v1.copy_from_slice(&ws.x[2 * nb..2 * nb + n]);
+            ws.vj.copy_from_slice(&ws.x[3 * nb..3 * nb + n]);
+        }
     }
 }
 
-/// The residuals `res_a = [Ra; Rf]`, `res_b = [3Rb; Re]` and the four blocks'
-/// values at the current unknowns (module doc).
-fn fill(sys: &System<'_>, ws: &mut Workspace, alpha: f64, t_n: f64, h: f64) {
-    let (asm, model) = (sys.asm, sys.model);
-    let n = ws.qn.len();
-    let t1 = t_n + h;
-    velocities(ws, alpha, h);
-    for i in 0..n {
-        ws.mid_g[i] = 0.5 * (ws.qj[i] + ws.q1[i]);
-        ws.mid_h[i] = 0.5 * (ws.qn[i] + ws.qj[i]);
+/// kappa at the iterate (eq. 71, clamped), or the fixed value.
+fn kappa(sys: &System<'_>, ws: &mut Workspace, kappa: Kappa, t_n: f64, h: f64) -> f64 {
+    if let Kappa::Fixed(k) = kappa {
+        return k;
     }
-    ws.res_a.fill(0.0);
-    ws.res_b.fill(0.0);
+    let (n, nb) = (ws.n, ws.nb);
+    let (asm, model) = (sys.asm, sys.model);
+    let kinetic = |v: &[f64], mw: &mut Vec<f64>| {
+        mw.fill(0.0);
+        asm.mass_mul_add(v, mw);
+        0.5 * dot(v, mw)
+    };
+    let dk = kinetic(&ws.v1, &mut ws.mw) - kinetic(&ws.vn, &mut ws.mw);
+    let q1 = &ws.x[..n];
+    let qj = &ws.x[nb..nb + n];
+    let eta1 = &ws.x[2 * nb + n..3 * nb];
+    let etaj = &ws.x[3 * nb + n..];
+    for i in 0..n {
+        ws.w[i] = ws.v1[i] + ws.vj[i] - 2.0 * ws.vn[i];
+    }
+    asm.constraint_rates(model, qj, &ws.w, t_n, &mut ws.bw);
+    let mut w = dot(etaj, &ws.bw);
+    for i in 0..n {
+        ws.w[i] = ws.v1[i] - ws.vj[i];
+    }
+    asm.constraint_rates(model, q1, &ws.w, t_n + h, &mut ws.bw);
+    w += dot(eta1, &ws.bw);
+    let denom = 2.0 * dk + w;
+    let k = if denom.abs() > 16.0 * f64::EPSILON * (2.0 * dk.abs() + w.abs()) && denom != 0.0 {
+        2.0 * dk / denom
+    } else {
+        1.0
+    };
+    if k.is_finite() {
+        k.clamp(1.0 - 0.5 * h, 1.0 + 0.5 * h)
+    } else {
+        1.0
+    }
+}
+
+/// The residual and the blocks' values at the current unknowns (module doc).
+fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64) {
+    let (asm, model) = (sys.asm, sys.model);
+    let (n, nb, k) = (ws.n, ws.nb, ws.k);
+    let alpha = s.alpha;
+    let t1 = t_n + h;
+    let blk = |i: usize, j: usize| i * k + j;
+    current_velocities(ws, s, h);
+    for i in 0..n {
+        ws.mid_g[i] = 0.5 * (ws.x[nb + i] + ws.x[i]);
+        ws.mid_h[i] = 0.5 * (ws.qn[i] + ws.x[nb + i]);
+    }
+    ws.res.fill(0.0);
     for b in ws.blocks.iter_mut() {
         b.values.fill(0.0);
     }
@@ -482,134 +627,234 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, alpha: f64, t_n: f64, h: f64) {
     for i in 0..n {
         ws.w[i] = (ws.v1[i] - ws.vn[i]) / h;
     }
-    asm.mass_mul_add(&ws.w, &mut ws.res_a[..n]);
-    asm.subtract_gravity(&mut ws.res_a[..n], 1.0);
+    asm.mass_mul_add(&ws.w, &mut ws.res[..n]);
+    asm.subtract_gravity(&mut ws.res[..n], 1.0);
     for i in 0..n {
         ws.w[i] = 3.0 * (ws.vj[i] - ws.vn[i]) / h;
     }
-    asm.mass_mul_add(&ws.w, &mut ws.res_b[..n]);
-    let c = 1.0 / ((1.0 + alpha) * h * h);
-    for (b, coef) in [
-        (B00, 2.0 * alpha * c),
-        (B01, -6.0 * c),
-        (B10, 6.0 * c),
-        (B11, 18.0 * c),
-    ] {
-        asm.add_mass(&mut ws.blocks[b].values, coef);
-    }
-    for (r, p) in ws.res_b[..n].iter_mut().zip(&ws.pn) {
+    asm.mass_mul_add(&ws.w, &mut ws.res[nb..nb + n]);
+    for (r, p) in ws.res[nb..nb + n].iter_mut().zip(&ws.pn) {
         *r -= 0.5 * alpha * p;
     }
+    let kap = match s.scheme {
+        Scheme::Tdg => {
+            let c = 1.0 / ((1.0 + alpha) * h * h);
+            for ((i, j), coef) in [
+                ((0, 0), 2.0 * alpha * c),
+                ((0, 1), -6.0 * c),
+                ((1, 0), 6.0 * c),
+                ((1, 1), 18.0 * c),
+            ] {
+                asm.add_mass(&mut ws.blocks[blk(i, j)].values, coef);
+            }
+            1.0
+        }
+        Scheme::AlphaKappa(kappa_setting) => {
+            let kap = kappa(sys, ws, kappa_setting, t_n, h);
+            for ((i, j), coef) in [
+                ((0, 2), 1.0 / h),
+                ((1, 3), 3.0 / h),
+                ((2, 0), 2.0 / h),
+                ((3, 1), 6.0 / h),
+                ((2, 2), -kap),
+                ((2, 3), -kap),
+                ((3, 2), kap),
+                ((3, 3), -alpha * kap),
+            ] {
+                asm.add_mass(&mut ws.blocks[blk(i, j)].values, coef);
+            }
+            kap
+        }
+    };
+    ws.kappa = kap;
+    let (x, tmp, res, blocks) = (&ws.x, &mut ws.tmp, &mut ws.res, &mut ws.blocks);
+    let (q1, lg) = x[..nb].split_at(n);
+    let (qj, lj) = x[nb..2 * nb].split_at(n);
+
     // g-terms, derivative with respect to q1: D_g + B*_g^T lg into Ra (+) and 3Rb (-).
-    clear(&mut ws.tmp);
+    clear(tmp);
     let g1 = GlobalLevel {
-        u_n: &ws.qj,
+        u_n: qj,
         v_n: &ws.zeros,
         a_n: &ws.zeros,
-        u_next: &ws.q1,
+        u_next: q1,
         u_tilde: &ws.mid_g,
         w: MIDPOINT,
     };
-    asm.add_element_forces(model, &ElementEval::Level(g1), Some(1.0), &mut ws.tmp);
-    let lg = MultiplierMix::of(&ws.lg);
+    asm.add_element_forces(model, &ElementEval::Level(g1), Some(1.0), tmp);
+    let lgm = MultiplierMix::of(lg);
     asm.add_joint_terms(
         model,
         &JointTerms {
-            u: &ws.q1,
+            u: q1,
             t: t1,
-            discrete_from: Some(&ws.qj),
-            force: Some((1.0, lg)),
+            discrete_from: Some(qj),
+            force: Some((1.0, lgm)),
             column: 1.0,
-            curvature: Some((1.0, lg)),
+            curvature: Some((1.0, lgm)),
         },
-        &mut ws.tmp,
+        tmp,
     );
     add_scaled(
-        &ws.tmp,
-        Some((&mut ws.res_a[..n], 1.0)),
-        &mut ws.blocks,
-        &[(B00, 1.0), (B10, -1.0)],
+        tmp,
+        Some((&mut res[..n], 1.0)),
+        blocks,
+        &[(blk(0, 0), 1.0), (blk(1, 0), -1.0)],
     );
-    add_scaled(&ws.tmp, Some((&mut ws.res_b[..n], -1.0)), &mut [], &[]);
+    add_scaled(tmp, Some((&mut res[nb..nb + n], -1.0)), &mut [], &[]);
 
     // g-terms, derivative with respect to qj (the swapped symmetric call).
-    clear(&mut ws.tmp);
+    clear(tmp);
     let g0 = GlobalLevel {
-        u_n: &ws.q1,
+        u_n: q1,
         v_n: &ws.zeros,
         a_n: &ws.zeros,
-        u_next: &ws.qj,
+        u_next: qj,
         u_tilde: &ws.mid_g,
         w: MIDPOINT,
     };
-    asm.add_element_forces(model, &ElementEval::Level(g0), Some(1.0), &mut ws.tmp);
+    asm.add_element_forces(model, &ElementEval::Level(g0), Some(1.0), tmp);
     asm.add_joint_terms(
         model,
         &JointTerms {
-            u: &ws.qj,
+            u: qj,
             t: t1,
-            discrete_from: Some(&ws.q1),
+            discrete_from: Some(q1),
             force: None,
             column: 0.0,
-            curvature: Some((1.0, lg)),
+            curvature: Some((1.0, lgm)),
         },
-        &mut ws.tmp,
+        tmp,
     );
-    add_scaled(&ws.tmp, None, &mut ws.blocks, &[(B01, 1.0), (B11, -1.0)]);
+    add_scaled(tmp, None, blocks, &[(blk(0, 1), 1.0), (blk(1, 1), -1.0)]);
 
     // h-terms: D_h + B*_h^T lj into 3Rb, and the jump state's constraint rows Re.
-    clear(&mut ws.tmp);
+    clear(tmp);
     let h1 = GlobalLevel {
         u_n: &ws.qn,
         v_n: &ws.zeros,
         a_n: &ws.zeros,
-        u_next: &ws.qj,
+        u_next: qj,
         u_tilde: &ws.mid_h,
         w: MIDPOINT,
     };
-    asm.add_element_forces(model, &ElementEval::Level(h1), Some(1.0), &mut ws.tmp);
-    let lj = MultiplierMix::of(&ws.lj);
+    asm.add_element_forces(model, &ElementEval::Level(h1), Some(1.0), tmp);
+    let ljm = MultiplierMix::of(lj);
     asm.add_joint_terms(
         model,
         &JointTerms {
-            u: &ws.qj,
+            u: qj,
             t: t_n,
             discrete_from: Some(&ws.qn),
-            force: Some((1.0, lj)),
+            force: Some((1.0, ljm)),
             column: 1.0,
-            curvature: Some((1.0, lj)),
+            curvature: Some((1.0, ljm)),
         },
-        &mut ws.tmp,
+        tmp,
     );
-    asm.set_constraint_rows(model, &ws.qj, t_n, 1.0, true, &mut ws.tmp);
+    asm.set_constraint_rows(model, qj, t_n, 1.0, true, tmp);
     add_scaled(
-        &ws.tmp,
-        Some((&mut ws.res_b, 1.0)),
-        &mut ws.blocks,
-        &[(B11, 1.0)],
+        tmp,
+        Some((&mut res[nb..2 * nb], 1.0)),
+        blocks,
+        &[(blk(1, 1), 1.0)],
     );
 
     // alpha/6 P(qj) (times 3) with its tangent.
     if alpha != 0.0 && !model.elements.is_empty() {
-        clear(&mut ws.tmp);
-        asm.add_element_forces(model, &ElementEval::At(&ws.qj), Some(1.0), &mut ws.tmp);
+        clear(tmp);
+        asm.add_element_forces(model, &ElementEval::At(qj), Some(1.0), tmp);
         add_scaled(
-            &ws.tmp,
-            Some((&mut ws.res_b[..n], 0.5 * alpha)),
-            &mut ws.blocks,
-            &[(B11, 0.5 * alpha)],
+            tmp,
+            Some((&mut res[nb..nb + n], 0.5 * alpha)),
+            blocks,
+            &[(blk(1, 1), 0.5 * alpha)],
         );
     }
 
     // End state's constraint rows Rf.
-    clear(&mut ws.tmp);
-    asm.set_constraint_rows(model, &ws.q1, t1, 1.0, true, &mut ws.tmp);
+    clear(tmp);
+    asm.set_constraint_rows(model, q1, t1, 1.0, true, tmp);
     add_scaled(
-        &ws.tmp,
-        Some((&mut ws.res_a, 1.0)),
-        &mut ws.blocks,
-        &[(B00, 1.0)],
+        tmp,
+        Some((&mut res[..nb], 1.0)),
+        blocks,
+        &[(blk(0, 0), 1.0)],
     );
+
+    if k == 2 {
+        return;
+    }
+    // alpha–kappa: 2Rc, 6Rd (eqs. 66c, d) and the velocity constraints (66g, h).
+    let (v1, eta1) = x[2 * nb..3 * nb].split_at(n);
+    let (vj, etaj) = x[3 * nb..].split_at(n);
+    for i in 0..n {
+        ws.w[i] = 2.0 * (q1[i] - ws.qn[i]) / h - kap * (v1[i] + vj[i]);
+    }
+    asm.mass_mul_add(&ws.w, &mut res[2 * nb..2 * nb + n]);
+    for i in 0..n {
+        ws.w[i] =
+            6.0 * (qj[i] - ws.qn[i]) / h + kap * (v1[i] - alpha * vj[i] - (1.0 - alpha) * ws.vn[i]);
+    }
+    asm.mass_mul_add(&ws.w, &mut res[3 * nb..3 * nb + n]);
+    for (q, eta, t, sign_d, col) in [(q1, eta1, t1, 1.0, 2), (qj, etaj, t_n, -1.0, 3)] {
+        let em = MultiplierMix::of(eta);
+        // B^T eta into 2Rc (-kappa) and 6Rd (+-kappa), its column.
+        clear(tmp);
+        asm.add_joint_terms(
+            model,
+            &JointTerms {
+                u: q,
+                t,
+                discrete_from: None,
+                force: Some((1.0, em)),
+                column: 1.0,
+                curvature: None,
+            },
+            tmp,
+        );
+        add_scaled(
+            tmp,
+            Some((&mut res[2 * nb..2 * nb + n], -kap)),
+            blocks,
+            &[(blk(2, col), -kap), (blk(3, col), sign_d * kap)],
+        );
+        add_scaled(
+            tmp,
+            Some((&mut res[3 * nb..3 * nb + n], sign_d * kap)),
+            &mut [],
+            &[],
+        );
+        // Its curvature C(q; eta).
+        clear(tmp);
+        asm.add_joint_terms(
+            model,
+            &JointTerms {
+                u: q,
+                t,
+                discrete_from: None,
+                force: None,
+                column: 0.0,
+                curvature: Some((1.0, em)),
+            },
+            tmp,
+        );
+        add_scaled(
+            tmp,
+            None,
+            blocks,
+            &[(blk(2, col - 2), -kap), (blk(3, col - 2), sign_d * kap)],
+        );
+    }
+    // Rh = B(q1) v1 (row block 2), Rg = B(qj) vj (row block 3): B into the
+    // velocity column, (B v)_q into the coordinate column.
+    for (q, v, t, row) in [(q1, v1, t1, 2), (qj, vj, t_n, 3)] {
+        asm.constraint_rates(model, q, v, t, &mut res[row * nb + n..(row + 1) * nb]);
+        clear(tmp);
+        asm.set_constraint_rows(model, q, t, 1.0, true, tmp);
+        add_scaled(tmp, None, blocks, &[(blk(row, row), 1.0)]);
+        asm.add_velocity_jacobian(model, q, v, t, 1.0, &mut blocks[blk(row, row - 2)]);
+    }
 }
 
 impl Integrator for Tdg {
@@ -622,7 +867,10 @@ impl Integrator for Tdg {
     }
 
     fn statistics(&self) -> &'static [StatSpec] {
-        &STATS
+        match self.settings.scheme {
+            Scheme::Tdg => &STATS,
+            Scheme::AlphaKappa(_) => &AK_STATS,
+        }
     }
 
     fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
@@ -648,7 +896,7 @@ impl Integrator for Tdg {
         report.newton_iterations = c.iterations;
         report.residual = c.residual;
         let it = f64::from(c.iterations);
-        report.stats[..3].copy_from_slice(&[it, it, it]);
+        report.stats[..4].copy_from_slice(&[it, it, it, self.ws.kappa]);
         Ok(report)
     }
 
