@@ -18,10 +18,10 @@
 //!   Andrews run on [0, 0.3] with DOPRI5 + PStab at rtol 1e-5
 //!   (`rk/run/andrews_dopri5_pstab_rtol1e-5`).
 //!
-//! - seed 002's Galerkin schemes (issue #11, Speed): one step of TCG and TDG
-//!   (alpha = 1) against one step of the shipped GSSSS scheme at the same dt
+//! - seed 002's Galerkin schemes (issue #11, Speed): one step of TCG, TDG
+//!   and alpha–kappa (alpha = 1, kappa auto) against one step of the shipped GSSSS scheme at the same dt
 //!   on the double pendulum, and TCG against GSSSS on the 32-element
-//!   slider-crank (TDG refuses its damper) (`galerkin/*`).
+//!   slider-crank (TDG and alpha–kappa refuse its damper) (`galerkin/*`).
 //!
 //! Run: `cargo bench --bench engine` (one group: `cargo bench --bench engine -- chain`).
 
@@ -164,7 +164,11 @@ fn galerkin(c: &mut Criterion) {
     };
     let resolve = |spec: IntegratorSpec| spec.resolve().expect("valid settings");
     one_step(&mut g, "double_pendulum/gssss".into(), &sim, &gssss);
-    for (name, alpha) in [("tcg", None), ("tdg", Some(1.0))] {
+    for (name, alpha) in [
+        ("tcg", None),
+        ("tdg", Some(1.0)),
+        ("alpha-kappa", Some(1.0)),
+    ] {
         let config = resolve(with(name, alpha, gssss.dt));
         one_step(&mut g, format!("double_pendulum/{name}"), &sim, &config);
     }
