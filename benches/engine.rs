@@ -18,6 +18,9 @@
 //!   Andrews run on [0, 0.3] with DOPRI5 + PStab at rtol 1e-5
 //!   (`rk/run/andrews_dopri5_pstab_rtol1e-5`).
 //!
+//! - seed 003's BDF on the GGL form (issue #11, Speed): the start and the
+//!   first 10 steps (full Newton, rtol 1e-6) on the double pendulum and the
+//!   32-element slider-crank, per step (`bdf/10_steps/*`).
 //! - seed 002's Galerkin schemes (issue #11, Speed): one step of TCG, TDG
 //!   and alpha–kappa (alpha = 1, kappa auto) against one step of the shipped GSSSS scheme at the same dt
 //!   on the double pendulum, and TCG against GSSSS on the 32-element
@@ -471,11 +474,65 @@ fn other_elements(c: &mut Criterion) {
     g.finish();
 }
 
+/// BDF-GGL (seed 003): the start and the first 10 steps, per step.
+fn bdf(c: &mut Criterion) {
+    let mut g = c.benchmark_group("bdf");
+    let over = IntegratorSpec {
+        method: Some("bdf".into()),
+        rtol: Some(1e-6),
+        atol: Some(1e-6),
+        t_end: Some(1.0),
+        ..IntegratorSpec::default()
+    };
+    let double_pendulum = {
+        let file = load_model_file(format!(
+            "{}/models/double_pendulum.toml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("shipped model");
+        let config = file.integrator(&over).expect("bdf settings");
+        (Simulation::new(file.model), config)
+    };
+    let crank = {
+        let (sim, config, _) = slider_crank(32);
+        let spec = IntegratorSpec {
+            t_end: Some(config.t_end),
+            ..over.clone()
+        };
+        let config = spec.resolve().expect("bdf settings");
+        (sim, config)
+    };
+    const STEPS: u64 = 10;
+    g.throughput(Throughput::Elements(STEPS));
+    for (name, (sim, config)) in [
+        ("double_pendulum", double_pendulum),
+        ("slider_crank_flexible/N=32", crank),
+    ] {
+        let sys = sim.system();
+        let mut integ = config.build(&sys).expect("integrator");
+        let start = State::initial(&sim.model);
+        let mut state = start.clone();
+        g.bench_function(format!("10_steps/{name}"), |b| {
+            b.iter(|| {
+                state.clone_from(&start);
+                integ.start(&sys, &mut state).expect("consistent start");
+                for _ in 0..STEPS {
+                    integ
+                        .advance(&sys, &mut state, config.t_end)
+                        .expect("step converges");
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     full_runs,
     single_steps,
     runge_kutta,
+    bdf,
     galerkin,
     truss_chain,
     beam_element,

@@ -181,6 +181,29 @@ fn time_loop_does_not_allocate() {
         "heavy top, EPM dopri5"
     );
 
+    // BDF on the GGL form (seed 003): full Newton with dense output, and CS
+    // (coordinate split, pseudo-inverse multipliers every residual) and CM.
+    let bdf = |newton: &str| IntegratorSpec {
+        method: Some("bdf".into()),
+        newton: Some(newton.into()),
+        rtol: Some(1e-6),
+        max_step: Some(1e-3),
+        t_end: Some(100.0),
+        ..IntegratorSpec::default()
+    };
+    for newton in ["full", "cs", "cm"] {
+        assert_eq!(
+            allocations_in_steps(&dp, &bdf(newton)),
+            0,
+            "double pendulum, bdf {newton}"
+        );
+    }
+    assert_eq!(
+        allocations_in_steps(&top, &bdf("full")),
+        0,
+        "heavy top, bdf full"
+    );
+
     let truss = Simulation::new(hanging_truss_chain(60).unwrap());
     let band = IntegratorSpec {
         scheme: Some("generalized-alpha(0.8)".into()),

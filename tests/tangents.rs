@@ -1014,7 +1014,7 @@ fn joint_jacobian(j: &dyn Joint, u: &[f64], t: f64) -> Vec<f64> {
 fn joint_jacobians_and_curvatures() {
     let mut rng = Rng(0x10147);
     let t = 0.37;
-    let (mut worst_b, mut worst_h): (f64, f64) = (0.0, 0.0);
+    let (mut worst_b, mut worst_h, mut worst_g): (f64, f64, f64) = (0.0, 0.0, 0.0);
     for (name, j, flat) in joint_cases() {
         let (rows, n) = (j.rows(), j.ndof());
         for trial in 0..3 {
@@ -1046,10 +1046,28 @@ fn joint_jacobians_and_curvatures() {
             } else {
                 check(&what, &h, &fd_h)
             });
+
+            // The velocity curvature (B v)_u v = d/ds B(u + s v) v at s = 0.
+            let v = rng.vec(n, -2.0, 2.0);
+            let mut gamma = vec![0.0; rows];
+            j.velocity_curvature(&u, &v, t, &mut gamma);
+            let fd_g = fd_jacobian(&[0.0], &[H / max_abs(&v)], rows, |s, out| {
+                let x: Vec<f64> = u.iter().zip(&v).map(|(a, b)| a + s[0] * b).collect();
+                let b = joint_jacobian(j.as_ref(), &x, t);
+                for (r, o) in out.iter_mut().enumerate() {
+                    *o = (0..n).map(|k| b[r * n + k] * v[k]).sum();
+                }
+            });
+            let what = format!("{tag}: velocity curvature (B v)_u v");
+            worst_g = worst_g.max(if flat {
+                check_zero(&what, &gamma, &fd_g, max_abs(&v).powi(2))
+            } else {
+                check(&what, &gamma, &fd_g)
+            });
         }
     }
     eprintln!(
-        "joint_jacobians_and_curvatures: worst B {worst_b:.2e}, worst curvature {worst_h:.2e}"
+        "joint_jacobians_and_curvatures: worst B {worst_b:.2e}, worst curvature {worst_h:.2e}, worst velocity curvature {worst_g:.2e}"
     );
 }
 

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use sprs::{CsMat, TriMat};
 
 use crate::element::{gather, ElementSet, GlobalLevel, RateForce, RateState, MAX_LOCAL_DOFS};
-use crate::joint::{ConstraintLevel, MAX_JOINT_DOFS, MAX_ROWS};
+use crate::joint::{ConstraintLevel, MAX_ROWS};
 use crate::load::TimeFunction;
 use crate::model::{DofKind, Model};
 use crate::output::{ConstraintNorms, Energy};
@@ -525,6 +525,14 @@ impl Assembler {
         scatter_add(values, &self.mass_slots, self.mass.data(), coef);
     }
 
+    /// Adds `coef` to the diagonal entries (i, i), i < n, of the matrix
+    /// values (the `cj I` block of the BDF-GGL matrix, seed 003 eq. 1.3a).
+    pub fn add_identity(&self, values: &mut [f64], coef: f64) {
+        for &d in &self.diag_slots {
+            values[d] += coef;
+        }
+    }
+
     /// out += M x.
     pub fn mass_mul_add(&self, x: &[f64], out: &mut [f64]) {
         mass_mul(&self.mass, x, out);
@@ -676,6 +684,95 @@ impl Assembler {
         }
     }
 
+    /// Writes the velocity constraints `residual[n..] = B(u, t) v + Phi_t(u, t)`
+    /// and, with `matrix`, their derivative with respect to u into the row
+    /// block of B: row r is `v^T d^2 Phi_r/du^2 + d(Phi_t)_r/du` (GGL's
+    /// `(G v)_q`, seed 003 eq. 1.3c). `d(Phi_t)/du` of a rheonomic joint is
+    /// recovered from `Phi_tt + 2 Phi_tu v` at unit velocities. Position-level
+    /// joints only (a velocity-level joint's curvature is not symmetric).
+    pub fn set_rate_rows(
+        &self,
+        model: &Model,
+        u: &[f64],
+        v: &[f64],
+        t: f64,
+        matrix: bool,
+        sys: &mut SaddleSystem,
+    ) {
+        let n = self.n;
+        let mut zeros = std::mem::take(&mut sys.zeros);
+        let Local {
+            b: bl,
+            h: hl,
+            q: vl,
+            c: dl,
+            ..
+        } = &mut *sys.local;
+        let mut w = [0.0; MAX_ROWS];
+        let (mut p0, mut p1) = ([0.0; MAX_ROWS], [0.0; MAX_ROWS]);
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                let r0 = s.row0 + i * rows;
+                let d = blk.dofs(i);
+                blk.jacobian(i, u, t, &mut bl[..rows * k]);
+                gather(v, d, &mut vl[..k]);
+                let out = &mut sys.residual[n + r0..n + r0 + rows];
+                blk.phi_t(i, u, t, out);
+                for (r, o) in out.iter_mut().enumerate() {
+                    *o += (0..k).map(|p| bl[r * k + p] * vl[p]).sum::<f64>();
+                }
+                if !matrix {
+                    continue;
+                }
+                // dl: rows x k, row r = H_r v (H_r symmetric).
+                for r in 0..rows {
+                    w[..rows].fill(0.0);
+                    w[r] = 1.0;
+                    hl[..k * k].fill(0.0);
+                    blk.add_curvature(i, u, t, &w[..rows], 1.0, &mut hl[..k * k]);
+                    for p in 0..k {
+                        dl[r * k + p] = (0..k).map(|q| hl[q * k + p] * vl[q]).sum::<f64>();
+                    }
+                }
+                if blk.is_rheonomic(i) {
+                    blk.phi_tt(i, u, &zeros, t, &mut p0[..rows]);
+                    for (p, &dof) in d.iter().enumerate() {
+                        zeros[dof] = 1.0;
+                        blk.phi_tt(i, u, &zeros, t, &mut p1[..rows]);
+                        zeros[dof] = 0.0;
+                        for r in 0..rows {
+                            dl[r * k + p] += 0.5 * (p1[r] - p0[r]);
+                        }
+                    }
+                }
+                let slots = &s.b[i * rows * k..(i + 1) * rows * k];
+                scatter_set(&mut sys.values, slots, &dl[..rows * k]);
+            }
+        }
+        sys.zeros = zeros;
+    }
+
+    /// Writes the constraint Jacobian B(u, t) densely, row-major m x n, into
+    /// `out` (every other entry zero).
+    pub fn constraint_jacobian_dense(&self, model: &Model, u: &[f64], t: f64, out: &mut [f64]) {
+        let n = self.n;
+        out.fill(0.0);
+        let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                let r0 = s.row0 + i * rows;
+                blk.jacobian(i, u, t, &mut bl[..rows * k]);
+                for r in 0..rows {
+                    for (p, &dof) in blk.dofs(i).iter().enumerate() {
+                        out[(r0 + r) * n + dof] += bl[r * k + p];
+                    }
+                }
+            }
+        }
+    }
+
     /// Adds the joint terms of one configuration ([`JointTerms`]): the
     /// constraint force `c B^T w` into `residual[..n]`, the multiplier
     /// column `c B^T` and the curvature `c d(B^T w)/du` into the matrix, with
@@ -796,7 +893,8 @@ impl Assembler {
                 let blk_slots = i * rows * k..(i + 1) * rows * k;
                 scatter_set(&mut sys.values, &s.b[blk_slots.clone()], &bl[..rows * k]);
                 scatter_set(&mut sys.values, &s.c[blk_slots], &bl[..rows * k]);
-                let gamma = self.velocity_curvature(blk.as_ref(), i, u, v, t, &mut sys.local.h);
+                let mut gamma = [0.0; MAX_ROWS];
+                blk.velocity_curvature(i, u, v, t, &mut gamma[..rows]);
                 blk.phi_tt(i, u, v, t, &mut extra[..rows]);
                 for r in 0..rows {
                     sys.residual[n + r0 + r] = gamma[r] + extra[r];
@@ -992,72 +1090,11 @@ impl Assembler {
         }
     }
 
-    /// Adds `coef d(B(u, t) v)/du` (m x n: row r is `v^T d^2 Phi_r/du^2`)
-    /// into the constraint-row slots of the matrix: the derivative of a
-    /// velocity constraint `B v` with respect to the configuration (seed 002
-    /// eqs. 66g, h). Position-level joints only (a velocity-level joint's
-    /// curvature is that of its `A(u) v` rows, by the joint contract).
-    pub fn add_velocity_jacobian(
-        &self,
-        model: &Model,
-        u: &[f64],
-        v: &[f64],
-        t: f64,
-        coef: f64,
-        sys: &mut SaddleSystem,
-    ) {
-        let Local { h: hl, q: vl, .. } = &mut *sys.local;
-        let mut e = [0.0; MAX_ROWS];
-        for (blk, s) in model.joints.iter().zip(&self.joints) {
-            let (rows, k) = (blk.rows(), blk.ndof());
-            for i in 0..blk.len() {
-                gather(v, blk.dofs(i), &mut vl[..k]);
-                for r in 0..rows {
-                    e[..rows].fill(0.0);
-                    e[r] = 1.0;
-                    hl[..k * k].fill(0.0);
-                    blk.add_curvature(i, u, t, &e[..rows], 1.0, &mut hl[..k * k]);
-                    let slots = &s.b[(i * rows + r) * k..(i * rows + r + 1) * k];
-                    for (q, &slot) in slots.iter().enumerate() {
-                        let x: f64 = (0..k).map(|p| vl[p] * hl[p * k + q]).sum();
-                        sys.values[slot] += coef * x;
-                    }
-                }
-            }
-        }
-    }
-
     /// The matrix `[M B^T; B 0]` of the consistent-initialization solve at the model's initial state.
     pub fn initial_saddle_matrix(&self, model: &Model) -> CsMat<f64> {
         let mut sys = self.new_system();
         self.fill_index1(model, &model.u0, &model.v0, 0.0, None, &mut sys);
         self.pattern.to_csc(&sys.values)
-    }
-
-    /// Per-row `v^T d^2 Phi_r/du^2 v` of joint `i` of `blk` (`hl`: k x k scratch).
-    fn velocity_curvature(
-        &self,
-        blk: &dyn crate::joint::JointSet,
-        i: usize,
-        u: &[f64],
-        v: &[f64],
-        t: f64,
-        hl: &mut [f64],
-    ) -> [f64; MAX_ROWS] {
-        let (rows, k) = (blk.rows(), blk.ndof());
-        let mut vl = [0.0; MAX_LOCAL_DOFS];
-        gather(v, blk.dofs(i), &mut vl[..k]);
-        let mut out = [0.0; MAX_ROWS];
-        for (r, o) in out.iter_mut().enumerate().take(rows) {
-            let mut w = [0.0; MAX_ROWS];
-            w[r] = 1.0;
-            hl[..k * k].fill(0.0);
-            blk.add_curvature(i, u, t, &w[..rows], 1.0, &mut hl[..k * k]);
-            *o = (0..k)
-                .map(|p| vl[p] * (0..k).map(|q| hl[p * k + q] * vl[q]).sum::<f64>())
-                .sum();
-        }
-        out
     }
 
     /// out += scale * (sum of the external loads at state u, time t), gravity excluded.
@@ -1182,7 +1219,6 @@ impl Assembler {
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
         let mut vl = [0.0; MAX_LOCAL_DOFS];
         let mut al = [0.0; MAX_LOCAL_DOFS];
-        let mut hl = [0.0; MAX_JOINT_DOFS * MAX_JOINT_DOFS];
         for blk in &model.joints {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
@@ -1193,7 +1229,8 @@ impl Assembler {
                 blk.jacobian(i, u, t, &mut bl[..rows * k]);
                 gather(v, blk.dofs(i), &mut vl[..k]);
                 gather(a, blk.dofs(i), &mut al[..k]);
-                let gamma = self.velocity_curvature(blk.as_ref(), i, u, v, t, &mut hl);
+                let mut gamma = [0.0; MAX_ROWS];
+                blk.velocity_curvature(i, u, v, t, &mut gamma[..rows]);
                 for r in 0..rows {
                     let row = &bl[r * k..(r + 1) * k];
                     let bv: f64 = row.iter().zip(&vl[..k]).map(|(b, x)| b * x).sum();

@@ -216,11 +216,23 @@ struct RunArgs {
 struct IntegratorArgs {
     /// Method: gssss (default; seed 000); an explicit Runge–Kutta method on the
     /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps); epm,
-    /// the embedded projection method (seed 004) with --tableau; or seed 002's
-    /// Galerkin schemes: tcg (energy-preserving), tdg (energy-decaying, --alpha) and
-    /// alpha-kappa (with velocity constraints, --alpha, --kappa).
+    /// the embedded projection method (seed 004) with --tableau; bdf, DASSL's
+    /// BDF 1-5 on the GGL form (seed 003) with --newton, --max-order, --rtol, --atol;
+    /// or seed 002's Galerkin schemes: tcg (energy-preserving), tdg (energy-decaying,
+    /// --alpha) and alpha-kappa (with velocity constraints, --alpha, --kappa).
     #[arg(long)]
     method: Option<String>,
+    /// BDF: the nonlinear iteration, full (Newton on GGL, default), cs
+    /// (coordinate split) or cm (cs without the derivative of the projection).
+    #[arg(long)]
+    newton: Option<String>,
+    /// BDF: the largest order, 1 to 5 (default 5).
+    #[arg(long)]
+    max_order: Option<u64>,
+    /// BDF: the components of the local error test, qv (positions and
+    /// velocities, default) or q (positions only, as seed 003 §4.1).
+    #[arg(long)]
+    error_test: Option<String>,
     /// GSSSS: fixed (a Newton failure stops the run) or cutback (halve dt and retry,
     /// regrow after successes). Runge–Kutta: adaptive (dopri5's default) or fixed.
     #[arg(long)]
@@ -349,6 +361,9 @@ impl IntegratorArgs {
             refactor: self.refactor.clone(),
             sparse: self.sparse.then_some(true),
             initialize: self.initialize.clone(),
+            newton: self.newton.clone(),
+            max_order: self.max_order,
+            error_test: self.error_test.clone(),
             alpha: self.alpha,
             kappa: self.kappa.clone().map(flexmb::integrate::KappaChoice::Name),
         }

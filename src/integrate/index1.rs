@@ -27,7 +27,7 @@ impl Index1 {
         baumgarte: Option<[f64; 2]>,
         force_sparse: bool,
     ) -> Result<Self, StepError> {
-        let solver = crate::integrate::saddle_solver(sys, force_sparse)?;
+        let solver = crate::integrate::mass_system_solver(sys, force_sparse)?;
         Ok(Index1 {
             sys: sys.asm.new_system(),
             solver,

@@ -18,6 +18,7 @@
 //! [`projector::Projector`]; seed 002's Galerkin schemes ([`galerkin`]: TCG
 //! is a preset of the two-field scheme, TDG a two-state block Newton).
 
+pub mod bdf;
 pub mod epm;
 pub mod galerkin;
 pub mod gssss;
@@ -347,6 +348,29 @@ pub fn saddle_solver(
         StepError::Setup {
             reason: e.to_string(),
         }
+    })
+}
+
+/// The solver of the systems `[M B^T; B 0]` and `[W B^T; B 0]` with the
+/// model's mass or the identity (index-1 evaluations and projections): with
+/// a diagonal constant mass and no configuration-dependent inertia it tries
+/// the Schur complement first ([`crate::linalg::DiagonalSchur`]), otherwise
+/// it is [`saddle_solver`].
+pub fn mass_system_solver(
+    sys: &System<'_>,
+    force_sparse: bool,
+) -> Result<crate::linalg::SaddlePointSolver, StepError> {
+    let mass = sys.asm.mass_matrix();
+    let diagonal = mass.iter().all(|(_, (r, c))| r == c)
+        && !sys.model.elements.iter().any(|b| b.has_inertia());
+    let pattern = sys.asm.pattern();
+    let solver = if diagonal && !force_sparse {
+        crate::linalg::SaddlePointSolver::with_diagonal_mass(pattern, sys.asm.n_dofs(), false)
+    } else {
+        crate::linalg::SaddlePointSolver::new(pattern, force_sparse)
+    };
+    solver.map_err(|e| StepError::Setup {
+        reason: e.to_string(),
     })
 }
 

@@ -63,7 +63,7 @@ impl Projector {
     /// A projector for the model in `sys`.
     pub fn new(sys: &System<'_>, metric: Metric, force_sparse: bool) -> Result<Self, StepError> {
         let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
-        let solver = crate::integrate::saddle_solver(sys, force_sparse)?;
+        let solver = crate::integrate::mass_system_solver(sys, force_sparse)?;
         Ok(Projector {
             metric,
             sys: sys.asm.new_system(),

@@ -5,7 +5,9 @@
 
 use serde::Deserialize;
 
+use super::bdf::{Bdf, BdfSettings, ErrorTest, NewtonIteration};
 use super::galerkin::{Kappa, Scheme, Tdg, TdgSettings};
+
 use super::gssss::OneStepIntegrator;
 use super::gssss::{preset, ConstraintOption, Family, Gssss, JacobianKind, SolveForm, Variant};
 use super::initial::Initialize;
@@ -147,6 +149,12 @@ pub struct IntegratorSpec {
     /// Initial state violating the constraints: `check` (refuse, the
     /// default) or `project` (project it onto them).
     pub initialize: Option<String>,
+    /// BDF: the nonlinear iteration, `full` (default), `cs` or `cm` (seed 003).
+    pub newton: Option<String>,
+    /// BDF: the largest order, 1..=5 (default 5).
+    pub max_order: Option<u64>,
+    /// BDF: the local error test's components, `qv` (default) or `q`.
+    pub error_test: Option<String>,
     /// Dissipation control of `method = "tdg"` and `"alpha-kappa"` in [0, 1] (seed 002 eq. 44).
     pub alpha: Option<f64>,
     /// kappa of `method = "alpha-kappa"`: a number or `"auto"` (seed 002 eq. 71).
@@ -299,6 +307,8 @@ pub enum MethodConfig {
     Gssss(GssssSettings),
     /// An explicit Runge–Kutta method on the index-1 form.
     RungeKutta(RkSettings),
+    /// DASSL's BDF on the GGL form (seed 003).
+    Bdf(BdfSettings),
     /// Seed 002's time-discontinuous Galerkin scheme.
     Tdg(TdgSettings),
 }
@@ -357,6 +367,9 @@ impl IntegratorSpec {
             refactor,
             sparse,
             initialize,
+            newton,
+            max_order,
+            error_test,
             alpha,
             kappa
         );
@@ -398,7 +411,22 @@ impl IntegratorSpec {
                 format!("`kappa` belongs to method \"alpha-kappa\"; method \"{name}\" has no such parameter"),
             ));
         }
+        if name != "bdf" {
+            for (field, set) in [
+                ("newton", self.newton.is_some()),
+                ("max_order", self.max_order.is_some()),
+                ("error_test", self.error_test.is_some()),
+            ] {
+                if set {
+                    return Err(bad(
+                        field,
+                        format!("`{field}` belongs to method \"bdf\", the method is \"{name}\""),
+                    ));
+                }
+            }
+        }
         match name {
+            "bdf" => self.resolve_bdf(),
             "tdg" => self.resolve_tdg(Scheme::Tdg),
             "alpha-kappa" => {
                 let kappa = match &self.kappa {
@@ -411,6 +439,7 @@ impl IntegratorSpec {
                 };
                 self.resolve_tdg(Scheme::AlphaKappa(kappa))
             }
+
             "gssss" => self
                 .resolve_gssss()
                 .map_err(|(field, message)| SettingsError { field, message }),
@@ -444,11 +473,52 @@ impl IntegratorSpec {
                 None => Err(bad(
                     "method",
                     format!(
-                        "`method` must be \"gssss\", \"tcg\", \"tdg\", \"alpha-kappa\", \"dopri5\", \"rk4\", \"heun\" or \"epm\", got \"{name}\""
+                        "`method` must be \"gssss\", \"tcg\", \"tdg\", \"alpha-kappa\", \"dopri5\", \"rk4\", \"heun\", \"epm\" or \"bdf\", got \"{name}\""
+
                     ),
                 )),
             },
         }
+    }
+
+    /// The BDF settings (seed 003); keys of the other methods in the table
+    /// are theirs and not used here.
+    fn resolve_bdf(&self) -> Result<IntegratorConfig, SettingsError> {
+        let t_end = positive(
+            "t_end",
+            self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
+        )?;
+        let name = self.newton.as_deref().unwrap_or("full");
+        let iteration = NewtonIteration::from_name(name).ok_or(bad(
+            "newton",
+            format!("`newton` must be \"full\", \"cs\" or \"cm\", got \"{name}\""),
+        ))?;
+        let name = self.error_test.as_deref().unwrap_or("qv");
+        let error_test = ErrorTest::from_name(name).ok_or(bad(
+            "error_test",
+            format!("`error_test` must be \"qv\" or \"q\", got \"{name}\""),
+        ))?;
+        let rtol = self.rtol.unwrap_or(1e-6);
+        let settings = BdfSettings {
+            iteration,
+            max_order: usize::try_from(self.max_order.unwrap_or(5)).unwrap_or(usize::MAX),
+            error_test,
+            rtol,
+            atol: self.atol.unwrap_or(rtol),
+            max_step: self.max_step.unwrap_or(t_end),
+            max_steps: self.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
+        };
+        let config = IntegratorConfig {
+            method: MethodConfig::Bdf(settings),
+            dt: settings.max_step,
+            t_end,
+            force_sparse: self.sparse.unwrap_or(false),
+            initialize: Initialize::Check,
+            timing: false,
+            export_matrix: None,
+        };
+        config.check()?;
+        Ok(config)
     }
 
     /// The Runge–Kutta settings; GSSSS keys in the table are that method's
@@ -1035,6 +1105,70 @@ impl RkSettings {
     }
 }
 
+impl BdfSettings {
+    /// A human-readable name, e.g. `BDF 1-5 on GGL, full Newton (rtol 1e-6, atol 1e-6)`.
+    pub fn label(&self) -> String {
+        format!(
+            "BDF 1-{} on the GGL form, {} Newton, error test on {} (rtol {:e}, atol {:e})",
+            self.max_order,
+            self.iteration.name(),
+            self.error_test.name(),
+            self.rtol,
+            self.atol
+        )
+    }
+
+    /// Parameters for the output metadata.
+    pub fn parameters(&self) -> Vec<(String, AttrValue)> {
+        vec![
+            ("method".into(), AttrValue::Str("bdf".into())),
+            (
+                "newton".into(),
+                AttrValue::Str(self.iteration.name().into()),
+            ),
+            ("max_order".into(), AttrValue::I64(self.max_order as i64)),
+            (
+                "error_test".into(),
+                AttrValue::Str(self.error_test.name().into()),
+            ),
+            ("rtol".into(), AttrValue::F64(self.rtol)),
+            ("atol".into(), AttrValue::F64(self.atol)),
+            ("max_step".into(), AttrValue::F64(self.max_step)),
+            ("max_steps".into(), AttrValue::I64(self.max_steps as i64)),
+        ]
+    }
+
+    /// Orders 1..=5, tolerances positive and above round-off, limits positive.
+    pub fn check(&self) -> Result<(), SettingsError> {
+        if !(1..=5).contains(&self.max_order) {
+            return Err(bad(
+                "max_order",
+                format!("`max_order` must be 1 to 5, got {}", self.max_order),
+            ));
+        }
+        if !(self.rtol >= 1e-14 && self.rtol.is_finite()) {
+            return Err(bad(
+                "rtol",
+                format!(
+                    "`rtol` must be finite and at least 1e-14, got {:e}",
+                    self.rtol
+                ),
+            ));
+        }
+        positive("atol", self.atol)?;
+        if self.max_step.is_nan() || self.max_step <= 0.0 {
+            return Err(bad(
+                "max_step",
+                format!("`max_step` must be positive, got {}", self.max_step),
+            ));
+        }
+        if self.max_steps == 0 {
+            return Err(bad("max_steps", "`max_steps` must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
 fn form_name(form: SolveForm) -> &'static str {
     match form {
         SolveForm::A => "a",
@@ -1049,6 +1183,7 @@ impl IntegratorConfig {
         match &self.method {
             MethodConfig::Gssss(g) => g.label(),
             MethodConfig::RungeKutta(r) => r.label(),
+            MethodConfig::Bdf(b) => b.label(),
             MethodConfig::Tdg(t) => match t.scheme {
                 Scheme::Tdg => format!(
                     "TDG (seed 002 eq. {}), alpha = {}",
@@ -1072,6 +1207,7 @@ impl IntegratorConfig {
         let mut p = match &self.method {
             MethodConfig::Gssss(g) => g.parameters(),
             MethodConfig::RungeKutta(r) => r.parameters(),
+            MethodConfig::Bdf(b) => b.parameters(),
             MethodConfig::Tdg(t) => {
                 let mut p = vec![
                     (
@@ -1117,7 +1253,7 @@ impl IntegratorConfig {
                 step: RkStep::Fixed { dt },
                 ..
             }) => Some(super::step_count(self.t_end, *dt)),
-            MethodConfig::RungeKutta(_) => None,
+            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) => None,
             MethodConfig::Tdg(t) => Some(super::step_count(self.t_end, t.dt)),
         }
     }
@@ -1127,6 +1263,7 @@ impl IntegratorConfig {
         match &self.method {
             MethodConfig::Gssss(_) => &super::gssss::stepper::STATS,
             MethodConfig::RungeKutta(_) => &super::rk::STATS,
+            MethodConfig::Bdf(_) => &super::bdf::STATS,
             MethodConfig::Tdg(TdgSettings {
                 scheme: Scheme::Tdg,
                 ..
@@ -1139,7 +1276,7 @@ impl IntegratorConfig {
     pub fn gssss_settings(&self) -> Option<&GssssSettings> {
         match &self.method {
             MethodConfig::Gssss(g) => Some(g),
-            MethodConfig::RungeKutta(_) | MethodConfig::Tdg(_) => None,
+            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) | MethodConfig::Tdg(_) => None,
         }
     }
 
@@ -1163,7 +1300,9 @@ impl IntegratorConfig {
                 }
                 Ok(Box::new(integrator))
             }
-            MethodConfig::RungeKutta(_) | MethodConfig::Tdg(_) if self.export_matrix.is_some() => {
+            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) | MethodConfig::Tdg(_)
+                if self.export_matrix.is_some() =>
+            {
                 Err(StepError::Setup {
                     reason: "exporting the Newton matrix needs a Newton method (GSSSS family)"
                         .into(),
@@ -1174,6 +1313,13 @@ impl IntegratorConfig {
                 self.label(),
                 self.parameters(),
                 r,
+                self.force_sparse,
+            )?)),
+            MethodConfig::Bdf(b) => Ok(Box::new(Bdf::new(
+                sys,
+                self.label(),
+                self.parameters(),
+                b,
                 self.force_sparse,
             )?)),
             MethodConfig::Tdg(t) => Ok(Box::new(Tdg::new(
@@ -1407,6 +1553,7 @@ impl IntegratorConfig {
                 RkStep::Fixed { dt: h } => *h = dt,
                 RkStep::Adaptive { max_step, .. } => *max_step = dt,
             },
+            MethodConfig::Bdf(b) => b.max_step = dt,
             MethodConfig::Tdg(t) => t.dt = dt,
         }
         self
@@ -1430,7 +1577,9 @@ impl IntegratorConfig {
                     atol: Some(atol),
                 };
             }
+            MethodConfig::Bdf(b) => (b.rtol, b.atol) = (rtol, atol),
             MethodConfig::Tdg(t) => (t.rtol, t.atol) = (rtol, Some(atol)),
+
             MethodConfig::RungeKutta(_) => {}
         }
         self
@@ -1467,6 +1616,10 @@ impl IntegratorConfig {
                     r.tableau.name
                 ),
             )),
+            MethodConfig::Bdf(_) => Err(bad(
+                field,
+                format!("`{field}` belongs to GSSSS, the method is bdf"),
+            )),
             MethodConfig::Tdg(_) => Err(bad(
                 field,
                 format!("`{field}` belongs to GSSSS, the method is tdg"),
@@ -1486,6 +1639,7 @@ impl IntegratorConfig {
             ));
         }
         match &self.method {
+            MethodConfig::Bdf(b) => b.check(),
             MethodConfig::Tdg(t) => {
                 positive("dt", t.dt)?;
                 if let Scheme::AlphaKappa(Kappa::Fixed(k)) = t.scheme {
@@ -1514,6 +1668,7 @@ impl IntegratorConfig {
                 }
                 Ok(())
             }
+
             MethodConfig::Gssss(g) => {
                 positive("dt", g.dt)?;
                 positive("tol", g.newton.tol)?;

@@ -49,6 +49,11 @@ impl Joint for Coincident {
         }
     }
 
+    fn velocity_curvature(&self, u: &[f64], v: &[f64], _t: f64, out: &mut [f64]) {
+        let c = self.pair.velocity_curvature(u, v);
+        out[..self.dim].copy_from_slice(&c[..self.dim]);
+    }
+
     fn add_curvature(&self, u: &[f64], _t: f64, w: &[f64], scale: f64, h: &mut [f64]) {
         let mut w3 = [0.0; 3];
         w3[..self.dim].copy_from_slice(&w[..self.dim]);

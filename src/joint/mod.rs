@@ -101,6 +101,24 @@ pub trait Joint: Send + Sync + 'static {
     /// to the row-major ndof x ndof `h`.
     fn add_curvature(&self, u: &[f64], t: f64, w: &[f64], scale: f64, h: &mut [f64]);
 
+    /// The velocity curvature `(B v)_u v` of each row at (u, v, t) (the
+    /// acceleration-level right side is `gamma = -(B v)_u v - ...`, seed 001
+    /// eq. 2.9). The default contracts [`Joint::add_curvature`] row by row;
+    /// joints override it with a closed form.
+    fn velocity_curvature(&self, u: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
+        let (rows, k) = (self.rows(), self.ndof());
+        let mut h = [0.0; MAX_JOINT_DOFS * MAX_JOINT_DOFS];
+        for (r, o) in out.iter_mut().enumerate().take(rows) {
+            let mut w = [0.0; MAX_ROWS];
+            w[r] = 1.0;
+            h[..k * k].fill(0.0);
+            self.add_curvature(u, t, &w[..rows], 1.0, &mut h[..k * k]);
+            *o = (0..k)
+                .map(|p| v[p] * (0..k).map(|q| h[p * k + q] * v[q]).sum::<f64>())
+                .sum();
+        }
+    }
+
     /// Whether the joint depends on time explicitly (rheonomic: `Phi_t`
     /// may be nonzero, so its constraint force does work).
     fn is_rheonomic(&self) -> bool {
@@ -180,6 +198,9 @@ pub trait JointSet: Send + Sync {
     fn jacobian(&self, i: usize, u: &[f64], t: f64, b: &mut [f64]);
     /// Adds `scale * sum w_r d^2 Phi_r/du^2` of joint `i` (local ndof x ndof).
     fn add_curvature(&self, i: usize, u: &[f64], t: f64, w: &[f64], scale: f64, h: &mut [f64]);
+    /// The velocity curvature `(B v)_u v` of the rows of joint `i` at the
+    /// global (u, v) ([`Joint::velocity_curvature`]).
+    fn velocity_curvature(&self, i: usize, u: &[f64], v: &[f64], t: f64, out: &mut [f64]);
     /// Gonzalez's discrete derivative of the rows of joint `i` between the
     /// global states `u0` and `u1` at time `t` into `b` (rows x ndof):
     /// `B_d,r = B_r(u_m) + c_r du^T`, `c_r = (Phi_r(u1) - Phi_r(u0) - B_r(u_m).du) / |du|^2`
@@ -253,6 +274,10 @@ impl<J: Joint> JointSet for JointBlock<J> {
     fn add_curvature(&self, i: usize, u: &[f64], t: f64, w: &[f64], scale: f64, h: &mut [f64]) {
         let ul = self.local(i, u);
         self.joints[i].add_curvature(&ul[..self.ndof], t, w, scale, h);
+    }
+    fn velocity_curvature(&self, i: usize, u: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
+        let (ul, vl) = (self.local(i, u), self.local(i, v));
+        self.joints[i].velocity_curvature(&ul[..self.ndof], &vl[..self.ndof], t, out);
     }
     fn discrete_jacobian(
         &self,

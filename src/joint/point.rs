@@ -132,6 +132,39 @@ impl Point {
         }
     }
 
+    /// `d/dt (dr/dq) qd` at fixed `qd` (`sum_pq d^2 r/dq_p dq_q qd_p qd_q`):
+    /// the point's acceleration at zero generalized acceleration, e.g.
+    /// `-thetadot^2 R(theta) p` for a planar body point.
+    pub fn velocity_curvature(&self, q: &[f64], qd: &[f64]) -> [f64; 3] {
+        match *self {
+            Point::Node { .. } | Point::Ground { .. } => [0.0; 3],
+            Point::Body2 { offset: p } => {
+                let (s, c) = q[2].sin_cos();
+                let w2 = qd[2] * qd[2];
+                [
+                    -w2 * (c * p[0] - s * p[1]),
+                    -w2 * (s * p[0] + c * p[1]),
+                    0.0,
+                ]
+            }
+            Point::Body3 { .. } => {
+                let nd = self.ndof();
+                let mut out = [0.0; 3];
+                let mut h = [0.0; MAX_POINT_DOFS * MAX_POINT_DOFS];
+                for (a, o) in out.iter_mut().enumerate() {
+                    let mut w = [0.0; 3];
+                    w[a] = 1.0;
+                    h[..nd * nd].fill(0.0);
+                    self.add_curvature(q, &w, 1.0, &mut h, nd, 0);
+                    *o = (0..nd)
+                        .map(|p| qd[p] * (0..nd).map(|r| h[p * nd + r] * qd[r]).sum::<f64>())
+                        .sum();
+                }
+                out
+            }
+        }
+    }
+
     /// The attitude and local index of the rotation coordinates of a 3-D body point.
     pub fn attitude(&self) -> Option<(Attitude, usize)> {
         match *self {
@@ -175,6 +208,16 @@ impl PointPair {
         let (qa, qb) = self.split(q);
         self.a.put_jacobian(qa, -1.0, j, 0);
         self.b.put_jacobian(qb, 1.0, j, self.a.ndof());
+    }
+
+    /// `d/dt (dd/dq) qd` at fixed `qd`: the velocity curvature of the
+    /// separation, `B's - A's` ([`Point::velocity_curvature`]).
+    pub fn velocity_curvature(&self, q: &[f64], qd: &[f64]) -> [f64; 3] {
+        let (qa, qb) = self.split(q);
+        let (da, db) = self.split(qd);
+        let ca = self.a.velocity_curvature(qa, da);
+        let cb = self.b.velocity_curvature(qb, db);
+        [cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2]]
     }
 
     /// Adds `scale * sum_a w_a d^2 d_a/dq^2` into the row-major `h` (ndof x ndof).

@@ -19,6 +19,7 @@ mod diagnose;
 mod fixed;
 mod market;
 mod metis;
+mod schur;
 mod sparse;
 
 pub use band::{BandLu, BAND_MAX};
@@ -26,6 +27,7 @@ pub use capture::{rhs_path, MatrixExport};
 pub use diagnose::diagnose_singular;
 pub use fixed::FIXED_MAX;
 pub use market::{read_matrix, read_vector, write_matrix, write_vector};
+pub use schur::{DiagonalSchur, MIN_PIVOT_RATIO};
 pub use sparse::{Ordering, OrderingCost, SparseLu};
 
 use capture::Capture;
@@ -80,6 +82,10 @@ pub struct SaddlePointSolver {
     mem: MemBuffer,
     par: Par,
     factored: bool,
+    /// Fast path for `[W B^T; B 0]` with diagonal `W` ([`Self::with_diagonal_mass`]).
+    schur: Option<Box<DiagonalSchur>>,
+    /// Whether the last factorization is the Schur complement's.
+    schur_active: bool,
     /// Armed by [`SaddlePointSolver::export`].
     capture: Option<Box<Capture>>,
 }
@@ -118,6 +124,8 @@ impl SaddlePointSolver {
                 mem: MemBuffer::new(req),
                 par,
                 factored: false,
+                schur: None,
+                schur_active: false,
                 capture: None,
             });
         }
@@ -129,6 +137,8 @@ impl SaddlePointSolver {
                     mem: MemBuffer::new(StackReq::EMPTY),
                     par,
                     factored: false,
+                    schur: None,
+                    schur_active: false,
                     capture: None,
                 });
             }
@@ -139,12 +149,39 @@ impl SaddlePointSolver {
             mem: MemBuffer::new(StackReq::EMPTY),
             par,
             factored: false,
+            schur: None,
+            schur_active: false,
             capture: None,
         })
     }
 
+    /// A solver for the systems `[W B^T; B 0]` of a model whose first `n`
+    /// unknowns have a diagonal metric `W` (the index-1 and projection systems
+    /// of a diagonal mass): each factorization first tries the Schur
+    /// complement ([`DiagonalSchur`]) and falls back to the LU of
+    /// [`Self::new`] when the values are not of that form or it is badly
+    /// conditioned.
+    pub fn with_diagonal_mass(
+        pattern: &Pattern,
+        n: usize,
+        force_sparse: bool,
+    ) -> Result<Self, SolveError> {
+        let mut solver = Self::new(pattern, force_sparse)?;
+        solver.schur = DiagonalSchur::new(pattern, n).map(Box::new);
+        Ok(solver)
+    }
+
     /// Which factorization is used, e.g. `band LU (kl 5, ku 5)`.
     pub fn describe(&self) -> String {
+        let lu = self.describe_lu();
+        if self.schur.is_some() {
+            format!("Schur complement with dense Cholesky (diagonal mass), else {lu}")
+        } else {
+            lu
+        }
+    }
+
+    fn describe_lu(&self) -> String {
         match &self.backend {
             Backend::Dense { small: Some(_), .. } => "dense LU (stack, fixed size)".into(),
             Backend::Dense { .. } => "dense LU".into(),
@@ -168,6 +205,12 @@ impl SaddlePointSolver {
             Backend::Band(b) => b.stored(),
             Backend::Sparse(lu) => lu.cost().fill,
         }
+    }
+
+    /// Whether the last factorization took the Schur-complement fast path
+    /// ([`Self::with_diagonal_mass`]).
+    pub fn is_schur_active(&self) -> bool {
+        self.factored && self.schur_active
     }
 
     /// Whether the dense path is used.
@@ -194,6 +237,13 @@ impl SaddlePointSolver {
         self.factored = false;
         if let Some(c) = &mut self.capture {
             c.on_factor(values);
+        }
+        if let Some(schur) = &mut self.schur {
+            self.schur_active = schur.factor(values);
+            if self.schur_active {
+                self.factored = true;
+                return Ok(());
+            }
         }
         let dim = self.dim;
         let par = self.par;
@@ -250,6 +300,14 @@ impl SaddlePointSolver {
         if let Some(c) = &mut self.capture {
             c.on_solve(rhs)
                 .map_err(|e| SolveError::Library(format!("writing {}: {e}", c.path().display())))?;
+        }
+        if let (true, Some(schur)) = (self.schur_active, &mut self.schur) {
+            schur.solve(rhs);
+            return if rhs.iter().all(|v| v.is_finite()) {
+                Ok(())
+            } else {
+                Err(SolveError::NonFinite)
+            };
         }
         let dim = self.dim;
         let par = self.par;

@@ -53,15 +53,16 @@
 //!
 //! with the true B (Ra, Rb as in TDG with the discrete B*). Newton on
 //! `(q1, lg | qj, lj | v1, eta1 | vj, etaj)`, a 4 x 4 grid of the base
-//! pattern; kappa is 1, or eq. 71 `kappa = 2 dK / (2 dK + W)`,
+//! pattern (the velocity rows and their derivative `(B v)_q` from
+//! [`crate::assembly::Assembler::set_rate_rows`], shared with BDF-GGL); kappa is 1, or eq. 71 `kappa = 2 dK / (2 dK + W)`,
 //! `W = etaj^T Bj (v1 + vj - 2 vn) + eta1^T B1 (v1 - vj)`, evaluated at the
 //! iterate, clamped to [1 - h/2, 1 + h/2] and held constant in the matrix.
 //!
 //! The proofs need a constant mass matrix and a conservative system: models
 //! with 3-D bodies in Euler parameters (configuration-dependent inertia),
 //! dampers, external loads or velocity-level joints are refused, and for
-//! alpha–kappa rheonomic joints too (the derivative of `Phi_t` is not
-//! available).
+//! alpha–kappa rheonomic joints too (its energy identity, eq. 69, is for
+//! scleronomic constraints).
 
 pub mod blocks;
 
@@ -235,8 +236,8 @@ pub fn refuse_unsupported(
             .any(|b| (0..b.len()).any(|i| b.is_rheonomic(i)))
     {
         return setup(format!(
-            "{method} needs scleronomic joints (the derivative of Phi_t in its velocity \
-             constraints is not available): the model has prescribed motion"
+            "{method} integrates scleronomic systems (seed 002 §2, energy identity eq. 69): \
+             the model has prescribed motion"
         ));
     }
     Ok(())
@@ -849,11 +850,13 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     // Rh = B(q1) v1 (row block 2), Rg = B(qj) vj (row block 3): B into the
     // velocity column, (B v)_q into the coordinate column.
     for (q, v, t, row) in [(q1, v1, t1, 2), (qj, vj, t_n, 3)] {
-        asm.constraint_rates(model, q, v, t, &mut res[row * nb + n..(row + 1) * nb]);
+        clear(tmp);
+        asm.set_rate_rows(model, q, v, t, true, tmp);
+        res[row * nb + n..(row + 1) * nb].copy_from_slice(&tmp.residual[n..]);
+        add_scaled(tmp, None, blocks, &[(blk(row, row - 2), 1.0)]);
         clear(tmp);
         asm.set_constraint_rows(model, q, t, 1.0, true, tmp);
         add_scaled(tmp, None, blocks, &[(blk(row, row), 1.0)]);
-        asm.add_velocity_jacobian(model, q, v, t, 1.0, &mut blocks[blk(row, row - 2)]);
     }
 }
 

@@ -1,0 +1,886 @@
+//! Variable-step, variable-order BDF (orders 1–5) in DASSL's
+//! fixed-leading-coefficient form (Brenan, Campbell & Petzold, ch. 5; the
+//! DDASTP/DDATRP routines of DASSL) on the stabilized index-2 GGL form of the
+//! equations of motion (seed 003 eq. 1.3, [`ggl`]), with the three nonlinear
+//! iterations of seed 003: full Newton on GGL, the coordinate-split CS
+//! iteration and the modified CM iteration ([`NewtonIteration`]).
+//!
+//! The engine follows DDASTP step by step (digest of seed 003, B5): modified
+//! divided differences `phi` with step sums `psi`; predictor
+//! `y0 = sum phi_j`, `y0' = sum gamma_j phi_j`; corrector
+//! `y' = y0' + cj (y - y0)`, `cj = -alpha_s / h`; modified Newton with the
+//! iteration matrix kept across steps while `cj / cj_old` stays in
+//! [0.6, 1.667], each correction scaled by `2 / (1 + cj / cj_old)`, at most 4
+//! iterations, convergence when `s |delta| <= 0.33` with the rate estimate `s`;
+//! local error `e = y - y0`, error test `ck |e| <= 1`; DASSL's order selection
+//! (terk-1, terk, terk+1) and step rules (`r = (2 est + 1e-4)^(-1/(k+1))`,
+//! doubling, at most halving; failures: h / 4 after a convergence failure,
+//! the estimate-based cut after an error-test failure); the start-up phase
+//! that raises the order and doubles the step until the order is lowered or
+//! reaches the maximum; DASSL's initial step; dense output by DDATRP.
+//!
+//! Norms are DASSL's weighted RMS with `wt_i = rtol |y_i| + atol` and the
+//! divisor NEQ: for GGL NEQ = 2 (n + m), the error test skipping the
+//! multipliers as DASSL does for index-2 systems, the Newton test over every
+//! component; for CS and CM NEQ = 2 n, the Newton test over (q, v) and the
+//! error test over the independent coordinates (seed 003 §4). The error test
+//! covers (q, v) by default, or q alone ([`ErrorTest`]; seed 003 §4.1).
+
+mod ggl;
+
+use super::index1::Index1;
+use super::newton::weighted_rms;
+use super::{Integrator, StatSpec, State, StepError, StepReport, System};
+use crate::output::AttrValue;
+use ggl::Ggl;
+
+/// The nonlinear iteration of each BDF step (seed 003).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewtonIteration {
+    /// Newton on the GGL system (1.3) itself.
+    Full,
+    /// The coordinate-split iteration (eqs. 2.3–2.4).
+    Cs,
+    /// CS without the derivative of the projection (§2.3).
+    Cm,
+}
+
+impl NewtonIteration {
+    /// The name in the model file and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            NewtonIteration::Full => "full",
+            NewtonIteration::Cs => "cs",
+            NewtonIteration::Cm => "cm",
+        }
+    }
+
+    /// The iteration of a name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "full" => Some(NewtonIteration::Full),
+            "cs" => Some(NewtonIteration::Cs),
+            "cm" => Some(NewtonIteration::Cm),
+            _ => None,
+        }
+    }
+}
+
+/// The components of DASSL's local error test (the multipliers never count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorTest {
+    /// Positions q only (CS, CM: the independent ones, X^T q): seed 003 §4.1,
+    /// "local error estimated using position, i.e. q".
+    Positions,
+    /// Positions and velocities (q, v) (CS, CM: X^T q, X^T v): DASSL's
+    /// usual treatment of an index-2 system.
+    States,
+}
+
+impl ErrorTest {
+    /// The name in the model file and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorTest::Positions => "q",
+            ErrorTest::States => "qv",
+        }
+    }
+
+    /// The test of a name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "q" => Some(ErrorTest::Positions),
+            "qv" => Some(ErrorTest::States),
+            _ => None,
+        }
+    }
+}
+
+/// Statistics of a BDF step (DASSL's IWORK counters; seed 003 Tables 4.1–4.4).
+pub(crate) const STATS: [StatSpec; 8] = [
+    StatSpec::count("nstep"),
+    StatSpec::count("nfcn"),
+    StatSpec::count("njac"),
+    StatSpec::count("etfs"),
+    StatSpec::count("ctfs"),
+    StatSpec::count("newton_iterations"),
+    StatSpec::max("order"),
+    StatSpec::count("nsplit"),
+];
+const NSTEP: usize = 0;
+const NFCN: usize = 1;
+const NJAC: usize = 2;
+const ETFS: usize = 3;
+const CTFS: usize = 4;
+const NEWTON: usize = 5;
+const ORDER: usize = 6;
+const NSPLIT: usize = 7;
+
+/// Most Newton iterations per attempt (DASSL's MAXIT).
+const MAXIT: u32 = 4;
+/// Convergence-failure cuts on one step before giving up (DASSL).
+const MAX_CONV_FAILS: u32 = 10;
+/// Singular-matrix cuts on one step before giving up (DASSL).
+const MAX_SINGULAR: u32 = 3;
+
+/// Settings of the BDF method.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BdfSettings {
+    /// The nonlinear iteration.
+    pub iteration: NewtonIteration,
+    /// Largest order (1..=5).
+    pub max_order: usize,
+    /// The components of the local error test.
+    pub error_test: ErrorTest,
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Largest step.
+    pub max_step: f64,
+    /// Most step attempts per run.
+    pub max_steps: u64,
+}
+
+/// DASSL's BDF on the GGL form.
+pub struct Bdf {
+    label: String,
+    parameters: Vec<(String, AttrValue)>,
+    settings: BdfSettings,
+    ggl: Ggl,
+    start: Index1,
+    n: usize,
+    m: usize,
+    /// Modified divided differences phi_1..phi_{maxord+2}.
+    phi: Vec<Vec<f64>>,
+    psi: [f64; 7],
+    alpha: [f64; 7],
+    beta: [f64; 7],
+    gamma: [f64; 7],
+    sigma: [f64; 7],
+    /// Current time t_n.
+    t: f64,
+    h: f64,
+    hold: f64,
+    k: usize,
+    kold: usize,
+    ns: usize,
+    iphase: bool,
+    cj: f64,
+    cjold: f64,
+    /// Convergence rate estimate `s` (DASSL).
+    s: f64,
+    /// The matrix must be formed before the next iteration (DASSL's jcalc = -1).
+    new_jacobian: bool,
+    /// Whether the first step's size is still to be chosen.
+    pending_h0: bool,
+    /// Fixed steps at a fixed order ([`Bdf::start_with_history`]).
+    fixed: Option<f64>,
+    attempts: u64,
+    y: Vec<f64>,
+    yp: Vec<f64>,
+    e: Vec<f64>,
+    delta: Vec<f64>,
+    wt: Vec<f64>,
+    /// Error-test and Newton-test masks (true: counted).
+    err_mask: Vec<bool>,
+    conv_mask: Vec<bool>,
+    /// Constraint residual scratch.
+    phi_c: Vec<f64>,
+    /// Power of the non-conservative forces at t_n.
+    power: f64,
+}
+
+impl Bdf {
+    /// The method for the model in `sys`.
+    pub fn new(
+        sys: &System<'_>,
+        label: String,
+        parameters: Vec<(String, AttrValue)>,
+        settings: &BdfSettings,
+        force_sparse: bool,
+    ) -> Result<Self, StepError> {
+        let ggl = Ggl::new(sys, settings.iteration, force_sparse)?;
+        let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
+        let dim = ggl.dim();
+        let z = || vec![0.0; dim];
+        Ok(Bdf {
+            label,
+            parameters,
+            settings: *settings,
+            start: Index1::new(sys, None, force_sparse)?,
+            ggl,
+            n,
+            m,
+            phi: (0..settings.max_order + 2).map(|_| z()).collect(),
+            psi: [0.0; 7],
+            alpha: [0.0; 7],
+            beta: [0.0; 7],
+            gamma: [0.0; 7],
+            sigma: [0.0; 7],
+            t: 0.0,
+            h: 0.0,
+            hold: 0.0,
+            k: 1,
+            kold: 0,
+            ns: 0,
+            iphase: false,
+            cj: 0.0,
+            cjold: 0.0,
+            s: 100.0,
+            new_jacobian: true,
+            pending_h0: true,
+            fixed: None,
+            attempts: 0,
+            y: z(),
+            yp: z(),
+            e: z(),
+            delta: z(),
+            wt: z(),
+            err_mask: vec![false; dim],
+            conv_mask: vec![false; dim],
+            phi_c: vec![0.0; m],
+            power: 0.0,
+        })
+    }
+
+    /// The engine state from `state` (consistent q, v): y = (q, 0, v,
+    /// lambda), y' = (v, 0, a, 0) with (a, lambda) from the index-1 system.
+    fn load(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
+        let (n, m) = (self.n, self.m);
+        let n1 = n + m;
+        self.start.eval(
+            sys,
+            state.t,
+            &state.u,
+            &state.v,
+            &mut state.a,
+            &mut state.lambda,
+        )?;
+        self.y.fill(0.0);
+        self.yp.fill(0.0);
+        self.y[..n].copy_from_slice(&state.u);
+        self.y[n1..n1 + n].copy_from_slice(&state.v);
+        self.y[n1 + n..].copy_from_slice(&state.lambda);
+        self.yp[..n].copy_from_slice(&state.v);
+        self.yp[n1..n1 + n].copy_from_slice(&state.a);
+        self.t = state.t;
+        self.ggl.start(sys, state.t, &self.y)?;
+        self.power = self.nonconservative_power(sys, state.t);
+        Ok(())
+    }
+
+    /// Continues a history of equally spaced states at a fixed step `h` and
+    /// the fixed order `k = past.len() - 1` (the verification of the order:
+    /// the BDF formulas alone, without a start-up phase). `past` is ordered
+    /// oldest first; its last state is the current one, written to `state`.
+    /// The multipliers of the states are taken as given (the index-1 values).
+    pub fn start_with_history(
+        &mut self,
+        sys: &System<'_>,
+        past: &[State],
+        h: f64,
+        state: &mut State,
+    ) -> Result<(), StepError> {
+        let k = past.len().saturating_sub(1);
+        if !(1..=self.settings.max_order).contains(&k) || h.is_nan() || h <= 0.0 {
+            return Err(StepError::Setup {
+                reason: format!(
+                    "a history of {} states does not fit the orders 1..={}",
+                    past.len(),
+                    self.settings.max_order
+                ),
+            });
+        }
+        *state = past[k].clone();
+        self.load(sys, state)?;
+        // phi_{j+1} = the j-th backward difference of y at constant step.
+        let (n, m) = (self.n, self.m);
+        let n1 = n + m;
+        let mut hist: Vec<Vec<f64>> = past
+            .iter()
+            .rev()
+            .map(|s| {
+                let mut y = vec![0.0; 2 * n1];
+                y[..n].copy_from_slice(&s.u);
+                y[n1..n1 + n].copy_from_slice(&s.v);
+                y[n1 + n..].copy_from_slice(&s.lambda);
+                y
+            })
+            .collect();
+        for j in 0..=k {
+            self.phi[j].copy_from_slice(&hist[0]);
+            for i in 0..hist.len() - 1 {
+                let (a, b) = hist.split_at_mut(i + 1);
+                for (x, y) in a[i].iter_mut().zip(&b[0]) {
+                    *x -= y;
+                }
+            }
+            hist.pop();
+        }
+        for (i, p) in self.psi.iter_mut().enumerate() {
+            *p = (i + 1) as f64 * h;
+        }
+        self.k = k;
+        self.kold = k;
+        self.h = h;
+        self.hold = h;
+        self.iphase = true;
+        self.fixed = Some(h);
+        self.pending_h0 = false;
+        self.new_jacobian = true;
+        self.cj = 0.0;
+        // The coefficients of the constant step (ns > k + 1 skips their update).
+        self.beta = [1.0; 7];
+        self.alpha[0] = 1.0;
+        self.gamma[0] = 0.0;
+        self.sigma[0] = 1.0;
+        for i in 1..=k {
+            self.alpha[i] = 1.0 / (i + 1) as f64;
+            self.sigma[i] = i as f64 * self.sigma[i - 1] * self.alpha[i];
+            self.gamma[i] = self.gamma[i - 1] + self.alpha[i - 1] / h;
+        }
+        self.ns = k + 2;
+        Ok(())
+    }
+
+    /// Weights `rtol |y_i| + atol` at the current solution (DDAWTS).
+    fn weights(&mut self) {
+        let (rtol, atol) = (self.settings.rtol, self.settings.atol);
+        for (w, y) in self.wt.iter_mut().zip(&self.phi[0]) {
+            *w = rtol * y.abs() + atol;
+        }
+        for i in 0..self.wt.len() {
+            let multiplier = self.ggl.is_multiplier(i);
+            self.conv_mask[i] = self.settings.iteration == NewtonIteration::Full || !multiplier;
+            self.err_mask[i] = !multiplier && !self.ggl.is_dependent(i);
+            if self.settings.error_test == ErrorTest::Positions && i >= self.n + self.m {
+                self.err_mask[i] = false;
+            }
+        }
+    }
+
+    /// DASSL's norm of `x` over the components of `mask`, divided by NEQ
+    /// (the components of the formulation's equations: every one for GGL,
+    /// (q, v) for CS and CM).
+    fn norm(&self, x: &[f64], mask: &[bool]) -> f64 {
+        let full = self.settings.iteration == NewtonIteration::Full;
+        weighted_rms(
+            x.iter()
+                .zip(&self.wt)
+                .zip(mask)
+                .enumerate()
+                .filter(|(i, _)| full || !self.ggl.is_multiplier(*i))
+                .map(|(_, ((x, w), &k))| (if k { *x } else { 0.0 }, *w)),
+        )
+    }
+
+    /// DASSL's initial step: 0.001 of the interval, or `0.5 / |y'0|`.
+    fn initial_step(&mut self, t_stop: f64) -> f64 {
+        self.phi[0].copy_from_slice(&self.y);
+        self.weights();
+        let mut h = 1e-3 * (t_stop - self.t);
+        let ypnorm = self.norm(&self.yp, &self.err_mask);
+        if ypnorm > 0.5 / h {
+            h = 0.5 / ypnorm;
+        }
+        h.min(self.settings.max_step)
+    }
+
+    /// The power of the loads and dampers at the current (q, v).
+    fn nonconservative_power(&self, sys: &System<'_>, t: f64) -> f64 {
+        let (n, n1) = (self.n, self.n + self.m);
+        let nonconservative =
+            !sys.model.loads.is_empty() || sys.model.elements.iter().any(|b| b.is_dissipative());
+        if !nonconservative {
+            return 0.0;
+        }
+        let (q, v) = (&self.y[..n], &self.y[n1..n1 + n]);
+        sys.asm
+            .nonconservative_work(sys.model, q, v, v, &|f| f.value(t))
+    }
+
+    /// Block 2 of DDASTP: the coefficients of the step h at order k.
+    fn coefficients(&mut self) {
+        let k = self.k;
+        if self.h != self.hold || k != self.kold {
+            self.ns = 0;
+        }
+        self.ns = (self.ns + 1).min(self.kold + 2);
+        let kp1 = k + 1;
+        if kp1 >= self.ns {
+            self.beta[0] = 1.0;
+            self.alpha[0] = 1.0;
+            let mut temp1 = self.h;
+            self.gamma[0] = 0.0;
+            self.sigma[0] = 1.0;
+            for i in 1..kp1 {
+                let temp2 = self.psi[i - 1];
+                self.psi[i - 1] = temp1;
+                self.beta[i] = self.beta[i - 1] * self.psi[i - 1] / temp2;
+                temp1 = temp2 + self.h;
+                self.alpha[i] = self.h / temp1;
+                self.sigma[i] = i as f64 * self.sigma[i - 1] * self.alpha[i];
+                self.gamma[i] = self.gamma[i - 1] + self.alpha[i - 1] / self.h;
+            }
+            self.psi[kp1 - 1] = temp1;
+        }
+    }
+
+    /// Scales phi to phi* (the step's beta), or back.
+    fn scale_phi(&mut self, inverse: bool) {
+        let kp1 = self.k + 1;
+        // phi_j, j = ns+1..k+1 (1-based).
+        for j in self.ns..kp1 {
+            let b = if inverse {
+                1.0 / self.beta[j]
+            } else {
+                self.beta[j]
+            };
+            for x in &mut self.phi[j] {
+                *x *= b;
+            }
+        }
+    }
+
+    /// The predictor into y, y'.
+    fn predict(&mut self) {
+        let kp1 = self.k + 1;
+        self.y.copy_from_slice(&self.phi[0]);
+        self.yp.fill(0.0);
+        for j in 1..kp1 {
+            let g = self.gamma[j];
+            for ((y, yp), p) in self.y.iter_mut().zip(&mut self.yp).zip(&self.phi[j]) {
+                *y += p;
+                *yp += g * p;
+            }
+        }
+    }
+
+    /// The corrector iteration of one attempt (block 4). Ok(true): converged.
+    fn correct(
+        &mut self,
+        sys: &System<'_>,
+        t1: f64,
+        stats: &mut [f64],
+        iterations: &mut u32,
+    ) -> Result<bool, StepError> {
+        let pnorm = self.norm(&self.y, &self.conv_mask);
+        self.e.fill(0.0);
+        stats[NFCN] += 1.0;
+        self.ggl
+            .residual(sys, t1, &mut self.y, &self.yp, &mut self.delta)?;
+        if self.new_jacobian {
+            stats[NJAC] += 1.0;
+            self.new_jacobian = false;
+            let before = self.ggl.resplits();
+            self.ggl.jacobian(sys, t1, &self.y, &self.yp, self.cj)?;
+            stats[NSPLIT] += (self.ggl.resplits() - before) as f64;
+            self.cjold = self.cj;
+            self.s = 100.0;
+            // A re-split changes the residual of CS (same fixed point).
+            if self.ggl.resplits() != before {
+                stats[NFCN] += 1.0;
+                self.ggl
+                    .residual(sys, t1, &mut self.y, &self.yp, &mut self.delta)?;
+            }
+        }
+        let scale = 2.0 / (1.0 + self.cj / self.cjold);
+        let mut m = 0u32;
+        let mut oldnrm = 0.0;
+        loop {
+            self.ggl.solve(&mut self.delta, t1)?;
+            *iterations += 1;
+            stats[NEWTON] += 1.0;
+            for x in &mut self.delta {
+                *x *= scale;
+            }
+            let cj = self.cj;
+            for (((y, yp), e), d) in self
+                .y
+                .iter_mut()
+                .zip(&mut self.yp)
+                .zip(&mut self.e)
+                .zip(&self.delta)
+            {
+                *y -= d;
+                *e -= d;
+                *yp -= cj * d;
+            }
+            let delnrm = self.norm(&self.delta, &self.conv_mask);
+            if !delnrm.is_finite() {
+                return Ok(false);
+            }
+            if delnrm <= 100.0 * f64::EPSILON * pnorm {
+                return Ok(true);
+            }
+            if m > 0 {
+                let rate = (delnrm / oldnrm).powf(1.0 / f64::from(m));
+                if rate > 0.9 {
+                    return Ok(false);
+                }
+                self.s = rate / (1.0 - rate);
+            } else {
+                oldnrm = delnrm;
+            }
+            if self.s * delnrm <= 0.33 {
+                return Ok(true);
+            }
+            m += 1;
+            if m >= MAXIT {
+                return Ok(false);
+            }
+            stats[NFCN] += 1.0;
+            self.ggl
+                .residual(sys, t1, &mut self.y, &self.yp, &mut self.delta)?;
+        }
+    }
+
+    /// The constraint residuals of the accepted (q, v): max |g|, max |G v + g_t|.
+    fn constraint_residual(&mut self, sys: &System<'_>, t: f64) -> f64 {
+        let (n, n1) = (self.n, self.n + self.m);
+        let (q, v) = (&self.y[..n], &self.y[n1..n1 + n]);
+        sys.asm.constraint_values(sys.model, q, t, &mut self.phi_c);
+        let p = self.phi_c.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
+        sys.asm
+            .constraint_rates(sys.model, q, v, t, &mut self.phi_c);
+        let r = self.phi_c.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
+        p.max(r)
+    }
+
+    /// Writes the solution y (with its derivative y') into `out`.
+    fn write_state(&self, y: &[f64], yp: &[f64], out: &mut State) {
+        let (n, n1) = (self.n, self.n + self.m);
+        out.u.copy_from_slice(&y[..n]);
+        out.v.copy_from_slice(&y[n1..n1 + n]);
+        out.a.copy_from_slice(&yp[n1..n1 + n]);
+        out.lambda.copy_from_slice(&y[n1 + n..]);
+    }
+}
+
+impl Integrator for Bdf {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+
+    fn parameters(&self) -> Vec<(String, AttrValue)> {
+        self.parameters.clone()
+    }
+
+    fn statistics(&self) -> &'static [StatSpec] {
+        &STATS
+    }
+
+    fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
+        self.load(sys, state)?;
+        self.k = 1;
+        self.kold = 0;
+        self.hold = 0.0;
+        self.ns = 0;
+        self.iphase = false;
+        self.s = 100.0;
+        self.new_jacobian = true;
+        self.pending_h0 = true;
+        self.fixed = None;
+        self.attempts = 0;
+        Ok(())
+    }
+
+    fn advance(
+        &mut self,
+        sys: &System<'_>,
+        state: &mut State,
+        t_stop: f64,
+    ) -> Result<StepReport, StepError> {
+        let mut report = StepReport::new(0.0);
+        let stats = &mut report.stats;
+        let step = state.step + 1;
+        if self.pending_h0 {
+            // phi_1 = y0, phi_2 = h y0'.
+            let h = self.initial_step(t_stop);
+            self.h = h;
+            self.psi[0] = h;
+            self.cjold = 1.0 / h;
+            self.cj = self.cjold;
+            self.phi[0].copy_from_slice(&self.y);
+            for (p, yp) in self.phi[1].iter_mut().zip(&self.yp) {
+                *p = h * yp;
+            }
+            self.pending_h0 = false;
+        }
+        self.weights();
+        let max_order = self.settings.max_order;
+        let (mut conv_fails, mut singular, mut err_fails) = (0u32, 0u32, 0u32);
+        loop {
+            if self.attempts >= self.settings.max_steps {
+                return Err(StepError::TooManySteps {
+                    limit: self.settings.max_steps,
+                    time: self.t,
+                });
+            }
+            self.attempts += 1;
+            // TSTOP and HMAX (DDASSL); the step below round-off gives up.
+            if let Some(h) = self.fixed {
+                self.h = h;
+            }
+            self.h = self.h.min(self.settings.max_step);
+            if self.t + self.h > t_stop || (t_stop - self.t - self.h).abs() <= 1e-12 * t_stop.abs()
+            {
+                self.h = t_stop - self.t;
+            }
+            let hmin = 4.0 * f64::EPSILON * self.t.abs().max(t_stop.abs());
+            if self.h.is_nan() || self.h < hmin || !self.h.is_finite() {
+                return Err(StepError::StepSize {
+                    step,
+                    time: self.t,
+                    h: self.h,
+                    rejected: conv_fails + err_fails + singular,
+                });
+            }
+            self.coefficients();
+            let k = self.k;
+            let kp1 = k + 1;
+            let alphas: f64 = -(1..=k).map(|i| 1.0 / i as f64).sum::<f64>();
+            let alpha0: f64 = -self.alpha[..k].iter().sum::<f64>();
+            let cjlast = self.cj;
+            self.cj = -alphas / self.h;
+            let ck = (self.alpha[k] + alphas - alpha0).abs().max(self.alpha[k]);
+            let ratio = self.cj / self.cjold;
+            if !(0.6..=1.0 / 0.6).contains(&ratio) {
+                self.new_jacobian = true;
+            }
+            if self.cj != cjlast {
+                self.s = 100.0;
+            }
+            self.scale_phi(false);
+            let t1 = self.t + self.h;
+            // Block 3–4: predict and correct (redone once with a fresh
+            // matrix when a stale one failed).
+            let mut iterations = 0u32;
+            let converged = loop {
+                self.predict();
+                let fresh = self.new_jacobian;
+                match self.correct(sys, t1, stats, &mut iterations) {
+                    Ok(true) => break Ok(true),
+                    Ok(false) if !fresh => self.new_jacobian = true,
+                    Ok(false) => break Ok(false),
+                    Err(e @ StepError::Singular { .. }) => break Err(e),
+                    Err(e) => return Err(e),
+                }
+            };
+            let mut knew = k;
+            let mut est = 0.0;
+            let (mut terk, mut terkm1, mut erkm1) = (0.0, 0.0, 0.0);
+            let accepted = match converged {
+                Ok(true) => {
+                    // Block 5: the error test and the order that would be lower.
+                    let enorm = self.norm(&self.e, &self.err_mask);
+                    let erk = self.sigma[k] * enorm;
+                    terk = (k + 1) as f64 * erk;
+                    est = erk;
+                    if k > 1 {
+                        for (d, (p, e)) in
+                            self.delta.iter_mut().zip(self.phi[k].iter().zip(&self.e))
+                        {
+                            *d = p + e;
+                        }
+                        erkm1 = self.sigma[k - 1] * self.norm(&self.delta, &self.err_mask);
+                        terkm1 = k as f64 * erkm1;
+                        let lower = if k > 2 {
+                            for (d, p) in self.delta.iter_mut().zip(&self.phi[k - 1]) {
+                                *d += p;
+                            }
+                            let erkm2 = self.sigma[k - 2] * self.norm(&self.delta, &self.err_mask);
+                            terkm1.max((k - 1) as f64 * erkm2) <= terk
+                        } else {
+                            terkm1 <= 0.5 * terk
+                        };
+                        if lower {
+                            knew = k - 1;
+                            est = erkm1;
+                        }
+                    }
+                    self.fixed.is_some() || ck * enorm <= 1.0
+                }
+                _ => false,
+            };
+            if accepted {
+                // Block 6: the next order and step.
+                stats[NSTEP] += 1.0;
+                stats[ORDER] = k as f64;
+                let kdiff = k as isize - self.kold as isize;
+                self.kold = k;
+                self.hold = self.h;
+                if self.fixed.is_none() {
+                    if knew + 1 == k || k == max_order {
+                        self.iphase = true;
+                    }
+                    if !self.iphase {
+                        self.k = kp1;
+                        self.h *= 2.0;
+                    } else {
+                        if knew + 1 == k {
+                            self.k = k - 1;
+                            est = erkm1;
+                        } else if !(k == max_order || kp1 >= self.ns || kdiff == 1) {
+                            for (d, (e, p)) in
+                                self.delta.iter_mut().zip(self.e.iter().zip(&self.phi[kp1]))
+                            {
+                                *d = e - p;
+                            }
+                            let erkp1 = self.norm(&self.delta, &self.err_mask) / (k + 2) as f64;
+                            let terkp1 = (k + 2) as f64 * erkp1;
+                            if k == 1 {
+                                if terkp1 < 0.5 * terk {
+                                    self.k = kp1;
+                                    est = erkp1;
+                                }
+                            } else if terkm1 <= terk.min(terkp1) {
+                                self.k = k - 1;
+                                est = erkm1;
+                            } else if terkp1 < terk && k != max_order {
+                                self.k = kp1;
+                                est = erkp1;
+                            }
+                        }
+                        let r = (2.0 * est + 1e-4).powf(-1.0 / (self.k + 1) as f64);
+                        if r >= 2.0 {
+                            self.h *= 2.0;
+                        } else if r <= 1.0 {
+                            self.h *= r.clamp(0.5, 0.9);
+                        }
+                    }
+                }
+                // Update the differences.
+                if self.kold < max_order {
+                    self.phi[kp1].copy_from_slice(&self.e);
+                }
+                for (p, e) in self.phi[k].iter_mut().zip(&self.e) {
+                    *p += e;
+                }
+                for j in (0..k).rev() {
+                    let (a, b) = self.phi.split_at_mut(j + 1);
+                    for (x, y) in a[j].iter_mut().zip(&b[0]) {
+                        *x += y;
+                    }
+                }
+                let t0 = self.t;
+                self.t = t1;
+                // The solution is phi_1 = y; its derivative is the corrector's.
+                self.write_state(&self.y, &self.yp, state);
+                state.t = t1;
+                state.step = step;
+                let p1 = self.nonconservative_power(sys, t1);
+                report.external_work = 0.5 * (t1 - t0) * (self.power + p1);
+                self.power = p1;
+                report.h = t1 - t0;
+                report.newton_iterations = iterations;
+                report.residual = self.constraint_residual(sys, t1);
+                return Ok(report);
+            }
+            // Block 7: restore and retry.
+            self.iphase = true;
+            self.scale_phi(true);
+            for i in 1..kp1 {
+                self.psi[i - 1] = self.psi[i] - self.h;
+            }
+            if self.fixed.is_some() {
+                return Err(match converged {
+                    Err(e) => e,
+                    _ => StepError::NewtonFailed {
+                        step,
+                        time: t1,
+                        iterations,
+                        reason: "the BDF corrector did not converge at the fixed step".into(),
+                        history: Vec::new(),
+                        largest: Vec::new(),
+                    },
+                });
+            }
+            match converged {
+                Ok(true) => {
+                    stats[ETFS] += 1.0;
+                    err_fails += 1;
+                    if err_fails == 1 {
+                        self.k = knew;
+                        let r = 0.9 * (2.0 * est + 1e-4).powf(-1.0 / (self.k + 1) as f64);
+                        self.h *= r.clamp(0.25, 0.9);
+                    } else if err_fails == 2 {
+                        self.k = knew;
+                        self.h *= 0.25;
+                    } else {
+                        self.k = 1;
+                        self.h *= 0.25;
+                    }
+                }
+                Ok(false) => {
+                    stats[CTFS] += 1.0;
+                    conv_fails += 1;
+                    self.h *= 0.25;
+                    self.new_jacobian = true;
+                    if conv_fails >= MAX_CONV_FAILS {
+                        return Err(StepError::NewtonFailed {
+                            step,
+                            time: t1,
+                            iterations,
+                            reason: format!(
+                                "the BDF corrector failed {MAX_CONV_FAILS} times on this step"
+                            ),
+                            history: Vec::new(),
+                            largest: Vec::new(),
+                        });
+                    }
+                }
+                Err(e) => {
+                    stats[CTFS] += 1.0;
+                    singular += 1;
+                    self.h *= 0.25;
+                    self.new_jacobian = true;
+                    if singular >= MAX_SINGULAR {
+                        return Err(match e {
+                            StepError::Singular { diagnosis, .. } => StepError::Singular {
+                                step,
+                                time: t1,
+                                diagnosis,
+                            },
+                            other => other,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn has_dense_output(&self) -> bool {
+        true
+    }
+
+    /// DDATRP: the interpolating polynomial of the last step at `t`.
+    fn interpolate(&mut self, _sys: &System<'_>, t: f64, out: &mut State) -> Result<(), StepError> {
+        let koldp1 = self.kold + 1;
+        let temp1 = t - self.t;
+        self.delta.copy_from_slice(&self.phi[0]);
+        self.e.fill(0.0);
+        let (mut c, mut d) = (1.0, 0.0);
+        let mut gamma = temp1 / self.psi[0];
+        for j in 1..koldp1 {
+            d = d * gamma + c / self.psi[j - 1];
+            c *= gamma;
+            gamma = (temp1 + self.psi[j - 1]) / self.psi[j];
+            for ((y, yp), p) in self.delta.iter_mut().zip(&mut self.e).zip(&self.phi[j]) {
+                *y += c * p;
+                *yp += d * p;
+            }
+        }
+        let (y, yp) = (std::mem::take(&mut self.delta), std::mem::take(&mut self.e));
+        self.write_state(&y, &yp, out);
+        (self.delta, self.e) = (y, yp);
+        out.t = t;
+        Ok(())
+    }
+
+    fn aligned(&self, state: &State, a: &mut [f64], lambda: &mut [f64]) {
+        a.copy_from_slice(&state.a);
+        lambda.copy_from_slice(&state.lambda);
+    }
+}
