@@ -21,6 +21,10 @@
 //! - seed 003's BDF on the GGL form (issue #11, Speed): the start and the
 //!   first 10 steps (full Newton, rtol 1e-6) on the double pendulum and the
 //!   32-element slider-crank, per step (`bdf/10_steps/*`).
+//! - seed 002's Galerkin schemes (issue #11, Speed): one step of TCG, TDG
+//!   and alpha–kappa (alpha = 1, kappa auto) against one step of the shipped GSSSS scheme at the same dt
+//!   on the double pendulum, and TCG against GSSSS on the 32-element
+//!   slider-crank (TDG and alpha–kappa refuse its damper) (`galerkin/*`).
 //!
 //! Run: `cargo bench --bench engine` (one group: `cargo bench --bench engine -- chain`).
 
@@ -123,6 +127,67 @@ fn single_steps(c: &mut Criterion) {
             })
         });
     }
+    g.finish();
+}
+
+/// One step from the initial state of `config` on `sim`, measured as `label`.
+fn one_step(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    label: String,
+    sim: &Simulation,
+    config: &flexmb::integrate::IntegratorConfig,
+) {
+    let sys = sim.system();
+    let mut integ = config.build(&sys).expect("integrator");
+    let mut start = State::initial(&sim.model);
+    integ.start(&sys, &mut start).expect("consistent start");
+    let mut state = start.clone();
+    g.bench_function(label, |b| {
+        b.iter(|| {
+            state.clone_from(&start);
+            {
+                let t = state.t + config.dt;
+                integ.advance(&sys, &mut state, t)
+            }
+            .expect("step converges")
+        })
+    });
+}
+
+fn galerkin(c: &mut Criterion) {
+    let mut g = c.benchmark_group("galerkin");
+    let (sim, gssss, _) = load("double_pendulum", 1.0);
+    let (sc, sc_gssss, _) = slider_crank(32);
+    let with = |method: &str, alpha: Option<f64>, dt: f64| IntegratorSpec {
+        method: Some(method.into()),
+        alpha,
+        dt: Some(dt),
+        t_end: Some(1.0),
+        ..IntegratorSpec::default()
+    };
+    let resolve = |spec: IntegratorSpec| spec.resolve().expect("valid settings");
+    one_step(&mut g, "double_pendulum/gssss".into(), &sim, &gssss);
+    for (name, alpha) in [
+        ("tcg", None),
+        ("tdg", Some(1.0)),
+        ("alpha-kappa", Some(1.0)),
+    ] {
+        let config = resolve(with(name, alpha, gssss.dt));
+        one_step(&mut g, format!("double_pendulum/{name}"), &sim, &config);
+    }
+    one_step(
+        &mut g,
+        "slider_crank_flexible/N=32/gssss".into(),
+        &sc,
+        &sc_gssss,
+    );
+    let config = resolve(with("tcg", None, sc_gssss.dt));
+    one_step(
+        &mut g,
+        "slider_crank_flexible/N=32/tcg".into(),
+        &sc,
+        &config,
+    );
     g.finish();
 }
 
@@ -469,6 +534,7 @@ criterion_group!(
     single_steps,
     runge_kutta,
     bdf,
+    galerkin,
     truss_chain,
     beam_element,
     other_elements

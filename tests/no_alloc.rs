@@ -1,6 +1,7 @@
 //! No heap allocation inside the time loop after the first step: a counting
 //! global allocator watches steps 2..=500 of the double pendulum (dense LU:
-//! none at all; GSSSS, and DOPRI5 with PStab or Baumgarte and dense output),
+//! none at all; GSSSS, TCG, TDG, alpha-kappa, and DOPRI5 with PStab or
+//! Baumgarte and dense output),
 //! of the heavy top (GSSSS, RK4 with PStab, the embedded projection method
 //! with DOPRI5; EPM with RK4 on the double pendulum), of a truss chain on the band
 //! LU path (none), on the sparse LDLᵀ path (none) and on the sparse LU path
@@ -104,6 +105,23 @@ fn time_loop_does_not_allocate() {
         0,
         "double pendulum (dense LU)"
     );
+
+    // Seed 002's Galerkin schemes on the double pendulum (TDG: 20 unknowns,
+    // alpha–kappa with kappa from eq. 71: 40 unknowns, dense LU).
+    for (method, kappa) in [("tcg", None), ("tdg", None), ("alpha-kappa", Some("auto"))] {
+        let spec = IntegratorSpec {
+            method: Some(method.into()),
+            kappa: kappa.map(|k| flexmb::integrate::KappaChoice::Name(k.into())),
+            dt: Some(0.01),
+            t_end: Some(10.0),
+            ..IntegratorSpec::default()
+        };
+        assert_eq!(
+            allocations_in_steps(&dp, &spec),
+            0,
+            "double pendulum, {method}"
+        );
+    }
 
     // Configuration-dependent inertia with the energy-consistent midpoint
     // force (3-D Euler-parameter body).

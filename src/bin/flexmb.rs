@@ -228,9 +228,11 @@ struct RunArgs {
 #[derive(Args)]
 struct IntegratorArgs {
     /// Method: gssss (default; seed 000); an explicit Runge–Kutta method on the
-    /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps); or epm,
-    /// the embedded projection method (seed 004) with --tableau; or bdf, DASSL's
-    /// BDF 1-5 on the GGL form (seed 003) with --newton, --max-order, --rtol, --atol.
+    /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps); epm,
+    /// the embedded projection method (seed 004) with --tableau; bdf, DASSL's
+    /// BDF 1-5 on the GGL form (seed 003) with --newton, --max-order, --rtol, --atol;
+    /// or seed 002's Galerkin schemes: tcg (energy-preserving), tdg (energy-decaying,
+    /// --alpha) and alpha-kappa (with velocity constraints, --alpha, --kappa).
     #[arg(long)]
     method: Option<String>,
     /// BDF: the nonlinear iteration, full (Newton on GGL, default), cs
@@ -336,6 +338,14 @@ struct IntegratorArgs {
     /// structurally symmetric, else LU), lu or ldlt.
     #[arg(long)]
     factorization: Option<String>,
+    /// TDG and alpha-kappa (seed 002 eqs. 47, 66): dissipation control alpha in [0, 1]
+    /// (default 1, eq. 28; rho_inf = (1 - alpha)/(1 + alpha)).
+    #[arg(long)]
+    alpha: Option<f64>,
+    /// alpha-kappa (--method alpha-kappa, seed 002 eq. 66): kappa K, or auto (eq. 71
+    /// at the iterate, clamped to [1 - h/2, 1 + h/2]; the default).
+    #[arg(long, value_name = "K|auto")]
+    kappa: Option<String>,
 }
 
 impl IntegratorArgs {
@@ -372,6 +382,8 @@ impl IntegratorArgs {
             newton: self.newton.clone(),
             max_order: self.max_order,
             error_test: self.error_test.clone(),
+            alpha: self.alpha,
+            kappa: self.kappa.clone().map(flexmb::integrate::KappaChoice::Name),
         }
     }
 }

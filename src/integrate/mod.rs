@@ -15,10 +15,12 @@
 //! seed 000) on one Newton driver; explicit Runge–Kutta with tableaux as data
 //! on the index-1 form with Baumgarte or post-stabilization ([`rk`], seed 001)
 //! and the embedded projection method (seed 004), sharing one
-//! [`projector::Projector`].
+//! [`projector::Projector`]; seed 002's Galerkin schemes ([`galerkin`]: TCG
+//! is a preset of the two-field scheme, TDG a two-state block Newton).
 
 pub mod bdf;
 pub mod epm;
+pub mod galerkin;
 pub mod gssss;
 pub mod index1;
 mod initial;
@@ -31,8 +33,8 @@ pub use gssss::{ConstraintOption, Family, Gssss, JacobianKind, LinearScheme, Sol
 pub use initial::{initial_tolerance, initialize, InitialCorrection, Initialize};
 pub use newton::{NewtonStop, NewtonTimings, Refactor};
 pub use settings::{
-    Formulation, GssssSettings, IntegratorConfig, IntegratorSpec, MethodConfig, OptionChoice,
-    RkSettings, RkStep, SettingsError, Stabilization, StepControl, DEFAULT_MAX_STEPS,
+    Formulation, GssssSettings, IntegratorConfig, IntegratorSpec, KappaChoice, MethodConfig,
+    OptionChoice, RkSettings, RkStep, SettingsError, Stabilization, StepControl, DEFAULT_MAX_STEPS,
 };
 
 use crate::assembly::Assembler;

@@ -6,6 +6,8 @@
 use serde::Deserialize;
 
 use super::bdf::{Bdf, BdfSettings, ErrorTest, NewtonIteration};
+use super::galerkin::{Kappa, Scheme, Tdg, TdgSettings};
+
 use super::gssss::OneStepIntegrator;
 use super::gssss::{preset, ConstraintOption, Family, Gssss, JacobianKind, SolveForm, Variant};
 use super::initial::Initialize;
@@ -156,6 +158,21 @@ pub struct IntegratorSpec {
     pub max_order: Option<u64>,
     /// BDF: the local error test's components, `qv` (default) or `q`.
     pub error_test: Option<String>,
+    /// Dissipation control of `method = "tdg"` and `"alpha-kappa"` in [0, 1] (seed 002 eq. 44).
+    pub alpha: Option<f64>,
+    /// kappa of `method = "alpha-kappa"`: a number or `"auto"` (seed 002 eq. 71).
+    pub kappa: Option<KappaChoice>,
+}
+
+/// kappa as written: a number or `"auto"` (also a number written as a
+/// string, as on the command line). Checked by [`IntegratorSpec::resolve`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum KappaChoice {
+    /// `kappa = 1`.
+    Number(f64),
+    /// `kappa = "auto"`.
+    Name(String),
 }
 
 /// A constraint-force option as written: an integer 1..=4 (seed 000 eqs.
@@ -295,6 +312,8 @@ pub enum MethodConfig {
     RungeKutta(RkSettings),
     /// DASSL's BDF on the GGL form (seed 003).
     Bdf(BdfSettings),
+    /// Seed 002's time-discontinuous Galerkin scheme.
+    Tdg(TdgSettings),
 }
 
 /// A fully resolved integrator configuration.
@@ -356,7 +375,9 @@ impl IntegratorSpec {
             initialize,
             newton,
             max_order,
-            error_test
+            error_test,
+            alpha,
+            kappa
         );
         // A family given on top of a preset replaces the preset, and a preset
         // given on top of a family replaces the family and its roots.
@@ -388,8 +409,20 @@ impl IntegratorSpec {
     }
 
     fn resolve_method(&self) -> Result<IntegratorConfig, SettingsError> {
-        let method = self.method.as_deref().unwrap_or("gssss");
-        if method != "bdf" {
+        let name = self.method.as_deref().unwrap_or("gssss");
+        if self.alpha.is_some() && name != "tdg" && name != "alpha-kappa" {
+            return Err(bad(
+                "alpha",
+                format!("`alpha` belongs to methods \"tdg\" and \"alpha-kappa\"; method \"{name}\" has no such parameter"),
+            ));
+        }
+        if self.kappa.is_some() && name != "alpha-kappa" {
+            return Err(bad(
+                "kappa",
+                format!("`kappa` belongs to method \"alpha-kappa\"; method \"{name}\" has no such parameter"),
+            ));
+        }
+        if name != "bdf" {
             for (field, set) in [
                 ("newton", self.newton.is_some()),
                 ("max_order", self.max_order.is_some()),
@@ -398,16 +431,30 @@ impl IntegratorSpec {
                 if set {
                     return Err(bad(
                         field,
-                        format!("`{field}` belongs to method \"bdf\", the method is \"{method}\""),
+                        format!("`{field}` belongs to method \"bdf\", the method is \"{name}\""),
                     ));
                 }
             }
         }
-        match method {
+        match name {
             "bdf" => self.resolve_bdf(),
+            "tdg" => self.resolve_tdg(Scheme::Tdg),
+            "alpha-kappa" => {
+                let kappa = match &self.kappa {
+                    None => Kappa::Auto,
+                    Some(KappaChoice::Number(k)) => Kappa::Fixed(*k),
+                    Some(KappaChoice::Name(s)) if s == "auto" => Kappa::Auto,
+                    Some(KappaChoice::Name(s)) => Kappa::Fixed(s.parse().map_err(|_| {
+                        bad("kappa", format!("`kappa` must be a number or \"auto\", got \"{s}\""))
+                    })?),
+                };
+                self.resolve_tdg(Scheme::AlphaKappa(kappa))
+            }
+
             "gssss" => self
                 .resolve_gssss()
                 .map_err(|(field, message)| SettingsError { field, message }),
+            "tcg" => self.resolve_tcg(),
             "epm" => {
                 let name = self.tableau.as_deref().unwrap_or("rk4");
                 let tableau = Tableau::by_name(name).ok_or(bad(
@@ -437,7 +484,8 @@ impl IntegratorSpec {
                 None => Err(bad(
                     "method",
                     format!(
-                        "`method` must be \"gssss\", \"dopri5\", \"rk4\", \"heun\", \"epm\" or \"bdf\", got \"{name}\""
+                        "`method` must be \"gssss\", \"tcg\", \"tdg\", \"alpha-kappa\", \"dopri5\", \"rk4\", \"heun\", \"epm\" or \"bdf\", got \"{name}\""
+
                     ),
                 )),
             },
@@ -633,6 +681,79 @@ impl IntegratorSpec {
         })
     }
 
+    /// Seed 002's energy-preserving time-continuous Galerkin scheme (eq. 14
+    /// with the discrete derivatives of eqs. 18–21) is the two-field midpoint
+    /// scheme with Gonzalez's discrete derivative (`form = "two-field"`,
+    /// `option = "dg"`, docs/theory/galerkin.md §1): a preset of the GSSSS
+    /// stepper. The GSSSS scheme keys of the table are that method's and not
+    /// used here; the Newton keys apply.
+    fn resolve_tcg(&self) -> Result<IntegratorConfig, SettingsError> {
+        let spec = IntegratorSpec {
+            scheme: None,
+            family: None,
+            rho1: None,
+            rho2: None,
+            rho3: None,
+            form: Some("two-field".into()),
+            option: Some(OptionChoice::Name("dg".into())),
+            ..self.clone()
+        };
+        let mut config = spec
+            .resolve_gssss()
+            .map_err(|(field, message)| SettingsError { field, message })?;
+        if let MethodConfig::Gssss(g) = &mut config.method {
+            g.preset = Some(TCG.into());
+        }
+        Ok(config)
+    }
+
+    /// Seed 002's time-discontinuous Galerkin scheme (eq. 47) or alpha–kappa
+    /// scheme (eq. 66): `alpha` (default 1, eq. 28), `dt`, `t_end` and the
+    /// scaled Newton test's `rtol`, `atol`, `max_iter`; fixed steps.
+    fn resolve_tdg(&self, scheme: Scheme) -> Result<IntegratorConfig, SettingsError> {
+        let dt = positive("dt", self.dt.ok_or(bad("dt", "`dt` is required"))?)?;
+        let t_end = positive(
+            "t_end",
+            self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
+        )?;
+        check_step_count(dt, t_end)?;
+        let alpha = self.alpha.unwrap_or(1.0);
+        let rtol = positive("rtol", self.rtol.unwrap_or(DEFAULT_RTOL))?;
+        if rtol < 1e-14 {
+            return Err(bad(
+                "rtol",
+                format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
+            ));
+        }
+        let atol = match self.atol {
+            None => None,
+            Some(a) => Some(positive("atol", a)?),
+        };
+        let max_iter = self.max_iter.unwrap_or(100);
+        if max_iter == 0 {
+            return Err(bad("max_iter", "`max_iter` must be at least 1"));
+        }
+        let config = IntegratorConfig {
+            method: MethodConfig::Tdg(TdgSettings {
+                scheme,
+                alpha,
+                dt,
+                rtol,
+                atol,
+                max_iter,
+            }),
+            dt,
+            t_end,
+            force_sparse: self.sparse.unwrap_or(false),
+            factorization: Default::default(),
+            initialize: Initialize::Check,
+            timing: false,
+            export_matrix: None,
+        };
+        config.check()?;
+        Ok(config)
+    }
+
     fn resolve_gssss(&self) -> Result<IntegratorConfig, (&'static str, String)> {
         let pos = |name: &'static str, v: Option<f64>| -> Result<f64, (&'static str, String)> {
             match v {
@@ -821,7 +942,15 @@ impl IntegratorSpec {
     }
 }
 
+/// The method name of seed 002's energy-preserving scheme (a GSSSS preset).
+const TCG: &str = "tcg";
+
 impl GssssSettings {
+    /// Whether this is `method = "tcg"` (the two-field midpoint scheme with option dg).
+    pub fn is_tcg(&self) -> bool {
+        self.preset.as_deref() == Some(TCG)
+    }
+
     /// A human-readable name.
     pub fn label(&self) -> String {
         let opt = self.option.name();
@@ -846,13 +975,17 @@ impl GssssSettings {
                     form_name(form)
                 )
             }
+            Variant::TwoField if self.is_tcg() => {
+                format!("TCG (seed 002 eq. 14): two-field v-form midpoint, option {opt}{jac}{cut}")
+            }
             Variant::TwoField => format!("two-field v-form midpoint, option {opt}{jac}{cut}"),
         }
     }
 
     /// Parameters for the output metadata.
     pub fn parameters(&self) -> Vec<(String, AttrValue)> {
-        let mut p = vec![("method".into(), AttrValue::Str("gssss".into()))];
+        let method = if self.is_tcg() { TCG } else { "gssss" };
+        let mut p = vec![("method".into(), AttrValue::Str(method.into()))];
         match self.variant {
             Variant::Single { coefficients, form } => {
                 let fam = match coefficients.family {
@@ -867,7 +1000,7 @@ impl GssssSettings {
             }
             Variant::TwoField => p.push(("form".into(), AttrValue::Str("two-field".into()))),
         }
-        if let Some(name) = &self.preset {
+        if let Some(name) = self.preset.as_ref().filter(|_| !self.is_tcg()) {
             p.push(("scheme".into(), AttrValue::Str(name.clone())));
         }
         p.push((
@@ -1066,6 +1199,21 @@ impl IntegratorConfig {
             MethodConfig::Gssss(g) => g.label(),
             MethodConfig::RungeKutta(r) => r.label(),
             MethodConfig::Bdf(b) => b.label(),
+            MethodConfig::Tdg(t) => match t.scheme {
+                Scheme::Tdg => format!(
+                    "TDG (seed 002 eq. {}), alpha = {}",
+                    if t.alpha == 1.0 { "28" } else { "47" },
+                    t.alpha
+                ),
+                Scheme::AlphaKappa(k) => format!(
+                    "alpha-kappa (seed 002 eq. 66), alpha = {}, kappa = {}",
+                    t.alpha,
+                    match k {
+                        Kappa::Auto => "eq. 71 in [1 - h/2, 1 + h/2]".to_string(),
+                        Kappa::Fixed(k) => k.to_string(),
+                    }
+                ),
+            },
         }
     }
 
@@ -1075,6 +1223,37 @@ impl IntegratorConfig {
             MethodConfig::Gssss(g) => g.parameters(),
             MethodConfig::RungeKutta(r) => r.parameters(),
             MethodConfig::Bdf(b) => b.parameters(),
+            MethodConfig::Tdg(t) => {
+                let mut p = vec![
+                    (
+                        "method".into(),
+                        AttrValue::Str(
+                            match t.scheme {
+                                Scheme::Tdg => "tdg",
+                                Scheme::AlphaKappa(_) => "alpha-kappa",
+                            }
+                            .into(),
+                        ),
+                    ),
+                    ("alpha".into(), AttrValue::F64(t.alpha)),
+                    ("dt".into(), AttrValue::F64(t.dt)),
+                    ("rtol".into(), AttrValue::F64(t.rtol)),
+                ];
+                match t.scheme {
+                    Scheme::AlphaKappa(Kappa::Auto) => {
+                        p.push(("kappa".into(), AttrValue::Str("auto".into())))
+                    }
+                    Scheme::AlphaKappa(Kappa::Fixed(k)) => {
+                        p.push(("kappa".into(), AttrValue::F64(k)))
+                    }
+                    Scheme::Tdg => {}
+                }
+                if let Some(atol) = t.atol {
+                    p.push(("atol".into(), AttrValue::F64(atol)));
+                }
+                p.push(("max_iter".into(), AttrValue::I64(t.max_iter.into())));
+                p
+            }
         };
         p.push(("t_end".into(), AttrValue::F64(self.t_end)));
         p
@@ -1090,6 +1269,7 @@ impl IntegratorConfig {
                 ..
             }) => Some(super::step_count(self.t_end, *dt)),
             MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) => None,
+            MethodConfig::Tdg(t) => Some(super::step_count(self.t_end, t.dt)),
         }
     }
 
@@ -1099,6 +1279,11 @@ impl IntegratorConfig {
             MethodConfig::Gssss(_) => &super::gssss::stepper::STATS,
             MethodConfig::RungeKutta(_) => &super::rk::STATS,
             MethodConfig::Bdf(_) => &super::bdf::STATS,
+            MethodConfig::Tdg(TdgSettings {
+                scheme: Scheme::Tdg,
+                ..
+            }) => &super::galerkin::STATS,
+            MethodConfig::Tdg(_) => &super::galerkin::AK_STATS,
         }
     }
 
@@ -1106,7 +1291,7 @@ impl IntegratorConfig {
     pub fn gssss_settings(&self) -> Option<&GssssSettings> {
         match &self.method {
             MethodConfig::Gssss(g) => Some(g),
-            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) => None,
+            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) | MethodConfig::Tdg(_) => None,
         }
     }
 
@@ -1133,7 +1318,9 @@ impl IntegratorConfig {
                 }
                 Ok(Box::new(integrator))
             }
-            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) if self.export_matrix.is_some() => {
+            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) | MethodConfig::Tdg(_)
+                if self.export_matrix.is_some() =>
+            {
                 Err(StepError::Setup {
                     reason: "exporting the Newton matrix needs a Newton method (GSSSS family)"
                         .into(),
@@ -1152,6 +1339,13 @@ impl IntegratorConfig {
                 self.parameters(),
                 b,
                 self.force_sparse,
+            )?)),
+            MethodConfig::Tdg(t) => Ok(Box::new(Tdg::new(
+                sys,
+                self.label(),
+                self.parameters(),
+                *t,
+                self.solver(),
             )?)),
         }
     }
@@ -1200,6 +1394,41 @@ impl IntegratorConfig {
                     refactor: Refactor::Iteration,
                 },
                 step_control: StepControl::Fixed,
+            }),
+            dt,
+            t_end: 0.0,
+            force_sparse: false,
+            factorization: Default::default(),
+            initialize: Initialize::Check,
+            timing: false,
+            export_matrix: None,
+        }
+    }
+
+    /// Seed 002's energy-preserving time-continuous Galerkin scheme
+    /// (`method = "tcg"`): the two-field midpoint scheme with option dg and
+    /// the GSSSS defaults otherwise.
+    pub fn tcg() -> Self {
+        let mut config = Self::gssss().two_field().option(ConstraintOption::Gonzalez);
+        if let MethodConfig::Gssss(g) = &mut config.method {
+            g.preset = Some(TCG.into());
+        }
+        config
+    }
+
+    /// Seed 002's time-discontinuous Galerkin scheme with dissipation
+    /// control `alpha` (eq. 47; eq. 28 for alpha = 1), dt 0.01, the scaled
+    /// Newton test (rtol 1e-6) with at most 100 iterations.
+    pub fn tdg(alpha: f64) -> Self {
+        let dt = 0.01;
+        IntegratorConfig {
+            method: MethodConfig::Tdg(TdgSettings {
+                scheme: Scheme::Tdg,
+                alpha,
+                dt,
+                rtol: DEFAULT_RTOL,
+                atol: None,
+                max_iter: 100,
             }),
             dt,
             t_end: 0.0,
@@ -1346,6 +1575,7 @@ impl IntegratorConfig {
                 RkStep::Adaptive { max_step, .. } => *max_step = dt,
             },
             MethodConfig::Bdf(b) => b.max_step = dt,
+            MethodConfig::Tdg(t) => t.dt = dt,
         }
         self
     }
@@ -1369,6 +1599,8 @@ impl IntegratorConfig {
                 };
             }
             MethodConfig::Bdf(b) => (b.rtol, b.atol) = (rtol, atol),
+            MethodConfig::Tdg(t) => (t.rtol, t.atol) = (rtol, Some(atol)),
+
             MethodConfig::RungeKutta(_) => {}
         }
         self
@@ -1409,6 +1641,10 @@ impl IntegratorConfig {
                 field,
                 format!("`{field}` belongs to GSSSS, the method is bdf"),
             )),
+            MethodConfig::Tdg(_) => Err(bad(
+                field,
+                format!("`{field}` belongs to GSSSS, the method is tdg"),
+            )),
         }
     }
 
@@ -1425,6 +1661,35 @@ impl IntegratorConfig {
         }
         match &self.method {
             MethodConfig::Bdf(b) => b.check(),
+            MethodConfig::Tdg(t) => {
+                positive("dt", t.dt)?;
+                if let Scheme::AlphaKappa(Kappa::Fixed(k)) = t.scheme {
+                    positive("kappa", k)?;
+                }
+                if !(0.0..=1.0).contains(&t.alpha) {
+                    return Err(bad(
+                        "alpha",
+                        format!(
+                            "`alpha` must be in [0, 1] (seed 002 eq. 44), got {}",
+                            t.alpha
+                        ),
+                    ));
+                }
+                if !(t.rtol >= 1e-14 && t.rtol.is_finite()) {
+                    return Err(bad(
+                        "rtol",
+                        format!("`rtol` must be finite and at least 1e-14, got {:e}", t.rtol),
+                    ));
+                }
+                if let Some(a) = t.atol {
+                    positive("atol", a)?;
+                }
+                if t.max_iter == 0 {
+                    return Err(bad("max_iter", "`max_iter` must be at least 1"));
+                }
+                Ok(())
+            }
+
             MethodConfig::Gssss(g) => {
                 positive("dt", g.dt)?;
                 positive("tol", g.newton.tol)?;

@@ -1,0 +1,918 @@
+//! Seed 002's energy-decaying schemes (Lens & Cardona 2007): the
+//! time-discontinuous Galerkin scheme TDG (§5.1–5.2: eq. 47 with
+//! dissipation control alpha, eq. 28 is alpha = 1) and the alpha–kappa
+//! scheme with velocity constraints (§5.3, eqs. 66, 71), on one block
+//! Newton driver; docs/theory/galerkin.md §2–3.
+//!
+//! Two states per step: the jump state j at t_n+ and the end state n+1. With
+//! L = I, G = 0 (points, trusses, beams, planar bodies) the step equations are
+//!
+//! ```text
+//! Ra  = M (v1 - vn)/h + D_g + B*_g^T lg                                   (47a)
+//! 3Rb = 3 M (vj - vn)/h - (D_g - D_h) + alpha/2 (P(qj) - P(qn))
+//!       - (B*_g^T lg - B*_h^T lj)                                          (47b)
+//! Rf  = Phi(q1),   Re = Phi(qj)                                            (47f, e)
+//! ```
+//!
+//! with `D_g = DV(qj, q1)`, `D_h = DV(qn, qj)` the elements' discrete
+//! gradients (midpoint-weight [`crate::element::Element::eom_force`], gravity
+//! exact) and `B*_g = B*(qj, q1)`, `B*_h = B*(qn, qj)` Gonzalez's discrete
+//! Jacobians (eqs. 35, 37). The kinematic rows 47c, 47d are linear and
+//! eliminate the velocities:
+//! `vj = (2 d1 + 6 dj)/(h (1 + alpha)) - (1 - alpha)/(1 + alpha) vn`,
+//! `v1 = 2 d1/h - vj` with `d1 = q1 - qn`, `dj = qj - qn` (eq. 28c's printed
+//! minus sign is a typo; 47c's plus is used). Newton runs on
+//! `(q1, lg, qj, lj)` with the 2 x 2 block matrix of [`blocks::BlockPattern`]
+//! (rows [Ra; Rf], [3Rb; Re]):
+//!
+//! ```text
+//! [ 2a c M + K_g1 + H_g1 , B*_g^T | -6 c M + K_g0 + H_g0            , 0       ]
+//! [ B(q1)                , 0      | 0                               , 0       ]
+//! [ 6 c M - K_g1 - H_g1  , -B*_g^T| 18 c M - K_g0 - H_g0 + K_h1 + H_h1
+//!                                   + alpha/2 K(qj)                 , B*_h^T  ]
+//! [ 0                    , 0      | B(qj)                           , 0       ]
+//! ```
+//!
+//! with `c = 1/((1 + alpha) h^2)`. Every discrete gradient of flexmb is
+//! symmetric in its two states (Gonzalez's correction is even in the swap,
+//! Greenspan's quotients and the truss's averages are symmetric), so the
+//! derivatives with respect to the first state (K_g0, H_g0) are the
+//! second-state derivatives of the swapped call; the finite-difference test
+//! of the whole matrix checks it. Energy (eqs. 41–43, 52–53):
+//! `E_{n+1} - E_n = -alpha (K_nj + V_nj)`.
+//!
+//! The alpha–kappa scheme (eq. 66) keeps the velocities as unknowns and adds
+//! the velocity constraints at both states with multipliers eta:
+//!
+//! ```text
+//! 2Rc = 2 M (q1 - qn)/h - kappa (B1^T eta1 + Bj^T etaj) - kappa M (v1 + vj)         (66c)
+//! 6Rd = 6 M (qj - qn)/h + kappa (B1^T eta1 - Bj^T etaj)
+//!       + kappa M (v1 - alpha vj - (1 - alpha) vn)                                   (66d)
+//! Rh  = B(q1) v1,   Rg = B(qj) vj                                                    (66h, g)
+//! ```
+//!
+//! with the true B (Ra, Rb as in TDG with the discrete B*). Newton on
+//! `(q1, lg | qj, lj | v1, eta1 | vj, etaj)`, a 4 x 4 grid of the base
+//! pattern (the velocity rows and their derivative `(B v)_q` from
+//! [`crate::assembly::Assembler::set_rate_rows`], shared with BDF-GGL); kappa is 1, or eq. 71 `kappa = 2 dK / (2 dK + W)`,
+//! `W = etaj^T Bj (v1 + vj - 2 vn) + eta1^T B1 (v1 - vj)`, evaluated at the
+//! iterate, clamped to [1 - h/2, 1 + h/2] and held constant in the matrix.
+//!
+//! The proofs need a constant mass matrix and a conservative system: models
+//! with 3-D bodies in Euler parameters (configuration-dependent inertia),
+//! dampers, external loads or velocity-level joints are refused, and for
+//! alpha–kappa rheonomic joints too (its energy identity, eq. 69, is for
+//! scleronomic constraints).
+
+pub mod blocks;
+
+use crate::assembly::{dot, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
+use crate::element::{GlobalLevel, LevelWeights};
+use crate::linalg::{SaddlePointSolver, SolveError};
+use crate::output::AttrValue;
+
+use super::initial::consistent_initial;
+use super::newton::{weighted_rms, RoundOff, ScaledTest, Verdict, DIVERGENT_GROWTHS};
+use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
+use blocks::{add_scaled, clear, BlockPattern};
+
+/// Statistics of a TDG step: Newton iterations, residual evaluations,
+/// Newton-matrix evaluations (each is factored).
+pub(crate) const STATS: [StatSpec; 3] = [
+    StatSpec::count("newton_iterations"),
+    StatSpec::count("nfcn"),
+    StatSpec::count("njac"),
+];
+
+/// Statistics of an alpha–kappa step: those of TDG and kappa (eq. 71).
+pub(crate) const AK_STATS: [StatSpec; 4] = [
+    StatSpec::count("newton_iterations"),
+    StatSpec::count("nfcn"),
+    StatSpec::count("njac"),
+    StatSpec::max("kappa"),
+];
+
+/// kappa of the alpha–kappa scheme (§5.3.3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kappa {
+    /// A constant (the seed uses 1).
+    Fixed(f64),
+    /// Eq. 71 at the iterate, clamped to [1 - h/2, 1 + h/2].
+    Auto,
+}
+
+/// Which scheme of seed 002 §5.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scheme {
+    /// The time-discontinuous Galerkin scheme (eq. 47).
+    Tdg,
+    /// The alpha–kappa scheme with velocity constraints (eq. 66).
+    AlphaKappa(Kappa),
+}
+
+/// Settings of the energy-decaying Galerkin schemes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TdgSettings {
+    /// TDG or alpha–kappa.
+    pub scheme: Scheme,
+    /// Dissipation control alpha in [0, 1] (eq. 44; rho_inf = (1 - alpha)/(1 + alpha)).
+    pub alpha: f64,
+    /// Time step.
+    pub dt: f64,
+    /// Relative tolerance of the scaled Newton test.
+    pub rtol: f64,
+    /// Absolute tolerance (displacement units); `None`: rtol (1 + max |u0|).
+    pub atol: Option<f64>,
+    /// Newton iteration limit per step.
+    pub max_iter: u32,
+}
+
+/// The midpoint weights: `eom_force` returns the discrete gradient.
+const MIDPOINT: LevelWeights = LevelWeights {
+    c1dt: 0.0,
+    c2dt2: 0.0,
+    c3: 0.5,
+};
+
+/// The TDG and alpha–kappa integrator.
+pub struct Tdg {
+    label: String,
+    parameters: Vec<(String, AttrValue)>,
+    settings: TdgSettings,
+    grid: FixedGrid,
+    ws: Workspace,
+}
+
+/// Vectors, block systems and solvers reused by every step.
+struct Workspace {
+    n: usize,
+    /// Base dimension n + m.
+    nb: usize,
+    /// Blocks per side: 2 (TDG) or 4 (alpha–kappa).
+    k: usize,
+    qn: Vec<f64>,
+    vn: Vec<f64>,
+    /// Unknowns `[q1; lg | qj; lj]` and for alpha–kappa `[v1; eta1 | vj; etaj]`.
+    x: Vec<f64>,
+    /// Velocities of the iterate (eliminated for TDG, copied for alpha–kappa).
+    v1: Vec<f64>,
+    vj: Vec<f64>,
+    /// Midpoints (qj + q1)/2 and (qn + qj)/2.
+    mid_g: Vec<f64>,
+    mid_h: Vec<f64>,
+    /// Elements' P(qn) of the step.
+    pn: Vec<f64>,
+    zeros: Vec<f64>,
+    /// Scratch n-vectors.
+    w: Vec<f64>,
+    mw: Vec<f64>,
+    /// `M (v1 - vn)/h - M g` (force scale of the scaled test).
+    inertia: Vec<f64>,
+    /// Scratch m-vector.
+    bw: Vec<f64>,
+    /// Residual, k blocks of nb rows: [Ra; Rf], [3Rb; Re], [2Rc; Rh], [6Rd; Rg].
+    res: Vec<f64>,
+    /// One term of the assembly.
+    tmp: SaddleSystem,
+    /// The blocks' values, `blocks[I k + J]`.
+    blocks: Vec<SaddleSystem>,
+    pattern: BlockPattern,
+    values: Vec<f64>,
+    rhs: Vec<f64>,
+    solver: SaddlePointSolver,
+    /// The consistent start's solver and system (base pattern).
+    start_solver: SaddlePointSolver,
+    start_sys: SaddleSystem,
+    round_off: RoundOff,
+    history: Vec<(f64, f64)>,
+    /// a and lambda of the previous step (for [`Integrator::aligned`]).
+    a_prev: Vec<f64>,
+    lam_prev: Vec<f64>,
+    stepped: bool,
+    /// kappa of the last fill.
+    kappa: f64,
+}
+
+fn max_abs(x: &[f64]) -> f64 {
+    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
+}
+
+/// Refuses what the energy proofs of seed 002 do not cover, naming it.
+pub fn refuse_unsupported(
+    model: &crate::model::Model,
+    method: &str,
+    rheonomic: bool,
+) -> Result<(), StepError> {
+    let setup = |reason: String| Err(StepError::Setup { reason });
+    if let Some(name) = model.velocity_joints().next() {
+        return setup(format!(
+            "joint '{name}' is a velocity-level (nonholonomic) constraint, which {method} \
+             (seed 002, holonomic constraints) cannot integrate"
+        ));
+    }
+    if model.elements.iter().any(|b| b.has_inertia()) {
+        return setup(format!(
+            "{method} needs a constant mass matrix (seed 002 eq. 2, energy proof eqs. 33–34): \
+             the model has 3-D bodies in Euler parameters (configuration-dependent inertia); \
+             use method \"tcg\" or \"gssss\""
+        ));
+    }
+    if model.elements.iter().any(|b| b.is_dissipative()) {
+        return setup(format!(
+            "{method} integrates conservative systems (seed 002 §2): the model has dampers; \
+             use method \"tcg\" or \"gssss\""
+        ));
+    }
+    if !model.loads.is_empty() {
+        return setup(format!(
+            "{method} integrates conservative systems (seed 002 §2): the model has external \
+             loads other than gravity; use method \"tcg\" or \"gssss\""
+        ));
+    }
+    if !rheonomic
+        && model
+            .joints
+            .iter()
+            .any(|b| (0..b.len()).any(|i| b.is_rheonomic(i)))
+    {
+        return setup(format!(
+            "{method} integrates scleronomic systems (seed 002 §2, energy identity eq. 69): \
+             the model has prescribed motion"
+        ));
+    }
+    Ok(())
+}
+
+impl Tdg {
+    /// The integrator for the model in `sys`.
+    pub fn new(
+        sys: &System<'_>,
+        label: String,
+        parameters: Vec<(String, AttrValue)>,
+        settings: TdgSettings,
+        choice: crate::linalg::SolverChoice,
+    ) -> Result<Self, StepError> {
+        let k = match settings.scheme {
+            Scheme::Tdg => {
+                refuse_unsupported(sys.model, "method \"tdg\"", true)?;
+                2
+            }
+            Scheme::AlphaKappa(_) => {
+                refuse_unsupported(sys.model, "method \"alpha-kappa\"", false)?;
+                4
+            }
+        };
+        let n = sys.asm.n_dofs();
+        let m = sys.asm.n_constraints();
+        let nb = n + m;
+        let pattern = BlockPattern::full(sys.asm.pattern(), k);
+        let solver = SaddlePointSolver::new(&pattern.pattern, choice.force_sparse).map_err(|e| {
+            StepError::Setup {
+                reason: e.to_string(),
+            }
+        })?;
+        let z = |len: usize| vec![0.0; len];
+        Ok(Tdg {
+            label,
+            parameters,
+            settings,
+            grid: FixedGrid::new(0.0, settings.dt),
+            ws: Workspace {
+                n,
+                nb,
+                k,
+                qn: z(n),
+                vn: z(n),
+                x: z(k * nb),
+                v1: z(n),
+                vj: z(n),
+                mid_g: z(n),
+                mid_h: z(n),
+                pn: z(n),
+                zeros: z(n),
+                w: z(n),
+                mw: z(n),
+                inertia: z(n),
+                bw: z(m),
+                res: z(k * nb),
+                tmp: sys.asm.new_system(),
+                blocks: (0..k * k).map(|_| sys.asm.new_system()).collect(),
+                values: z(pattern.pattern.nnz()),
+                rhs: z(k * nb),
+                pattern,
+                solver,
+                start_solver: super::saddle_solver(sys, choice)?,
+                start_sys: sys.asm.new_system(),
+                round_off: RoundOff {
+                    coord_scale: 1.0 + max_abs(&sys.model.u0),
+                    mass_scale: max_abs(sys.asm.mass_matrix().data()),
+                    stiffness_scale: max_abs(sys.asm.stiffness(sys.model, &sys.model.u0).data()),
+                },
+                history: Vec::with_capacity(settings.max_iter as usize),
+                a_prev: z(n),
+                lam_prev: z(m),
+                stepped: false,
+                kappa: 1.0,
+            },
+        })
+    }
+
+    /// The block matrix's pattern (dimension 2 (n + m) for TDG, 4 (n + m)
+    /// for alpha–kappa).
+    pub fn block_pattern(&self) -> &crate::assembly::Pattern {
+        &self.ws.pattern.pattern
+    }
+
+    /// Fills the residual (blocks `[Ra; Rf]`, `[3Rb; Re]`, and for
+    /// alpha–kappa `[2Rc; Rh]`, `[6Rd; Rg]`) into `res` and the block Newton
+    /// matrix into `values`, at the unknowns `x` (`[q1; lg | qj; lj]`, then
+    /// `[v1; eta1 | vj; etaj]`) of a step of size `h` from `(qn, vn)` at
+    /// `t_n`. For the tangent tests; the stepper calls the same fill.
+    #[allow(clippy::too_many_arguments)]
+    pub fn eval(
+        &mut self,
+        sys: &System<'_>,
+        qn: &[f64],
+        vn: &[f64],
+        t_n: f64,
+        h: f64,
+        x: &[f64],
+        res: &mut [f64],
+        values: &mut [f64],
+    ) {
+        let ws = &mut self.ws;
+        ws.qn.copy_from_slice(qn);
+        ws.vn.copy_from_slice(vn);
+        ws.x.copy_from_slice(x);
+        elements_at_qn(sys, ws);
+        fill(sys, ws, &self.settings, t_n, h);
+        res.copy_from_slice(&ws.res);
+        ws.pattern.gather(&ws.blocks, values);
+    }
+
+    /// One step of size `h` from `state`; `state` changes only on success.
+    fn step(
+        &mut self,
+        sys: &System<'_>,
+        state: &mut State,
+        h: f64,
+    ) -> Result<Converged, StepError> {
+        let s = self.settings;
+        let ws = &mut self.ws;
+        let (n, nb, k) = (ws.n, ws.nb, ws.k);
+        ws.solver.at_step(state.step + 1);
+        ws.qn.copy_from_slice(&state.u);
+        ws.vn.copy_from_slice(&state.v);
+        // Predictor from the last step's acceleration a: q1 = qn + h vn + h^2/2 a,
+        // and qj such that vj = vn (qj - qn = (h vn - d1)/3 = -h^2/6 a);
+        // v1 = vn + h a, vj = vn, eta = 0.
+        ws.x.fill(0.0);
+        for i in 0..n {
+            let (q, v, a) = (state.u[i], state.v[i], state.a[i]);
+            ws.x[i] = q + h * v + 0.5 * h * h * a;
+            ws.x[nb + i] = q - h * h / 6.0 * a;
+            if k == 4 {
+                ws.x[2 * nb + i] = v + h * a;
+                ws.x[3 * nb + i] = v;
+            }
+        }
+        ws.x[n..nb].copy_from_slice(&state.lambda);
+        ws.x[nb + n..2 * nb].copy_from_slice(&state.lambda);
+        elements_at_qn(sys, ws);
+
+        let ro = ws.round_off;
+        let atol_u = s.atol.unwrap_or(s.rtol * ro.coord_scale);
+        // Round-off of the forces: that of M (v - vn)/h for coordinates known
+        // to their round-off (the largest mass coefficient of the block
+        // matrix, 18 / ((1 + alpha) h^2) for TDG, 6/h^2 for alpha–kappa
+        // through its velocities) and of the internal forces
+        // (docs/theory/gssss.md §12).
+        let floor_l = ro.force_floor(ro.coord_floor() * 18.0 / ((1.0 + s.alpha) * h * h));
+        let t_next = state.t + h;
+        let mut test = ScaledTest::default();
+        let mut iterations = 0;
+        let mut converged = false;
+        let mut residual_norm = f64::NAN;
+        ws.history.clear();
+        while iterations < s.max_iter {
+            iterations += 1;
+            fill(sys, ws, &s, state.t, h);
+            residual_norm = max_abs(&ws.res);
+            if !residual_norm.is_finite() {
+                ws.history.push((residual_norm, f64::NAN));
+                break;
+            }
+            // Force scale: |M (v1 - vn)/h - M g| + |the other forces of Ra|.
+            for i in 0..n {
+                ws.w[i] = (ws.v1[i] - ws.vn[i]) / h;
+            }
+            ws.inertia.fill(0.0);
+            sys.asm.mass_mul_add(&ws.w, &mut ws.inertia);
+            sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
+            let force_scale = ws.res[..n]
+                .iter()
+                .zip(&ws.inertia)
+                .fold(0.0_f64, |mx, (e, f)| mx.max(f.abs() + (e - f).abs()));
+            let f_tol = (s.rtol * force_scale).max(floor_l);
+            let mut residual_ratio =
+                max_abs(&ws.res[..n]).max(max_abs(&ws.res[nb..nb + n]) / 3.0) / f_tol;
+            residual_ratio = residual_ratio.max(
+                max_abs(&ws.res[n..nb]).max(max_abs(&ws.res[nb + n..2 * nb]))
+                    / atol_u.max(ro.coord_floor()),
+            );
+            if k == 4 {
+                // Kinematic rows (momentum units) and velocity constraints.
+                residual_ratio = residual_ratio
+                    .max(
+                        max_abs(&ws.res[2 * nb..2 * nb + n])
+                            .max(max_abs(&ws.res[3 * nb..3 * nb + n]) / 3.0)
+                            / (2.0 * f_tol * h),
+                    )
+                    .max(
+                        max_abs(&ws.res[2 * nb + n..3 * nb]).max(max_abs(&ws.res[3 * nb + n..]))
+                            / (atol_u.max(ro.coord_floor()) / h),
+                    );
+            }
+
+            ws.pattern.gather(&ws.blocks, &mut ws.values);
+            if let Err(e) = ws.solver.factor(&ws.values) {
+                return Err(singular(state.step + 1, t_next, e));
+            }
+            for (r, e) in ws.rhs.iter_mut().zip(&ws.res) {
+                *r = -e;
+            }
+            if let Err(e) = ws.solver.solve(&mut ws.rhs) {
+                return Err(singular(state.step + 1, t_next, e));
+            }
+            for (x, d) in ws.x.iter_mut().zip(&ws.rhs) {
+                *x += d;
+            }
+            // Block b: coordinates (b < 2) or velocities in their units,
+            // multipliers lambda in force units, eta in momentum units.
+            let atol_l = atol_u / ro.coord_scale * force_scale;
+            let (x, dx) = (&ws.x, &ws.rhs);
+            let unit = |b: usize| if b < 2 { 1.0 } else { 1.0 / h };
+            let inc_u = weighted_rms((0..k).flat_map(|b| {
+                (b * nb..b * nb + n).map(move |i| {
+                    let w =
+                        (s.rtol * x[i].abs() + atol_u * unit(b)).max(ro.coord_floor() * unit(b));
+                    (dx[i], w)
+                })
+            }));
+            let inc_l = weighted_rms((0..k).flat_map(|b| {
+                (b * nb + n..(b + 1) * nb).map(move |i| {
+                    let w = (s.rtol * x[i].abs() + atol_l / unit(b)).max(floor_l / unit(b));
+                    (dx[i], w)
+                })
+            }));
+            let ratio = inc_u.max(inc_l);
+            ws.history.push((residual_norm, ratio));
+            match test.judge(ratio, residual_ratio) {
+                Verdict::Converged => {
+                    converged = true;
+                    break;
+                }
+                Verdict::Diverged => break,
+                Verdict::Continue => {}
+            }
+        }
+        if !converged {
+            let reason = match ws.history.last() {
+                Some((r, _)) if !r.is_finite() => "the residual became non-finite".to_string(),
+                _ if iterations < s.max_iter => format!(
+                    "divergence: the weighted correction grew in {DIVERGENT_GROWTHS} iterations in a row"
+                ),
+                _ => format!("no convergence in {} iterations", s.max_iter),
+            };
+            let mut largest = Vec::new();
+            let names = ["", " (jump state)", " (end velocity)", " (jump velocity)"];
+            for (b, name) in names.iter().enumerate().take(k) {
+                largest.extend(
+                    crate::integrate::largest_entries(sys.model, &ws.res[b * nb..(b + 1) * nb], 2)
+                        .into_iter()
+                        .map(|(what, v)| (format!("{what}{name}"), v)),
+                );
+            }
+            return Err(StepError::NewtonFailed {
+                step: state.step + 1,
+                time: t_next,
+                iterations,
+                reason,
+                history: ws.history.clone(),
+                largest,
+            });
+        }
+        current_velocities(ws, &s, h);
+        ws.a_prev.copy_from_slice(&state.a);
+        ws.lam_prev.copy_from_slice(&state.lambda);
+        for i in 0..n {
+            state.a[i] = (ws.v1[i] - ws.vn[i]) / h;
+        }
+        state.u.copy_from_slice(&ws.x[..n]);
+        state.v.copy_from_slice(&ws.v1);
+        state.lambda.copy_from_slice(&ws.x[n..nb]);
+        state.t = t_next;
+        state.step += 1;
+        ws.stepped = true;
+        Ok(Converged {
+            iterations,
+            residual: residual_norm,
+        })
+    }
+}
+
+/// A converged step.
+struct Converged {
+    iterations: u32,
+    residual: f64,
+}
+
+fn singular(step: u64, time: f64, e: SolveError) -> StepError {
+    StepError::Singular {
+        step,
+        time,
+        diagnosis: format!("{e} (the block Newton matrix of docs/theory/galerkin.md §2)"),
+    }
+}
+
+/// The elements' true force P(qn) of the step (its alpha/6 term, eq. 47b).
+fn elements_at_qn(sys: &System<'_>, ws: &mut Workspace) {
+    clear(&mut ws.tmp);
+    sys.asm
+        .add_element_forces(sys.model, &ElementEval::At(&ws.qn), None, &mut ws.tmp);
+    let n = ws.pn.len();
+    ws.pn.copy_from_slice(&ws.tmp.residual[..n]);
+}
+
+/// The velocities of the iterate: eliminated by eqs. 47c, 47d for TDG, the
+/// unknowns for alpha–kappa.
+fn current_velocities(ws: &mut Workspace, s: &TdgSettings, h: f64) {
+    let (n, nb) = (ws.n, ws.nb);
+    match s.scheme {
+        Scheme::Tdg => {
+            let alpha = s.alpha;
+            let c = 1.0 / (h * (1.0 + alpha));
+            let r = (1.0 - alpha) / (1.0 + alpha);
+            for i in 0..n {
+                let d1 = ws.x[i] - ws.qn[i];
+                let dj = ws.x[nb + i] - ws.qn[i];
+                ws.vj[i] = c * (2.0 * d1 + 6.0 * dj) - r * ws.vn[i];
+                ws.v1[i] = 2.0 * d1 / h - ws.vj[i];
+            }
+        }
+        Scheme::AlphaKappa(_) => {
+            ws.v1.copy_from_slice(&ws.x[2 * nb..2 * nb + n]);
+            ws.vj.copy_from_slice(&ws.x[3 * nb..3 * nb + n]);
+        }
+    }
+}
+
+/// kappa at the iterate (eq. 71, clamped), or the fixed value.
+fn kappa(sys: &System<'_>, ws: &mut Workspace, kappa: Kappa, t_n: f64, h: f64) -> f64 {
+    if let Kappa::Fixed(k) = kappa {
+        return k;
+    }
+    let (n, nb) = (ws.n, ws.nb);
+    let (asm, model) = (sys.asm, sys.model);
+    let kinetic = |v: &[f64], mw: &mut Vec<f64>| {
+        mw.fill(0.0);
+        asm.mass_mul_add(v, mw);
+        0.5 * dot(v, mw)
+    };
+    let dk = kinetic(&ws.v1, &mut ws.mw) - kinetic(&ws.vn, &mut ws.mw);
+    let q1 = &ws.x[..n];
+    let qj = &ws.x[nb..nb + n];
+    let eta1 = &ws.x[2 * nb + n..3 * nb];
+    let etaj = &ws.x[3 * nb + n..];
+    for i in 0..n {
+        ws.w[i] = ws.v1[i] + ws.vj[i] - 2.0 * ws.vn[i];
+    }
+    asm.constraint_rates(model, qj, &ws.w, t_n, &mut ws.bw);
+    let mut w = dot(etaj, &ws.bw);
+    for i in 0..n {
+        ws.w[i] = ws.v1[i] - ws.vj[i];
+    }
+    asm.constraint_rates(model, q1, &ws.w, t_n + h, &mut ws.bw);
+    w += dot(eta1, &ws.bw);
+    let denom = 2.0 * dk + w;
+    let k = if denom.abs() > 16.0 * f64::EPSILON * (2.0 * dk.abs() + w.abs()) && denom != 0.0 {
+        2.0 * dk / denom
+    } else {
+        1.0
+    };
+    if k.is_finite() {
+        k.clamp(1.0 - 0.5 * h, 1.0 + 0.5 * h)
+    } else {
+        1.0
+    }
+}
+
+/// The residual and the blocks' values at the current unknowns (module doc).
+fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64) {
+    let (asm, model) = (sys.asm, sys.model);
+    let (n, nb, k) = (ws.n, ws.nb, ws.k);
+    let alpha = s.alpha;
+    let t1 = t_n + h;
+    let blk = |i: usize, j: usize| i * k + j;
+    current_velocities(ws, s, h);
+    for i in 0..n {
+        ws.mid_g[i] = 0.5 * (ws.x[nb + i] + ws.x[i]);
+        ws.mid_h[i] = 0.5 * (ws.qn[i] + ws.x[nb + i]);
+    }
+    ws.res.fill(0.0);
+    for b in ws.blocks.iter_mut() {
+        b.values.fill(0.0);
+    }
+    // Inertia and gravity: Ra += M (v1 - vn)/h - M g, 3Rb += 3 M (vj - vn)/h
+    // (gravity's discrete gradients cancel in 3Rb and its P(qj) - P(qn) is 0).
+    for i in 0..n {
+        ws.w[i] = (ws.v1[i] - ws.vn[i]) / h;
+    }
+    asm.mass_mul_add(&ws.w, &mut ws.res[..n]);
+    asm.subtract_gravity(&mut ws.res[..n], 1.0);
+    for i in 0..n {
+        ws.w[i] = 3.0 * (ws.vj[i] - ws.vn[i]) / h;
+    }
+    asm.mass_mul_add(&ws.w, &mut ws.res[nb..nb + n]);
+    for (r, p) in ws.res[nb..nb + n].iter_mut().zip(&ws.pn) {
+        *r -= 0.5 * alpha * p;
+    }
+    let kap = match s.scheme {
+        Scheme::Tdg => {
+            let c = 1.0 / ((1.0 + alpha) * h * h);
+            for ((i, j), coef) in [
+                ((0, 0), 2.0 * alpha * c),
+                ((0, 1), -6.0 * c),
+                ((1, 0), 6.0 * c),
+                ((1, 1), 18.0 * c),
+            ] {
+                asm.add_mass(&mut ws.blocks[blk(i, j)].values, coef);
+            }
+            1.0
+        }
+        Scheme::AlphaKappa(kappa_setting) => {
+            let kap = kappa(sys, ws, kappa_setting, t_n, h);
+            for ((i, j), coef) in [
+                ((0, 2), 1.0 / h),
+                ((1, 3), 3.0 / h),
+                ((2, 0), 2.0 / h),
+                ((3, 1), 6.0 / h),
+                ((2, 2), -kap),
+                ((2, 3), -kap),
+                ((3, 2), kap),
+                ((3, 3), -alpha * kap),
+            ] {
+                asm.add_mass(&mut ws.blocks[blk(i, j)].values, coef);
+            }
+            kap
+        }
+    };
+    ws.kappa = kap;
+    let (x, tmp, res, blocks) = (&ws.x, &mut ws.tmp, &mut ws.res, &mut ws.blocks);
+    let (q1, lg) = x[..nb].split_at(n);
+    let (qj, lj) = x[nb..2 * nb].split_at(n);
+
+    // g-terms, derivative with respect to q1: D_g + B*_g^T lg into Ra (+) and 3Rb (-).
+    clear(tmp);
+    let g1 = GlobalLevel {
+        u_n: qj,
+        v_n: &ws.zeros,
+        a_n: &ws.zeros,
+        u_next: q1,
+        u_tilde: &ws.mid_g,
+        w: MIDPOINT,
+    };
+    asm.add_element_forces(model, &ElementEval::Level(g1), Some(1.0), tmp);
+    let lgm = MultiplierMix::of(lg);
+    asm.add_joint_terms(
+        model,
+        &JointTerms {
+            u: q1,
+            t: t1,
+            discrete_from: Some(qj),
+            force: Some((1.0, lgm)),
+            column: 1.0,
+            curvature: Some((1.0, lgm)),
+        },
+        tmp,
+    );
+    add_scaled(
+        tmp,
+        Some((&mut res[..n], 1.0)),
+        blocks,
+        &[(blk(0, 0), 1.0), (blk(1, 0), -1.0)],
+    );
+    add_scaled(tmp, Some((&mut res[nb..nb + n], -1.0)), &mut [], &[]);
+
+    // g-terms, derivative with respect to qj (the swapped symmetric call).
+    clear(tmp);
+    let g0 = GlobalLevel {
+        u_n: q1,
+        v_n: &ws.zeros,
+        a_n: &ws.zeros,
+        u_next: qj,
+        u_tilde: &ws.mid_g,
+        w: MIDPOINT,
+    };
+    asm.add_element_forces(model, &ElementEval::Level(g0), Some(1.0), tmp);
+    asm.add_joint_terms(
+        model,
+        &JointTerms {
+            u: qj,
+            t: t1,
+            discrete_from: Some(q1),
+            force: None,
+            column: 0.0,
+            curvature: Some((1.0, lgm)),
+        },
+        tmp,
+    );
+    add_scaled(tmp, None, blocks, &[(blk(0, 1), 1.0), (blk(1, 1), -1.0)]);
+
+    // h-terms: D_h + B*_h^T lj into 3Rb, and the jump state's constraint rows Re.
+    clear(tmp);
+    let h1 = GlobalLevel {
+        u_n: &ws.qn,
+        v_n: &ws.zeros,
+        a_n: &ws.zeros,
+        u_next: qj,
+        u_tilde: &ws.mid_h,
+        w: MIDPOINT,
+    };
+    asm.add_element_forces(model, &ElementEval::Level(h1), Some(1.0), tmp);
+    let ljm = MultiplierMix::of(lj);
+    asm.add_joint_terms(
+        model,
+        &JointTerms {
+            u: qj,
+            t: t_n,
+            discrete_from: Some(&ws.qn),
+            force: Some((1.0, ljm)),
+            column: 1.0,
+            curvature: Some((1.0, ljm)),
+        },
+        tmp,
+    );
+    asm.set_constraint_rows(model, qj, t_n, 1.0, true, tmp);
+    add_scaled(
+        tmp,
+        Some((&mut res[nb..2 * nb], 1.0)),
+        blocks,
+        &[(blk(1, 1), 1.0)],
+    );
+
+    // alpha/6 P(qj) (times 3) with its tangent.
+    if alpha != 0.0 && !model.elements.is_empty() {
+        clear(tmp);
+        asm.add_element_forces(model, &ElementEval::At(qj), Some(1.0), tmp);
+        add_scaled(
+            tmp,
+            Some((&mut res[nb..nb + n], 0.5 * alpha)),
+            blocks,
+            &[(blk(1, 1), 0.5 * alpha)],
+        );
+    }
+
+    // End state's constraint rows Rf.
+    clear(tmp);
+    asm.set_constraint_rows(model, q1, t1, 1.0, true, tmp);
+    add_scaled(
+        tmp,
+        Some((&mut res[..nb], 1.0)),
+        blocks,
+        &[(blk(0, 0), 1.0)],
+    );
+
+    if k == 2 {
+        return;
+    }
+    // alpha–kappa: 2Rc, 6Rd (eqs. 66c, d) and the velocity constraints (66g, h).
+    let (v1, eta1) = x[2 * nb..3 * nb].split_at(n);
+    let (vj, etaj) = x[3 * nb..].split_at(n);
+    for i in 0..n {
+        ws.w[i] = 2.0 * (q1[i] - ws.qn[i]) / h - kap * (v1[i] + vj[i]);
+    }
+    asm.mass_mul_add(&ws.w, &mut res[2 * nb..2 * nb + n]);
+    for i in 0..n {
+        ws.w[i] =
+            6.0 * (qj[i] - ws.qn[i]) / h + kap * (v1[i] - alpha * vj[i] - (1.0 - alpha) * ws.vn[i]);
+    }
+    asm.mass_mul_add(&ws.w, &mut res[3 * nb..3 * nb + n]);
+    for (q, eta, t, sign_d, col) in [(q1, eta1, t1, 1.0, 2), (qj, etaj, t_n, -1.0, 3)] {
+        let em = MultiplierMix::of(eta);
+        // B^T eta into 2Rc (-kappa) and 6Rd (+-kappa), its column.
+        clear(tmp);
+        asm.add_joint_terms(
+            model,
+            &JointTerms {
+                u: q,
+                t,
+                discrete_from: None,
+                force: Some((1.0, em)),
+                column: 1.0,
+                curvature: None,
+            },
+            tmp,
+        );
+        add_scaled(
+            tmp,
+            Some((&mut res[2 * nb..2 * nb + n], -kap)),
+            blocks,
+            &[(blk(2, col), -kap), (blk(3, col), sign_d * kap)],
+        );
+        add_scaled(
+            tmp,
+            Some((&mut res[3 * nb..3 * nb + n], sign_d * kap)),
+            &mut [],
+            &[],
+        );
+        // Its curvature C(q; eta).
+        clear(tmp);
+        asm.add_joint_terms(
+            model,
+            &JointTerms {
+                u: q,
+                t,
+                discrete_from: None,
+                force: None,
+                column: 0.0,
+                curvature: Some((1.0, em)),
+            },
+            tmp,
+        );
+        add_scaled(
+            tmp,
+            None,
+            blocks,
+            &[(blk(2, col - 2), -kap), (blk(3, col - 2), sign_d * kap)],
+        );
+    }
+    // Rh = B(q1) v1 (row block 2), Rg = B(qj) vj (row block 3): B into the
+    // velocity column, (B v)_q into the coordinate column.
+    for (q, v, t, row) in [(q1, v1, t1, 2), (qj, vj, t_n, 3)] {
+        clear(tmp);
+        asm.set_rate_rows(model, q, v, t, true, tmp);
+        res[row * nb + n..(row + 1) * nb].copy_from_slice(&tmp.residual[n..]);
+        add_scaled(tmp, None, blocks, &[(blk(row, row - 2), 1.0)]);
+        clear(tmp);
+        asm.set_constraint_rows(model, q, t, 1.0, true, tmp);
+        add_scaled(tmp, None, blocks, &[(blk(row, row), 1.0)]);
+    }
+}
+
+impl Integrator for Tdg {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+
+    fn parameters(&self) -> Vec<(String, AttrValue)> {
+        self.parameters.clone()
+    }
+
+    fn statistics(&self) -> &'static [StatSpec] {
+        match self.settings.scheme {
+            Scheme::Tdg => &STATS,
+            Scheme::AlphaKappa(_) => &AK_STATS,
+        }
+    }
+
+    fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
+        let ws = &mut self.ws;
+        consistent_initial(sys, &mut ws.start_solver, &mut ws.start_sys, state)?;
+        ws.stepped = false;
+        self.grid = FixedGrid::new(state.t, self.settings.dt);
+        Ok(())
+    }
+
+    fn advance(
+        &mut self,
+        sys: &System<'_>,
+        state: &mut State,
+        t_stop: f64,
+    ) -> Result<StepReport, StepError> {
+        let t_target = self.grid.target(t_stop);
+        let h = t_target - state.t;
+        let c = self.step(sys, state, h)?;
+        state.t = t_target;
+        self.grid.k += 1;
+        let mut report = StepReport::new(h);
+        report.newton_iterations = c.iterations;
+        report.residual = c.residual;
+        let it = f64::from(c.iterations);
+        report.stats[..4].copy_from_slice(&[it, it, it, self.ws.kappa]);
+        Ok(report)
+    }
+
+    /// `a` = (v_{n+1} - v_n)/h and `lambda` = lambda_g sit at t_{n+1/2}:
+    /// `x(t_{n+1}) ~ 3/2 x_{n+1} - 1/2 x_n`.
+    fn aligned(&self, state: &State, a: &mut [f64], lambda: &mut [f64]) {
+        let ws = &self.ws;
+        let s = if ws.stepped { -0.5 } else { 0.0 };
+        for ((o, x), x0) in a.iter_mut().zip(&state.a).zip(&ws.a_prev) {
+            *o = (1.0 - s) * x + s * x0;
+        }
+        for ((o, x), x0) in lambda.iter_mut().zip(&state.lambda).zip(&ws.lam_prev) {
+            *o = (1.0 - s) * x + s * x0;
+        }
+    }
+}
