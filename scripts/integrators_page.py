@@ -70,9 +70,10 @@ def number(row, key, fmt):
     if value == "":
         return "–"
     try:
-        return fmt.format(float(value))
+        x = float(value)
     except ValueError:
         return value
+    return "–" if x != x else fmt.format(x)
 
 
 def table(rows):
