@@ -266,11 +266,12 @@ impl Tdg {
         let m = sys.asm.n_constraints();
         let nb = n + m;
         let pattern = BlockPattern::full(sys.asm.pattern(), k);
-        let solver = SaddlePointSolver::new(&pattern.pattern, choice.force_sparse).map_err(|e| {
-            StepError::Setup {
-                reason: e.to_string(),
-            }
-        })?;
+        let solver =
+            SaddlePointSolver::new(&pattern.pattern, choice.force_sparse).map_err(|e| {
+                StepError::Setup {
+                    reason: e.to_string(),
+                }
+            })?;
         let z = |len: usize| vec![0.0; len];
         Ok(Tdg {
             label,
@@ -607,6 +608,46 @@ fn kappa(sys: &System<'_>, ws: &mut Workspace, kappa: Kappa, t_n: f64, h: f64) -
     }
 }
 
+/// Into `tmp` (cleared): the discrete gradients of the elements and of the
+/// joint rows between the states `from` and `to` (midpoint `mid`) with their
+/// derivatives with respect to `to` (seed 002 eqs. 18, 19), the constraint
+/// force `B*^T lambda` when `force` is given (with its column block), and the
+/// curvature with the multipliers `curvature`: one half-step's terms of the
+/// TDG and alpha-kappa equations (eqs. 28, 47, 66).
+fn add_half_step_terms(
+    sys: &System<'_>,
+    zeros: &[f64],
+    tmp: &mut SaddleSystem,
+    [from, to, mid]: [&[f64]; 3],
+    t: f64,
+    force: Option<MultiplierMix<'_>>,
+    curvature: MultiplierMix<'_>,
+) {
+    clear(tmp);
+    let level = GlobalLevel {
+        u_n: from,
+        v_n: zeros,
+        a_n: zeros,
+        u_next: to,
+        u_tilde: mid,
+        w: MIDPOINT,
+    };
+    sys.asm
+        .add_element_forces(sys.model, &ElementEval::Level(level), Some(1.0), tmp);
+    sys.asm.add_joint_terms(
+        sys.model,
+        &JointTerms {
+            u: to,
+            t,
+            discrete_from: Some(from),
+            force: force.map(|f| (1.0, f)),
+            column: if force.is_some() { 1.0 } else { 0.0 },
+            curvature: Some((1.0, curvature)),
+        },
+        tmp,
+    );
+}
+
 /// The residual and the blocks' values at the current unknowns (module doc).
 fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64) {
     let (asm, model) = (sys.asm, sys.model);
@@ -673,29 +714,12 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     let (qj, lj) = x[nb..2 * nb].split_at(n);
 
     // g-terms, derivative with respect to q1: D_g + B*_g^T lg into Ra (+) and 3Rb (-).
-    clear(tmp);
-    let g1 = GlobalLevel {
-        u_n: qj,
-        v_n: &ws.zeros,
-        a_n: &ws.zeros,
-        u_next: q1,
-        u_tilde: &ws.mid_g,
-        w: MIDPOINT,
-    };
-    asm.add_element_forces(model, &ElementEval::Level(g1), Some(1.0), tmp);
     let lgm = MultiplierMix::of(lg);
-    asm.add_joint_terms(
-        model,
-        &JointTerms {
-            u: q1,
-            t: t1,
-            discrete_from: Some(qj),
-            force: Some((1.0, lgm)),
-            column: 1.0,
-            curvature: Some((1.0, lgm)),
-        },
-        tmp,
-    );
+    let zeros = &ws.zeros;
+    let half = |tmp: &mut SaddleSystem, from, to, mid, t, force, curvature| {
+        add_half_step_terms(sys, zeros, tmp, [from, to, mid], t, force, curvature)
+    };
+    half(tmp, qj, q1, &ws.mid_g, t1, Some(lgm), lgm);
     add_scaled(
         tmp,
         Some((&mut res[..n], 1.0)),
@@ -705,53 +729,18 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     add_scaled(tmp, Some((&mut res[nb..nb + n], -1.0)), &mut [], &[]);
 
     // g-terms, derivative with respect to qj (the swapped symmetric call).
-    clear(tmp);
-    let g0 = GlobalLevel {
-        u_n: q1,
-        v_n: &ws.zeros,
-        a_n: &ws.zeros,
-        u_next: qj,
-        u_tilde: &ws.mid_g,
-        w: MIDPOINT,
-    };
-    asm.add_element_forces(model, &ElementEval::Level(g0), Some(1.0), tmp);
-    asm.add_joint_terms(
-        model,
-        &JointTerms {
-            u: qj,
-            t: t1,
-            discrete_from: Some(q1),
-            force: None,
-            column: 0.0,
-            curvature: Some((1.0, lgm)),
-        },
-        tmp,
-    );
+    half(tmp, q1, qj, &ws.mid_g, t1, None, lgm);
     add_scaled(tmp, None, blocks, &[(blk(0, 1), 1.0), (blk(1, 1), -1.0)]);
 
     // h-terms: D_h + B*_h^T lj into 3Rb, and the jump state's constraint rows Re.
-    clear(tmp);
-    let h1 = GlobalLevel {
-        u_n: &ws.qn,
-        v_n: &ws.zeros,
-        a_n: &ws.zeros,
-        u_next: qj,
-        u_tilde: &ws.mid_h,
-        w: MIDPOINT,
-    };
-    asm.add_element_forces(model, &ElementEval::Level(h1), Some(1.0), tmp);
-    let ljm = MultiplierMix::of(lj);
-    asm.add_joint_terms(
-        model,
-        &JointTerms {
-            u: qj,
-            t: t_n,
-            discrete_from: Some(&ws.qn),
-            force: Some((1.0, ljm)),
-            column: 1.0,
-            curvature: Some((1.0, ljm)),
-        },
+    half(
         tmp,
+        &ws.qn,
+        qj,
+        &ws.mid_h,
+        t_n,
+        Some(MultiplierMix::of(lj)),
+        MultiplierMix::of(lj),
     );
     asm.set_constraint_rows(model, qj, t_n, 1.0, true, tmp);
     add_scaled(
