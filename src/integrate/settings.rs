@@ -408,6 +408,21 @@ impl IntegratorSpec {
         Ok(config)
     }
 
+    /// A configuration of `method` with this spec's solver settings
+    /// (`initialize` and `factorization` are set by [`Self::resolve`]).
+    fn config(&self, method: MethodConfig, dt: f64, t_end: f64) -> IntegratorConfig {
+        IntegratorConfig {
+            method,
+            dt,
+            t_end,
+            force_sparse: self.sparse.unwrap_or(false),
+            factorization: Default::default(),
+            initialize: Initialize::Check,
+            timing: false,
+            export_matrix: None,
+        }
+    }
+
     fn resolve_method(&self) -> Result<IntegratorConfig, SettingsError> {
         let name = self.method.as_deref().unwrap_or("gssss");
         if self.alpha.is_some() && name != "tdg" && name != "alpha-kappa" {
@@ -519,16 +534,7 @@ impl IntegratorSpec {
             max_step: self.max_step.unwrap_or(t_end),
             max_steps: self.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
         };
-        let config = IntegratorConfig {
-            method: MethodConfig::Bdf(settings),
-            dt: settings.max_step,
-            t_end,
-            force_sparse: self.sparse.unwrap_or(false),
-            factorization: Default::default(),
-            initialize: Initialize::Check,
-            timing: false,
-            export_matrix: None,
-        };
+        let config = self.config(MethodConfig::Bdf(settings), settings.max_step, t_end);
         config.check()?;
         Ok(config)
     }
@@ -664,8 +670,8 @@ impl IntegratorSpec {
             }
             RkStep::Adaptive { max_step, .. } => max_step,
         };
-        Ok(IntegratorConfig {
-            method: MethodConfig::RungeKutta(RkSettings {
+        Ok(self.config(
+            MethodConfig::RungeKutta(RkSettings {
                 formulation,
                 tableau,
                 step,
@@ -673,12 +679,7 @@ impl IntegratorSpec {
             }),
             dt,
             t_end,
-            force_sparse: self.sparse.unwrap_or(false),
-            factorization: Default::default(),
-            initialize: Initialize::Check,
-            timing: false,
-            export_matrix: None,
-        })
+        ))
     }
 
     /// Seed 002's energy-preserving time-continuous Galerkin scheme (eq. 14
@@ -733,8 +734,8 @@ impl IntegratorSpec {
         if max_iter == 0 {
             return Err(bad("max_iter", "`max_iter` must be at least 1"));
         }
-        let config = IntegratorConfig {
-            method: MethodConfig::Tdg(TdgSettings {
+        let config = self.config(
+            MethodConfig::Tdg(TdgSettings {
                 scheme,
                 alpha,
                 dt,
@@ -744,12 +745,7 @@ impl IntegratorSpec {
             }),
             dt,
             t_end,
-            force_sparse: self.sparse.unwrap_or(false),
-            factorization: Default::default(),
-            initialize: Initialize::Check,
-            timing: false,
-            export_matrix: None,
-        };
+        );
         config.check()?;
         Ok(config)
     }
@@ -915,8 +911,8 @@ impl IntegratorSpec {
                 ))
             }
         };
-        Ok(IntegratorConfig {
-            method: MethodConfig::Gssss(GssssSettings {
+        Ok(self.config(
+            MethodConfig::Gssss(GssssSettings {
                 variant: method,
                 preset: preset_name,
                 option,
@@ -933,12 +929,7 @@ impl IntegratorSpec {
             }),
             dt,
             t_end,
-            force_sparse: self.sparse.unwrap_or(false),
-            factorization: Default::default(),
-            initialize: Initialize::Check,
-            timing: false,
-            export_matrix: None,
-        })
+        ))
     }
 }
 
