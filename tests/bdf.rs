@@ -353,3 +353,42 @@ fn settings_errors() {
     });
     assert!(e.contains("newton"), "{e}");
 }
+
+/// CS and CM refuse a rheonomic joint by name (they converged to a wrong
+/// solution on the prescribed-crank slider-crank: 24 steps, relative energy
+/// change 0.75); full Newton runs it.
+#[test]
+fn cs_and_cm_refuse_rheonomic_joints() {
+    for newton in ["cs", "cm"] {
+        let (s, _) = run("slider_crank_rigid", &bdf(newton, 1e-6, 0.1));
+        let msg = s.failure.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            msg.contains("rheonomic") && msg.contains("'motor'"),
+            "{newton}: {msg}"
+        );
+        assert_eq!(s.steps, 0, "{newton}");
+    }
+    let (s, _) = run("slider_crank_rigid", &bdf("full", 1e-6, 0.1));
+    assert!(s.failure.is_none(), "{:?}", s.failure);
+}
+
+/// A corrector failure says why in model terms: Andrews' mechanism, full
+/// Newton at rtol 1e-6 (atol 1e-7): the stabilizing multipliers' corrections
+/// are round-off amplified by cj ~ 1/h while (q, v) converged; the message
+/// names that block, the residual history and the named residual entries.
+#[test]
+fn andrews_full_newton_failure_is_explained() {
+    let spec = IntegratorSpec {
+        atol: Some(1e-7),
+        ..bdf("full", 1e-6, 0.03)
+    };
+    let (s, _) = run("andrews", &spec);
+    let msg = s.failure.map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("stabilizing multipliers mu"), "{msg}");
+    assert!(msg.contains("(q, v) have converged"), "{msg}");
+    assert!(!msg.contains("(last 0 of 0 iterations)"), "{msg}");
+    assert!(
+        msg.contains("largest residual entries: equation of motion of"),
+        "{msg}"
+    );
+}

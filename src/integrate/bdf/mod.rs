@@ -189,6 +189,10 @@ pub struct Bdf {
     phi_c: Vec<f64>,
     /// Power of the non-conservative forces at t_n.
     power: f64,
+    /// The last corrector attempt: (max |F|, weighted norm of the
+    /// correction) per iteration, and its last residual F (the failure report).
+    history: Vec<(f64, f64)>,
+    last_residual: Vec<f64>,
 }
 
 impl Bdf {
@@ -248,6 +252,8 @@ impl Bdf {
             conv_mask: vec![false; dim],
             phi_c: vec![0.0; m],
             power: 0.0,
+            history: Vec::with_capacity(MAXIT as usize),
+            last_residual: z(),
         })
     }
 
@@ -474,6 +480,7 @@ impl Bdf {
     ) -> Result<bool, StepError> {
         let pnorm = self.norm(&self.y, &self.conv_mask);
         self.e.fill(0.0);
+        self.history.clear();
         stats[NFCN] += 1.0;
         self.ggl
             .residual(sys, t1, &mut self.y, &self.yp, &mut self.delta)?;
@@ -496,6 +503,8 @@ impl Bdf {
         let mut m = 0u32;
         let mut oldnrm = 0.0;
         loop {
+            self.last_residual.copy_from_slice(&self.delta);
+            let fmax = self.delta.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
             self.ggl.solve(&mut self.delta, t1)?;
             *iterations += 1;
             stats[NEWTON] += 1.0;
@@ -515,6 +524,7 @@ impl Bdf {
                 *yp -= cj * d;
             }
             let delnrm = self.norm(&self.delta, &self.conv_mask);
+            self.history.push((fmax, delnrm));
             if !delnrm.is_finite() {
                 return Ok(false);
             }
@@ -553,6 +563,97 @@ impl Bdf {
             .constraint_rates(sys.model, q, v, t, &mut self.phi_c);
         let r = self.phi_c.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
         p.max(r)
+    }
+
+    /// The largest entries of the last corrector residual F, named by the
+    /// GGL row they belong to (eq. 1.3a–d).
+    fn largest_residuals(&self, sys: &System<'_>) -> Vec<(String, f64)> {
+        let n1 = self.n + self.m;
+        let (pos, vel) = self.last_residual.split_at(n1);
+        let mut all: Vec<(String, f64)> = [(pos, "position level"), (vel, "velocity level")]
+            .into_iter()
+            .flat_map(|(part, level)| {
+                super::largest_entries(sys.model, part, 5)
+                    .into_iter()
+                    .map(move |(name, v)| {
+                        let name = match name.strip_prefix("equation of motion of ") {
+                            Some(dof) if level == "position level" => {
+                                format!("kinematic row q' - v + G^T mu of {dof}")
+                            }
+                            _ => format!("{name} ({level})"),
+                        };
+                        (name, v)
+                    })
+            })
+            .collect();
+        all.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+        all.truncate(5);
+        all
+    }
+
+    /// Why the corrector failed MAX_CONV_FAILS times, from the last attempt
+    /// (its history and its last correction, still in `delta`).
+    fn convergence_failure(&self) -> String {
+        let (n, n1) = (self.n, self.n + self.m);
+        // The block of y = (q, mu, v, lambda) with the largest weighted correction.
+        let blocks = [
+            ("positions q", 0..n),
+            ("stabilizing multipliers mu", n..n1),
+            ("velocities v", n1..n1 + n),
+            ("multipliers lambda", n1 + n..2 * n1),
+        ];
+        let weighted: Vec<(&str, f64)> = blocks
+            .iter()
+            .map(|(name, r)| {
+                let w = self.delta[r.clone()]
+                    .iter()
+                    .zip(&self.wt[r.clone()])
+                    .fold(0.0_f64, |a, (x, w)| a.max((x / w).abs()));
+                (*name, w)
+            })
+            .collect();
+        let (block, worst) = weighted
+            .iter()
+            .copied()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap_or(("", 0.0));
+        let qv = weighted[0].1.max(weighted[2].1);
+        let why = match self.history.as_slice() {
+            [] => "no iteration ran".to_string(),
+            h if h.iter().any(|(f, d)| !f.is_finite() || !d.is_finite()) => {
+                "the residual or the correction became non-finite".to_string()
+            }
+            h if h.len() >= 2 && h[h.len() - 1].1 / h[h.len() - 2].1 > 0.9 => {
+                let (f0, (f1, b), a) = (h[0].0, h[h.len() - 1], h[h.len() - 2].1);
+                let mut why = format!(
+                    "the corrections stopped shrinking (weighted norm {a:.2e} -> {b:.2e}, \
+                     rate > 0.9), the largest in the {block} ({worst:.2e} weights)"
+                );
+                if block == "stabilizing multipliers mu" && qv <= 0.33 {
+                    why.push_str(&format!(
+                        " while (q, v) have converged (largest weighted correction {qv:.2e}, \
+                         residual F {f0:.2e} -> {f1:.2e}): the mu correction is round-off amplified by cj = {:.2e} \
+                         (~1/h) through the index-2 GGL matrix, and full Newton's test \
+                         counts every component at the weight rtol |y| + atol; a limitation \
+                         of full Newton on this model at this atol (newton = \"cm\" or \
+                         \"cs\" test (q, v) only)",
+                        self.cj
+                    ));
+                }
+                why
+            }
+            h => format!(
+                "{} iterations left the weighted correction at {:.2e}, the largest in the \
+                 {block} ({worst:.2e} weights)",
+                h.len(),
+                h[h.len() - 1].1
+            ),
+        };
+        format!(
+            "the BDF corrector failed {MAX_CONV_FAILS} times on this step (step size cut to \
+             {:.3e} s): {why}",
+            self.h
+        )
     }
 
     /// Writes the solution y (with its derivative y') into `out`.
@@ -799,8 +900,8 @@ impl Integrator for Bdf {
                         time: t1,
                         iterations,
                         reason: "the BDF corrector did not converge at the fixed step".into(),
-                        history: Vec::new(),
-                        largest: Vec::new(),
+                        history: self.history.clone(),
+                        largest: self.largest_residuals(sys),
                     },
                 });
             }
@@ -830,11 +931,9 @@ impl Integrator for Bdf {
                             step,
                             time: t1,
                             iterations,
-                            reason: format!(
-                                "the BDF corrector failed {MAX_CONV_FAILS} times on this step"
-                            ),
-                            history: Vec::new(),
-                            largest: Vec::new(),
+                            reason: self.convergence_failure(),
+                            history: self.history.clone(),
+                            largest: self.largest_residuals(sys),
                         });
                     }
                 }
