@@ -189,7 +189,7 @@ fn constraints_hold_every_step_full_and_cm() {
 /// 4.6e-5 against the bounds 9.8e-6 and 2.4e-5 (it holds on the double
 /// pendulum).
 #[test]
-#[ignore]
+#[ignore = "a seed claim this BDF does not reproduce: fails, numbers in the doc comment"]
 fn constraints_hold_every_step_cs() {
     constraints_hold_every_step(&["cs"]);
 }
@@ -246,7 +246,7 @@ fn seed003_point_mass_every_variant_reaches_the_end() {
 /// suite stays green; run with --ignored): at eps = 1e-4 the linear force
 /// gives njac 34 / 30 / 30 and ctfs 1 / 1 / 1 for full / CS / CM.
 #[test]
-#[ignore]
+#[ignore = "a seed claim this BDF does not reproduce: fails, numbers in the doc comment"]
 fn seed003_cm_beats_cs_and_full_newton() {
     for (model, eps, [full, cs, cm]) in seed003_tables() {
         if eps == 1e-4 {
@@ -312,7 +312,7 @@ fn tsda_cm_against_table_4_8() {
 /// (ignored so that the suite stays green; run with --ignored): measured NFCN
 /// 358 / 502 / 799 / 1115 and NSTEP 82 / 124 / 219 / 441.
 #[test]
-#[ignore]
+#[ignore = "a seed claim this BDF does not reproduce: fails, numbers in the doc comment"]
 fn tsda_full_newton_against_table_4_8() {
     tsda_rows(
         "full",

@@ -459,23 +459,7 @@ impl Split {
 
     /// A fresh split from `self.g`.
     fn fresh(&mut self, t: f64) -> Result<(), StepError> {
-        let (n, m) = (self.n, self.m);
-        for j in 0..m {
-            for i in 0..n {
-                self.gt[i + j * n] = self.g[j * n + i];
-            }
-        }
-        let stack = MemStack::new(&mut self.mem);
-        let a = MatMut::from_column_major_slice_mut(&mut self.gt, n, m);
-        dense_factor::lu_in_place(
-            a,
-            &mut self.perm_n,
-            &mut self.perm_inv_n,
-            Par::Seq,
-            stack,
-            Default::default(),
-        );
-        self.quality = Self::pivot_ratio(&self.gt, n, m);
+        self.quality = self.fresh_ratio().unwrap_or(0.0);
         if self.quality <= f64::EPSILON {
             return Err(StepError::Singular {
                 step: 0,
@@ -535,7 +519,8 @@ impl Split {
         Ok(())
     }
 
-    /// The pivot ratio a fresh split of `self.g` would have (None: rank-deficient).
+    /// Factors `G^T` afresh (pivoted LU into `gt`, `perm_n`: the split a
+    /// fresh start would take) and returns its pivot ratio (None: rank-deficient).
     fn fresh_ratio(&mut self) -> Option<f64> {
         let (n, m) = (self.n, self.m);
         for j in 0..m {
