@@ -76,6 +76,15 @@ def number(row, key, fmt):
     return "–" if x != x else fmt.format(x)
 
 
+def newton(row):
+    """Newton iterations of an implicit method; a dash for explicit ones."""
+    try:
+        n = float(row.get("newton_iterations", "") or "nan")
+    except ValueError:
+        return "–"
+    return f"{n:.0f}" if n > 0 else "–"
+
+
 def table(rows):
     head = [
         "method",
@@ -101,7 +110,7 @@ def table(rows):
                     status,
                     row.get("steps", ""),
                     number(row, "stats.nfcn", "{:.0f}"),
-                    "–" if row.get("stats.nfcn") else number(row, "newton_iterations", "{:.0f}"),
+                    newton(row),
                     number(row, "max_rel_energy_change", "{:.2e}"),
                     number(row, "max_position_violation", "{:.1e}"),
                     number(row, "max_velocity_violation", "{:.1e}"),
