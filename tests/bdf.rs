@@ -13,24 +13,8 @@ use flexmb::integrate::{self, Integrator, IntegratorSpec, State};
 use flexmb::model::load_model_str;
 use flexmb::run::RunSummary;
 
-/// A unit mass on a linear spring of stiffness 4 (omega = 2), x(0) = 1, at
-/// rest: x = cos 2t, v = -2 sin 2t.
-const OSCILLATOR: &str = r#"
-schema = 1
-dimension = 2
-[[node]]
-id = "mass"
-position = [1.0, 0.0]
-mass = 1.0
-[[load]]
-id = "spring"
-type = "linear_field"
-point = "mass"
-matrix = [[-4.0, 0.0], [0.0, -4.0]]
-[integrator]
-method = "bdf"
-t_end = 1.0
-"#;
+/// The integrator table of the [`common::oscillator`] runs.
+const OSCILLATOR: &str = "method = \"bdf\"\nt_end = 1.0";
 
 fn bdf(newton: &str, rtol: f64, t_end: f64) -> IntegratorSpec {
     IntegratorSpec {
@@ -56,7 +40,7 @@ fn stat(s: &RunSummary, name: &str) -> f64 {
 /// k ± 0.2.
 #[test]
 fn order_k_at_fixed_step() {
-    let file = load_model_str(OSCILLATOR, "oscillator").unwrap();
+    let file = load_model_str(&oscillator(OSCILLATOR), "oscillator").unwrap();
     let model = &file.model;
     let asm = Assembler::new(model);
     let sys = integrate::system(model, &asm);
@@ -329,7 +313,7 @@ fn tsda_full_newton_against_table_4_8() {
 /// orders outside 1..=5 and unknown iterations are refused.
 #[test]
 fn settings_errors() {
-    let file = load_model_str(OSCILLATOR, "oscillator").unwrap();
+    let file = load_model_str(&oscillator(OSCILLATOR), "oscillator").unwrap();
     let bad = |over: IntegratorSpec| file.integrator(&over).unwrap_err().to_string();
     let e = bad(IntegratorSpec {
         method: Some("dopri5".into()),

@@ -12,25 +12,8 @@ use flexmb::model::load_model_str;
 use flexmb::output::MemoryRecorder;
 use flexmb::run::RunSummary;
 
-/// A unit mass on a linear spring of stiffness 4 (omega = 2), x(0) = 1, at
-/// rest: x = cos 2t, v = -2 sin 2t.
-const OSCILLATOR: &str = r#"
-schema = 1
-dimension = 2
-[[node]]
-id = "mass"
-position = [1.0, 0.0]
-mass = 1.0
-[[load]]
-id = "spring"
-type = "linear_field"
-point = "mass"
-matrix = [[-4.0, 0.0], [0.0, -4.0]]
-[integrator]
-method = "rk4"
-dt = 0.1
-t_end = 1.0
-"#;
+/// The integrator table of the [`common::oscillator`] runs.
+const OSCILLATOR: &str = "method = \"rk4\"\ndt = 0.1\nt_end = 1.0";
 
 fn rk(method: &str, over: IntegratorSpec) -> IntegratorSpec {
     IntegratorSpec {
@@ -40,7 +23,10 @@ fn rk(method: &str, over: IntegratorSpec) -> IntegratorSpec {
 }
 
 fn oscillator(over: &IntegratorSpec) -> (RunSummary, MemoryRecorder) {
-    run_file(load_model_str(OSCILLATOR, "oscillator").unwrap(), over)
+    run_file(
+        load_model_str(&common::oscillator(OSCILLATOR), "oscillator").unwrap(),
+        over,
+    )
 }
 
 /// A nonlinear unconstrained problem: a unit mass on a spring (stiffness 10,

@@ -26,6 +26,29 @@ pub fn model_path(name: &str) -> String {
     format!("{}/models/{name}.toml", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A unit mass on a linear spring of stiffness 4 (omega = 2), x(0) = 1, at
+/// rest: x = cos 2t, v = -2 sin 2t; `integrator` is the body of its
+/// `[integrator]` table.
+pub fn oscillator(integrator: &str) -> String {
+    format!(
+        r#"
+schema = 1
+dimension = 2
+[[node]]
+id = "mass"
+position = [1.0, 0.0]
+mass = 1.0
+[[load]]
+id = "spring"
+type = "linear_field"
+point = "mass"
+matrix = [[-4.0, 0.0], [0.0, -4.0]]
+[integrator]
+{integrator}
+"#
+    )
+}
+
 /// Integrator overrides: scheme, option, dt, t_end.
 pub fn spec(scheme: &str, option: u8, dt: f64, t_end: f64) -> IntegratorSpec {
     IntegratorSpec {
