@@ -39,7 +39,7 @@ pub enum RunFileError {
     Output {
         /// Why.
         source: OutputError,
-        /// What the file holds now, read back from it ([`kept_in`]).
+        /// What the file holds now, read back from it.
         kept: String,
     },
 }

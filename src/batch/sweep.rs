@@ -71,13 +71,13 @@ pub struct Sweep {
 
 impl Sweep {
     /// Reads a sweep file and its base model; a sweep of more cases than its
-    /// soft limit (`max_cases`, default [`DEFAULT_MAX_CASES`]) is an error.
+    /// soft limit (`max_cases`, default 10,000) is an error.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Sweep, ModelError> {
         Sweep::from_file_with(path, false)
     }
 
     /// [`Sweep::from_file`]; `force` lifts the soft limit of the case count
-    /// (not [`HARD_MAX_CASES`]).
+    /// (not the hard limit of 1e7 cases).
     pub fn from_file_with(path: impl AsRef<Path>, force: bool) -> Result<Sweep, ModelError> {
         let path = path.as_ref();
         let file = path.display().to_string();

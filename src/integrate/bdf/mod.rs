@@ -1,7 +1,7 @@
 //! Variable-step, variable-order BDF (orders 1–5) in DASSL's
 //! fixed-leading-coefficient form (Brenan, Campbell & Petzold, ch. 5; the
 //! DDASTP/DDATRP routines of DASSL) on the stabilized index-2 GGL form of the
-//! equations of motion (seed 003 eq. 1.3, [`ggl`]), with the three nonlinear
+//! equations of motion (seed 003 eq. 1.3, module `ggl`), with the three nonlinear
 //! iterations of seed 003: full Newton on GGL, the coordinate-split CS
 //! iteration and the modified CM iteration ([`NewtonIteration`]).
 //!
