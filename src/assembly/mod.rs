@@ -11,9 +11,7 @@
 //! parallel gather sums the slab into the global arrays in a fixed order, so
 //! results do not depend on the number of threads.
 
-mod pattern;
-
-pub use pattern::Pattern;
+pub use crate::linalg::Pattern;
 
 use rayon::prelude::*;
 use sprs::{CsMat, TriMat};

@@ -8,8 +8,8 @@
 
 use sprs::CsMat;
 
+use super::Pattern;
 use super::SolveError;
-use crate::assembly::Pattern;
 
 /// Widest `kl + ku` for which the band path is chosen.
 pub const BAND_MAX: usize = 64;

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::market::{write_matrix, write_vector};
-use crate::assembly::Pattern;
+use super::Pattern;
 
 /// Which system to write and where.
 #[derive(Debug, Clone, PartialEq)]

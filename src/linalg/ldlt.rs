@@ -31,8 +31,8 @@ use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par, Side};
 
 use super::sparse::Ordering;
+use super::Pattern;
 use super::SolveError;
-use crate::assembly::Pattern;
 
 /// Normwise backward error at which the refinement stops.
 pub const REFINE_TOL: f64 = 1e-14;

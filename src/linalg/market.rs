@@ -4,7 +4,7 @@
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use crate::assembly::Pattern;
+use super::Pattern;
 
 /// Writes a sparse matrix in Matrix Market coordinate format (1-based,
 /// values with shortest round-trip digits).

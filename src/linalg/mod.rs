@@ -22,6 +22,7 @@ mod fixed;
 mod ldlt;
 mod market;
 mod metis;
+mod pattern;
 mod schur;
 mod sparse;
 
@@ -31,6 +32,7 @@ pub use diagnose::diagnose_singular;
 pub use fixed::FIXED_MAX;
 pub use ldlt::{structurally_symmetric, Refinement, SparseLdlt, MAX_REFINE, REFINE_TOL};
 pub use market::{read_matrix, read_vector, write_matrix, write_vector};
+pub use pattern::Pattern;
 pub use schur::{DiagonalSchur, MIN_PIVOT_RATIO};
 pub use sparse::{Ordering, OrderingCost, SparseLu};
 
@@ -40,8 +42,6 @@ use fixed::{fixed_lu, FixedLu};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::lu::partial_pivoting::{factor as dense_factor, solve as dense_solve};
 use faer::{Conj, MatMut, MatRef, Par};
-
-use crate::assembly::Pattern;
 
 /// Largest system solved with the dense LU.
 pub const DENSE_MAX: usize = 40;

@@ -25,7 +25,7 @@ use faer::linalg::cholesky::llt::factor::{
 use faer::linalg::cholesky::llt::solve::solve_in_place_with_conj;
 use faer::{Conj, MatMut, MatRef, Par};
 
-use crate::assembly::Pattern;
+use super::Pattern;
 
 /// Smallest accepted ratio of a Cholesky pivot `L_rr^2` to the diagonal
 /// entry `S_rr` it came from; below it the Schur complement has lost about

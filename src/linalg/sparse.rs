@@ -33,8 +33,8 @@ use faer::sparse::linalg::{amd, colamd, qr, LuError};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par};
 
+use super::Pattern;
 use super::SolveError;
-use crate::assembly::Pattern;
 
 /// A fill-reducing column ordering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
