@@ -257,7 +257,8 @@ impl Simulation {
             Err(e) => return self.fail_at_start(config, recorder, e, started),
         };
         let specs = sim.integrator().statistics();
-        recorder.begin(&self.run_info(
+        recorder.begin(&run_info(
+            &self.model,
             sim.integrator().name(),
             sim.integrator().parameters(),
             specs,
@@ -514,42 +515,14 @@ impl Simulation {
         Ok(summary)
     }
 
-    /// What a recorder is told at `begin` about a run of this model.
-    fn run_info(
-        &self,
-        integrator: String,
-        parameters: Vec<(String, AttrValue)>,
-        specs: &[StatSpec],
-        model_text: &str,
-    ) -> RunInfo {
-        RunInfo {
-            integrator,
-            parameters,
-            model_text: model_text.to_string(),
-            dof_names: self.model.dofs.names().to_vec(),
-            multiplier_names: self.model.multiplier_names(),
-            mesh: Mesh::from_model(&self.model),
-            probe_names: self.model.probes.iter().map(|p| p.name.clone()).collect(),
-            stat_names: specs.iter().map(|s| s.name.to_string()).collect(),
-        }
-    }
-
-    /// The estimated size of the output of a run of `config` recorded with
-    /// `output` ([`SizeEstimate`]), before anything is allocated for the
-    /// run: [`recorded_rows`] rows of this model's layout.
+    /// [`output_estimate`] of this simulation's model.
     pub fn output_estimate(
         &self,
         config: &IntegratorConfig,
         output: &OutputConfig,
         model_text: &str,
     ) -> SizeEstimate {
-        let info = self.run_info(
-            config.label(),
-            config.parameters(),
-            config.statistics(),
-            model_text,
-        );
-        SizeEstimate::new(output, &info, recorded_rows(config, output.interval))
+        output_estimate(&self.model, config, output, model_text)
     }
 
     /// What a run does at step 0, without running: builds the method,
@@ -637,19 +610,77 @@ impl Simulation {
     }
 }
 
+/// What a recorder is told at `begin` about a run of `model`.
+fn run_info(
+    model: &Model,
+    integrator: String,
+    parameters: Vec<(String, AttrValue)>,
+    specs: &[StatSpec],
+    model_text: &str,
+) -> RunInfo {
+    RunInfo {
+        integrator,
+        parameters,
+        model_text: model_text.to_string(),
+        dof_names: model.dofs.names().to_vec(),
+        multiplier_names: model.multiplier_names(),
+        mesh: Mesh::from_model(model),
+        probe_names: model.probes.iter().map(|p| p.name.clone()).collect(),
+        stat_names: specs.iter().map(|s| s.name.to_string()).collect(),
+    }
+}
+
+/// The estimated size of the output of a run of `model` with `config`
+/// recorded with `output` ([`SizeEstimate`]), computed from the model alone
+/// before anything is allocated for the run (no assembler): [`recorded_rows`]
+/// rows of the model's layout, an upper bound from `max_steps` for an
+/// adaptive method.
+pub fn output_estimate(
+    model: &Model,
+    config: &IntegratorConfig,
+    output: &OutputConfig,
+    model_text: &str,
+) -> SizeEstimate {
+    let info = run_info(
+        model,
+        config.label(),
+        config.parameters(),
+        config.statistics(),
+        model_text,
+    );
+    let max_steps = config
+        .nominal_steps()
+        .is_none()
+        .then(|| adaptive_max_steps(config));
+    SizeEstimate::new(
+        output,
+        &info,
+        recorded_rows(config, output.interval),
+        max_steps,
+    )
+}
+
+/// The step bound of an adaptive method: its `max_steps`.
+fn adaptive_max_steps(config: &IntegratorConfig) -> u64 {
+    match &config.method {
+        MethodConfig::RungeKutta(RkSettings {
+            step: RkStep::Adaptive { max_steps, .. },
+            ..
+        }) => *max_steps,
+        MethodConfig::Bdf(b) => b.max_steps,
+        _ => DEFAULT_MAX_STEPS,
+    }
+}
+
 /// The rows a run of `config` records at `interval` if it completes: the
 /// initial state, one row per `k` steps (exact for fixed steps) or per
 /// `dt_out` of time (no more than one per step; one more at most), and the
 /// last step. Fixed steps: `t_end / dt` steps; adaptive steps: at most their
 /// `max_steps`, so the count is an upper bound.
 pub fn recorded_rows(config: &IntegratorConfig, interval: OutputInterval) -> u64 {
-    let steps = config.nominal_steps().unwrap_or(match &config.method {
-        MethodConfig::RungeKutta(RkSettings {
-            step: RkStep::Adaptive { max_steps, .. },
-            ..
-        }) => *max_steps,
-        _ => DEFAULT_MAX_STEPS,
-    });
+    let steps = config
+        .nominal_steps()
+        .unwrap_or_else(|| adaptive_max_steps(config));
     let recorded = match interval {
         OutputInterval::Steps(k) => steps.div_ceil(k.max(1)),
         OutputInterval::Time(h) => {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use flexmb::batch::{merge_shards, run_batch, BatchOptions, CaseResult, Shard, Sweep};
+use flexmb::batch::{merge_shards, run_batch, BatchError, BatchOptions, CaseResult, Shard, Sweep};
 use flexmb::output::{
     path_component, read_hdf5, AttrValue, ConstraintNorms, Hdf5Reader, Hdf5Run, RunSource,
 };
@@ -222,6 +222,7 @@ fn options(out: &Path, jobs: usize) -> BatchOptions {
         shard: Shard::ALL,
         resume: false,
         stop: None,
+        force: false,
     }
 }
 
@@ -807,4 +808,51 @@ fn case_count_limits() {
         e.contains("1.000e9 cases, more than the limit of 1e7"),
         "{e}"
     );
+}
+
+/// A case whose estimated output exceeds its `[output] max_bytes` refuses
+/// the whole batch before any case runs (no file, no summary row), naming
+/// the case and the estimate; `force` lifts the limit.
+#[test]
+fn case_past_its_output_limit_refuses_the_batch_before_any_case_runs() {
+    let text = r#"
+base = "../slider_crank_flexible.toml"
+[set]
+integrator.dt = 1e-5
+integrator.t_end = 0.002
+[parameters]
+generator.elements = [2, 4]
+output.max_bytes = [1e9, 1e5]
+"#;
+    let sweep = parse(text);
+    let out = scratch("output_limit");
+    let e = run_batch(&sweep, &options(&out, 2), &|_| {}).expect_err("refused");
+    assert!(matches!(e, BatchError::CaseOutput { .. }), "{e}");
+    let m = e.to_string();
+    for word in [
+        "case elements-2_max_bytes-100000.0_",
+        "21 recorded rows",
+        "limit of 1.000e5 bytes",
+        "no case ran",
+    ] {
+        assert!(m.contains(word), "missing '{word}': {m}");
+    }
+    let h5: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.path()
+                .extension()
+                .is_some_and(|x| x == "h5" || x == "csv")
+        })
+        .filter(|e| !e.file_name().to_string_lossy().starts_with("summary"))
+        .collect();
+    assert!(h5.is_empty(), "case files written: {h5:?}");
+    let forced = BatchOptions {
+        force: true,
+        ..options(&out, 2)
+    };
+    let results = run_batch(&sweep, &forced, &|_| {}).unwrap();
+    assert_eq!(results.len(), 4);
+    assert!(results.iter().all(|r| r.failure.is_none()));
 }

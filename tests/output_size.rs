@@ -152,3 +152,31 @@ fn limit_and_free_space_refusals_name_the_estimate() {
     let m = e.check(&path, 1e10).unwrap_err().to_string();
     assert!(m.contains("1000000001 recorded rows"), "{m}");
 }
+
+/// An adaptive method's rows are an upper bound (its `max_steps`): the
+/// refusal says so and names the keys that bound it.
+#[test]
+fn adaptive_estimate_is_a_bound_named_in_the_refusal() {
+    let file = load(
+        "andrews",
+        &["integrator.method=\"dopri5\"", "integrator.max_steps=5000"],
+    );
+    let config = file.integrator(&IntegratorSpec::default()).unwrap();
+    let e = Simulation::new(file.model).output_estimate(&config, &file.output, &file.text);
+    assert_eq!(e.max_steps, Some(5000));
+    let m = e
+        .check(&scratch("never_written_adaptive.h5"), 1e5)
+        .unwrap_err()
+        .to_string();
+    for word in [
+        "up to max_steps = 5000 steps",
+        "[integrator] max_steps",
+        "dt_out",
+    ] {
+        assert!(m.contains(word), "missing '{word}': {m}");
+    }
+    let fixed = load("double_pendulum", &[]);
+    let config = fixed.integrator(&IntegratorSpec::default()).unwrap();
+    let e = Simulation::new(fixed.model).output_estimate(&config, &fixed.output, &fixed.text);
+    assert_eq!(e.max_steps, None);
+}

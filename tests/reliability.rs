@@ -496,6 +496,57 @@ fn full_disk_is_refused_before_and_reported_plainly_mid_run() {
     kept_file_matches_message(&keep.join("x.h5"), &t);
 }
 
+/// A batch whose cases each fit the free space but together do not is
+/// refused before any case runs (exit 2, no case file), naming the total and
+/// the free space; with --force the cases run until the disk is full.
+#[test]
+fn batch_outputs_together_past_the_free_space_are_refused() {
+    let dir = scratch("tmpfs_batch");
+    let keep = scratch("tmpfs_batch_kept");
+    // Four cases of about 3.3e5 bytes each on a 1 MiB file system.
+    let sweep = write(
+        "free_space_sweep.toml",
+        &format!(
+            "base = \"{}/models/slider_crank_flexible.toml\"\n\
+             [set]\nintegrator.dt = 1e-5\nintegrator.t_end = 0.002\n\
+             [parameters]\ngenerator.elements = [2, 4]\n\
+             integrator.scheme = [\"midpoint\", \"generalized-alpha(0.8)\"]\n",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    );
+    let args = [
+        "batch",
+        sweep.to_str().unwrap(),
+        "-q",
+        "--jobs",
+        "1",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let Some(o) = flexmb_on_tmpfs("1m", &dir, &keep, &args) else {
+        return;
+    };
+    let t = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    for word in [
+        "the 4 cases to run need an estimated",
+        "bytes free on the file system of",
+        "no case ran",
+    ] {
+        assert!(t.contains(word), "missing '{word}': {t}");
+    }
+    let cases: Vec<_> = std::fs::read_dir(&keep)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with("summary"))
+        .collect();
+    assert!(cases.is_empty(), "{cases:?}");
+}
+
 /// The file a failed write left: readable, with the rows and status the
 /// message names; `failed` with a plain reason where it could be closed.
 fn kept_file_matches_message(path: &Path, message: &str) {

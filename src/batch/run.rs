@@ -12,7 +12,8 @@ use super::summary::{summary_stem, write_summary, Row};
 use super::sweep::{Case, Sweep};
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
 use crate::model::{load_model_with_sets, ModelFile};
-use crate::run::{RunSummary, Simulation};
+use crate::output::{SizeError, SizeEstimate};
+use crate::run::{output_estimate, RunSummary, Simulation};
 
 /// How to run a sweep.
 #[derive(Debug, Clone)]
@@ -29,6 +30,10 @@ pub struct BatchOptions {
     /// Set (e.g. by a Ctrl-C handler) to start no further case: running
     /// cases finish, the summary lists the finished ones.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Run even when a case's estimated output exceeds its `[output]
+    /// max_bytes` or the cases' outputs together exceed the free space of
+    /// `out` (`flexmb batch --force`).
+    pub force: bool,
 }
 
 /// What one case did.
@@ -97,6 +102,32 @@ pub enum BatchError {
         /// Why.
         message: String,
     },
+    /// A case's output would be too large; no case ran.
+    #[error("case {case}: {source}; no case ran")]
+    CaseOutput {
+        /// The case id.
+        case: String,
+        /// The case's estimate against its limit or the free space.
+        source: SizeError,
+    },
+    /// The cases' outputs together would not fit; no case ran.
+    #[error(
+        "the {cases} cases to run need an estimated {bytes:.3e} bytes of output together \
+         (uncompressed), more than the {free:.3e} bytes free on the file system of {}; \
+         record fewer rows or fields ([output] every, dt_out, fields), run a shard at a time \
+         (--shard), or give --force; no case ran",
+        .dir.display()
+    )]
+    FreeSpace {
+        /// Cases that would run.
+        cases: usize,
+        /// Their estimated output together.
+        bytes: f64,
+        /// Bytes available to this user.
+        free: f64,
+        /// The output folder.
+        dir: PathBuf,
+    },
     /// The thread pool could not be started.
     #[error("cannot start {jobs} worker threads: {message}")]
     Pool {
@@ -114,6 +145,8 @@ struct Planned {
     config: IntegratorConfig,
     /// Estimated cost: DOFs x steps.
     cost: f64,
+    /// Its output's estimated size.
+    output: SizeEstimate,
 }
 
 /// A case after planning: ready to run, or already finished (its model did
@@ -160,11 +193,13 @@ fn plan(sweep: &Sweep, case: &Case, out: &Path, resume: bool) -> Plan {
     }
     // Adaptive methods' step counts are unknown before the run: a nominal 1000.
     let cost = file.model.n_dofs().max(1) as f64 * config.nominal_steps().unwrap_or(1000) as f64;
+    let output = output_estimate(&file.model, &config, &file.output, &file.text);
     Plan::Run(Box::new(Planned {
         case: case.clone(),
         file,
         config,
         cost,
+        output,
     }))
 }
 
@@ -255,6 +290,9 @@ pub fn run_batch(
         }
     }
     progress.write();
+    if !opts.force {
+        check_output_size(&queue, &opts.out)?;
+    }
     // Taken from the end: largest first; a stable sort keeps equal costs in
     // expansion order (reversed: popped from the end, lower index first).
     queue.reverse();
@@ -290,6 +328,31 @@ pub fn run_batch(
     let mut results: Vec<CaseResult> = progress.finished.into_iter().map(|(r, _)| r).collect();
     results.sort_by_key(|r| r.case.index);
     Ok(results)
+}
+
+/// Refuses the batch before any case runs when a case's estimated output
+/// exceeds its `[output] max_bytes` or the free space of `out`, or the
+/// cases' outputs together exceed that free space (`docs/batch.md`).
+fn check_output_size(queue: &[Planned], out: &Path) -> Result<(), BatchError> {
+    for p in queue {
+        let path = out.join(format!("{}.h5", p.case.id));
+        p.output
+            .check(&path, p.file.output.max_bytes)
+            .map_err(|source| BatchError::CaseOutput {
+                case: p.case.id.clone(),
+                source,
+            })?;
+    }
+    let bytes: f64 = queue.iter().map(|p| p.output.bytes).sum();
+    match fs4::available_space(out) {
+        Ok(free) if bytes > free as f64 => Err(BatchError::FreeSpace {
+            cases: queue.len(),
+            bytes,
+            free: free as f64,
+            dir: out.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Locks a mutex; a worker that panicked holding it left consistent data

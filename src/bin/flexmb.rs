@@ -11,7 +11,9 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flexmb::batch::{merge_shards, run_batch, summary_file_name, BatchOptions, Shard, Sweep};
+use flexmb::batch::{
+    merge_shards, run_batch, summary_file_name, BatchError, BatchOptions, Shard, Sweep,
+};
 use flexmb::integrate::{IntegratorSpec, OptionChoice, StepError};
 use flexmb::model::{load_model_with_sets, ModelFile};
 use flexmb::run::Simulation;
@@ -173,8 +175,9 @@ struct BatchArgs {
     /// Skip cases whose file holds a completed run of the same model text.
     #[arg(long)]
     resume: bool,
-    /// Lift the soft limit of the case count (the sweep file's `max_cases`,
-    /// default 10000; docs/batch.md).
+    /// Lift the soft limits: the case count (the sweep file's `max_cases`,
+    /// default 10000) and the output size (a case's `[output] max_bytes`,
+    /// the free space for all cases together); docs/batch.md.
     #[arg(long)]
     force: bool,
     /// No progress bar and no per-case lines.
@@ -789,6 +792,7 @@ fn batch(args: &BatchArgs) -> ExitCode {
         shard,
         resume: args.resume,
         stop: Some(Arc::clone(&stop)),
+        force: args.force,
     };
     let started = Instant::now();
     let results = match run_batch(&sweep, &opts, &on_finish) {
@@ -796,7 +800,11 @@ fn batch(args: &BatchArgs) -> ExitCode {
         Err(e) => {
             bar.abandon();
             eprintln!("error: {e}");
-            return ExitCode::from(EXIT_OUTPUT);
+            let refused = matches!(
+                e,
+                BatchError::CaseOutput { .. } | BatchError::FreeSpace { .. }
+            );
+            return ExitCode::from(if refused { EXIT_USAGE } else { EXIT_OUTPUT });
         }
     };
     let wall = started.elapsed().as_secs_f64();

@@ -28,6 +28,10 @@ pub struct SizeEstimate {
     pub rows: u64,
     /// Values of one recorded row in bytes, over every streamed dataset.
     pub row_bytes: f64,
+    /// `Some(max_steps)` when `rows` is an upper bound rather than a count:
+    /// an adaptive method's step count is known only after the run, and it
+    /// takes at most `max_steps` steps.
+    pub max_steps: Option<u64>,
     /// The HDF5 file and its XDMF side file, in bytes: every chunk the rows
     /// touch (chunks are written whole), the chunk index, the datasets
     /// written once, the model text and the file's metadata. Without
@@ -36,8 +40,14 @@ pub struct SizeEstimate {
 }
 
 impl SizeEstimate {
-    /// The size of a run of `info` recording `rows` rows with `config`.
-    pub fn new(config: &OutputConfig, info: &RunInfo, rows: u64) -> SizeEstimate {
+    /// The size of a run of `info` recording `rows` rows with `config`;
+    /// `max_steps` as in [`SizeEstimate::max_steps`].
+    pub fn new(
+        config: &OutputConfig,
+        info: &RunInfo,
+        rows: u64,
+        max_steps: Option<u64>,
+    ) -> SizeEstimate {
         // `plan_columns` fails only for a mesh naming columns beyond the
         // model's; such a run fails at `begin` before writing anything.
         let columns = plan_columns(Path::new(""), config, info).unwrap_or_default();
@@ -79,6 +89,7 @@ impl SizeEstimate {
         SizeEstimate {
             rows,
             row_bytes,
+            max_steps,
             bytes,
         }
     }
@@ -111,8 +122,15 @@ impl SizeEstimate {
     }
 
     fn describe(&self) -> String {
+        let bound = match self.max_steps {
+            Some(n) => format!(
+                "; at most: the adaptive method may take up to max_steps = {n} steps, \
+                 lower [integrator] max_steps or record by time ([output] dt_out)"
+            ),
+            None => String::new(),
+        };
         format!(
-            "an estimated {:.3e} bytes ({} recorded rows of {} bytes, uncompressed)",
+            "an estimated {:.3e} bytes ({} recorded rows of {} bytes, uncompressed{bound})",
             self.bytes, self.rows, self.row_bytes
         )
     }
