@@ -221,7 +221,7 @@ fn runge_kutta(c: &mut Criterion) {
                     *x = u[i] + 1e-6 * ((i % 7) as f64 - 3.0);
                     *y = v[i] + 1e-5 * ((i % 5) as f64 - 2.0);
                 }
-                projector.residuals(&sys, &u1, &v1, 0.0);
+                projector.prepare(&sys, &u1, &v1, 0.0);
                 projector
                     .stabilize(&sys, &mut u1, &mut v1, 0.0)
                     .expect("nonsingular")

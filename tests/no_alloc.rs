@@ -135,7 +135,8 @@ fn time_loop_does_not_allocate() {
     assert_eq!(allocations_in_steps(&top, &spec), 0, "heavy top");
 
     // The Runge–Kutta paths: adaptive DOPRI5 with PStab and dense output,
-    // Baumgarte, and fixed-step RK4 with PStab on configuration-dependent inertia.
+    // Baumgarte, and fixed-step RK4 and DOPRI5 with PStab (converged passes) on
+    // configuration-dependent inertia.
     let rk = |method: &str, stabilization: &str| IntegratorSpec {
         method: Some(method.into()),
         stabilization: Some(stabilization.into()),
@@ -159,6 +160,15 @@ fn time_loop_does_not_allocate() {
         allocations_in_steps(&top, &rk("rk4", "pstab")),
         0,
         "heavy top, rk4 + PStab"
+    );
+    let converged = IntegratorSpec {
+        pstab_passes: Some("converged".into()),
+        ..rk("dopri5", "pstab")
+    };
+    assert_eq!(
+        allocations_in_steps(&top, &converged),
+        0,
+        "heavy top, dopri5 + PStab with converged passes"
     );
     // The embedded projection method (Newton projection, configuration-dependent
     // inertia through the mass product) with RK4 and adaptive DOPRI5.

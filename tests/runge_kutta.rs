@@ -306,6 +306,17 @@ fn settings_errors_name_the_field() {
     bad(rk("rk45", IntegratorSpec::default()), "method");
     bad(
         rk(
+            "dopri5",
+            IntegratorSpec {
+                stabilization: Some("pstab".into()),
+                pstab_passes: Some("three".into()),
+                ..IntegratorSpec::default()
+            },
+        ),
+        "pstab_passes",
+    );
+    bad(
+        rk(
             "rk4",
             IntegratorSpec {
                 step_control: Some("adaptive".into()),

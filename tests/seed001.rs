@@ -592,12 +592,19 @@ fn row_drifts(sim: &Simulation, rec: &MemoryRecorder) -> (Vec<f64>, Vec<f64>) {
 /// of the seed's purely nonholonomic system. At rtol = 1e-3 (7 accepted
 /// steps over 1.5 s) it is 4.4e-9 (contact row; rolling rows 1.6e-9),
 /// above the 1e-12 asked for; it falls to 5e-10 at rtol 1e-4 and 1e-14 at
-/// rtol 1e-6.
+/// rtol 1e-6. `pstab_passes = "converged"` repeats the S-both pass with the
+/// same factorization while the residual falls and brings it to round-off.
 /// Asserted:
 ///
-/// * PStab: position drift <= 1e-12 at both tolerances; velocity drift
-///   <= 1e-12 at rtol 1e-6, and <= 1e-8 at rtol 1e-3 (weakened, see above);
-/// * Baumgarte's drifts at least 1000 times PStab's at both levels;
+/// * PStab (the seed's two passes): position drift <= 1e-12 at both
+///   tolerances; velocity drift <= 1e-12 at rtol 1e-6, and <= 1e-8 at
+///   rtol 1e-3 (the remainder above);
+/// * PStab with converged passes: position and velocity drift <= 1e-12 at
+///   both tolerances, on the steps and on every recorded row, with more
+///   passes than the seed's two per stabilized step at rtol 1e-3 (the
+///   `npass` counter);
+/// * Baumgarte's drifts at least 1000 times PStab's (both variants) at both
+///   levels;
 /// * rolling does no work: the largest relative energy change of the PStab
 ///   runs is at most rtol.
 ///
@@ -659,6 +666,47 @@ fn rolling_disk_post_stabilization() {
             p.max_rel_energy_change <= rtol,
             "rtol {rtol}: energy changes by {:.2e}",
             p.max_rel_energy_change
+        );
+        assert_eq!(stat(&p, "npass"), 2.0 * stat(&p, "nstab"));
+        // Converged passes: the drift at round-off.
+        let converged = IntegratorSpec {
+            pstab_passes: Some("converged".into()),
+            ..over(Control::PStab)
+        };
+        let (c, sim, rec) = run_recorded(load("rolling_disk", &[]), &converged);
+        let (pos_rows, vel_rows) = row_drifts(&sim, &rec);
+        let rows = pos_rows
+            .iter()
+            .chain(&vel_rows)
+            .fold(0.0_f64, |m, x| m.max(*x));
+        let (cp, cv) = drifts(&c);
+        println!(
+            "  PStab, converged passes: NFCN {} NSTEP {} NSTAB {} passes {}, drift {cp:.2e} / {cv:.2e} \
+             (largest recorded row {rows:.2e}), max relative energy change {:.2e}",
+            stat(&c, "nfcn"),
+            stat(&c, "nstep"),
+            stat(&c, "nstab"),
+            stat(&c, "npass"),
+            c.max_rel_energy_change
+        );
+        assert!(
+            cp <= 1e-12 && cv <= 1e-12 && rows <= 1e-12,
+            "rtol {rtol}: converged PStab drifts {cp:.2e} / {cv:.2e}, recorded rows {rows:.2e}"
+        );
+        if rtol == 1e-3 {
+            assert!(
+                stat(&c, "npass") > 2.0 * stat(&c, "nstab"),
+                "rtol {rtol}: no extra pass"
+            );
+        }
+        assert!(
+            bp >= 1e3 * cp && bv >= 1e3 * cv,
+            "rtol {rtol}: Baumgarte drifts {bp:.2e}, {bv:.2e} vs converged PStab {cp:.2e}, {cv:.2e}"
+        );
+        assert!(
+            c.max_rel_energy_change <= rtol,
+            "rtol {rtol}: converged PStab: energy changes by {:.2e}",
+            c.max_rel_energy_change
         );
     }
 }

@@ -922,6 +922,24 @@ impl Assembler {
         mass: bool,
         sys: &mut SaddleSystem,
     ) {
+        self.fill_projection_with_residuals(model, u, t, mass, sys, None);
+    }
+
+    /// [`Assembler::fill_projection`] that, with `residuals = Some((v, phi,
+    /// rate))`, also writes `Phi(u, t)` into `phi` and `B(u, t) v + Phi_t(u, t)`
+    /// into `rate` (as [`Assembler::constraint_values`] and
+    /// [`Assembler::constraint_rates`] do) from the same Jacobian blocks:
+    /// PStab's drift test and its matrix at the unstabilized point
+    /// (seed 001 Algorithm 3.3, steps 2–3) with one Jacobian evaluation.
+    pub fn fill_projection_with_residuals(
+        &self,
+        model: &Model,
+        u: &[f64],
+        t: f64,
+        mass: bool,
+        sys: &mut SaddleSystem,
+        residuals: Option<(&[f64], &mut [f64], &mut [f64])>,
+    ) {
         sys.residual.fill(0.0);
         sys.values.fill(0.0);
         if mass {
@@ -944,6 +962,8 @@ impl Assembler {
             }
         }
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
+        let mut vl = [0.0; MAX_LOCAL_DOFS];
+        let mut residuals = residuals;
         for (blk, s) in model.joints.iter().zip(&self.joints) {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
@@ -951,6 +971,15 @@ impl Assembler {
                 let blk_slots = i * rows * k..(i + 1) * rows * k;
                 scatter_set(&mut sys.values, &s.b[blk_slots.clone()], &bl[..rows * k]);
                 scatter_set(&mut sys.values, &s.c[blk_slots], &bl[..rows * k]);
+                if let Some((v, phi, rate)) = residuals.as_mut() {
+                    let r0 = s.row0 + i * rows;
+                    blk.phi(i, u, t, &mut phi[r0..r0 + rows]);
+                    blk.phi_t(i, u, t, &mut rate[r0..r0 + rows]);
+                    gather(v, blk.dofs(i), &mut vl[..k]);
+                    for r in 0..rows {
+                        rate[r0 + r] += (0..k).map(|p| bl[r * k + p] * vl[p]).sum::<f64>();
+                    }
+                }
             }
         }
     }

@@ -274,6 +274,11 @@ struct IntegratorArgs {
     /// Projection metric of PStab: mass (W = M, eq. 3.68) or identity (W = I, eq. 3.69).
     #[arg(long)]
     projection: Option<String>,
+    /// PStab's S-both passes per stabilization: two (the seed's S-both2,
+    /// default) or converged (more with the same factorization while the
+    /// drift falls: drift at round-off).
+    #[arg(long, value_name = "two|converged")]
+    pstab_passes: Option<String>,
     /// Largest step of an adaptive method.
     #[arg(long)]
     max_step: Option<f64>,
@@ -362,6 +367,7 @@ impl IntegratorArgs {
             atol: self.atol,
             datol: self.datol,
             projection: self.projection.clone(),
+            pstab_passes: self.pstab_passes.clone(),
             max_step: self.max_step,
             max_steps: self.max_steps,
             tableau: self.tableau.clone(),

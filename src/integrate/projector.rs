@@ -32,6 +32,33 @@ impl Metric {
     }
 }
 
+/// How many S-both passes PStab makes with its one factorization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passes {
+    /// Two (S-both2, seed 001 eq. 3.68 / Algorithm 3.3): the seed's PStab,
+    /// which leaves a remainder of second order in the drift.
+    Two,
+    /// Two, then more with the same factorization while the larger of the
+    /// position and velocity residuals keeps falling (at most
+    /// [`MAX_EXTRA_PASSES`] more; a pass that made it larger is undone):
+    /// the drift at round-off at the price of a residual evaluation and a
+    /// solve per pass.
+    Converged,
+}
+
+/// Most passes [`Passes::Converged`] adds to the seed's two.
+pub const MAX_EXTRA_PASSES: u32 = 10;
+
+impl Passes {
+    /// The name in the model file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Passes::Two => "two",
+            Passes::Converged => "converged",
+        }
+    }
+}
+
 /// Drifts of a state: max-norms of the position and velocity constraints.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Drift {
@@ -51,11 +78,19 @@ impl Drift {
 /// Projections with one factorization per step.
 pub struct Projector {
     metric: Metric,
+    passes: Passes,
     sys: SaddleSystem,
     solver: SaddlePointSolver,
     phi: Vec<f64>,
     rate: Vec<f64>,
+    /// Right-hand sides of the position and velocity corrections.
     rhs: Vec<f64>,
+    rhs_v: Vec<f64>,
+    /// (u, v) before an extra pass of [`Passes::Converged`].
+    saved_u: Vec<f64>,
+    saved_v: Vec<f64>,
+    /// `sys` holds the matrix at the point of the last [`Projector::prepare`].
+    prepared: bool,
     factored_at: f64,
 }
 
@@ -70,11 +105,16 @@ impl Projector {
         let solver = crate::integrate::mass_system_solver(sys, solver)?;
         Ok(Projector {
             metric,
+            passes: Passes::Two,
             sys: sys.asm.new_system(),
             solver,
             phi: vec![0.0; m],
             rate: vec![0.0; m],
             rhs: vec![0.0; n + m],
+            rhs_v: vec![0.0; n + m],
+            saved_u: vec![0.0; n],
+            saved_v: vec![0.0; n],
+            prepared: false,
             factored_at: f64::NAN,
         })
     }
@@ -82,6 +122,31 @@ impl Projector {
     /// The metric.
     pub fn metric(&self) -> Metric {
         self.metric
+    }
+
+    /// Sets the passes of [`Projector::stabilize`] (default [`Passes::Two`]).
+    pub fn set_passes(&mut self, passes: Passes) {
+        self.passes = passes;
+    }
+
+    /// Evaluates the constraint residuals at the unstabilized (u~, v~, t)
+    /// and fills the projection matrix there, from one Jacobian evaluation
+    /// (Algorithm 3.3, steps 2–3); returns the drift. A
+    /// [`Projector::stabilize`] at the same point follows, or none.
+    pub fn prepare(&mut self, sys: &System<'_>, u: &[f64], v: &[f64], t: f64) -> Drift {
+        sys.asm.fill_projection_with_residuals(
+            sys.model,
+            u,
+            t,
+            self.metric == Metric::Mass,
+            &mut self.sys,
+            Some((v, &mut self.phi, &mut self.rate)),
+        );
+        self.prepared = true;
+        Drift {
+            position: max_abs(&self.phi),
+            velocity: max_abs(&self.rate),
+        }
     }
 
     /// Evaluates the constraint residuals at (u, v, t) and returns their drift.
@@ -98,6 +163,12 @@ impl Projector {
     pub fn factor(&mut self, sys: &System<'_>, u: &[f64], t: f64) -> Result<(), StepError> {
         sys.asm
             .fill_projection(sys.model, u, t, self.metric == Metric::Mass, &mut self.sys);
+        self.factor_filled(sys, u, t)
+    }
+
+    /// Factors the matrix in `sys` (filled at (u, t)).
+    fn factor_filled(&mut self, sys: &System<'_>, u: &[f64], t: f64) -> Result<(), StepError> {
+        self.prepared = false;
         self.solver
             .factor(&self.sys.values)
             .map_err(|e| StepError::Singular {
@@ -133,39 +204,69 @@ impl Projector {
         Ok(())
     }
 
-    /// One S-both pass (seed 001 eq. 3.66): both residuals at the (u, v)
-    /// given (already evaluated when `evaluated`), then both corrections
-    /// together, with the last factorization.
-    fn both_pass(
-        &mut self,
-        sys: &System<'_>,
-        u: &mut [f64],
-        v: &mut [f64],
-        t: f64,
-        evaluated: bool,
-    ) -> Result<(), StepError> {
-        if !evaluated {
-            self.residuals(sys, u, v, t);
+    /// Subtracts from (u, v) the corrections of both residuals of the last
+    /// [`Projector::residuals`] (or [`Projector::prepare`]) with the last
+    /// factorization: one S-both pass (seed 001 eq. 3.66), both solves at once.
+    fn correct_both(&mut self, u: &mut [f64], v: &mut [f64]) -> Result<(), StepError> {
+        let n = u.len();
+        self.rhs[..n].fill(0.0);
+        self.rhs[n..].copy_from_slice(&self.phi);
+        self.rhs_v[..n].fill(0.0);
+        self.rhs_v[n..].copy_from_slice(&self.rate);
+        self.solver
+            .solve_pair(&mut self.rhs, &mut self.rhs_v)
+            .map_err(|e| StepError::Singular {
+                step: 0,
+                time: self.factored_at,
+                diagnosis: format!("{e} in a projection solve"),
+            })?;
+        for (xi, d) in u.iter_mut().zip(&self.rhs[..n]) {
+            *xi -= d;
         }
-        self.correct(true, u)?;
-        self.correct(false, v)
+        for (xi, d) in v.iter_mut().zip(&self.rhs_v[..n]) {
+            *xi -= d;
+        }
+        Ok(())
     }
 
     /// Post-stabilization PStab (S-both2, seed 001 eq. 3.68 / Algorithm 3.3 /
-    /// eq. 4.15): the matrix is factored once at the unstabilized (u~, v~)
-    /// and two S-both passes follow. The residuals at (u~, v~) are those of
-    /// the last [`Projector::residuals`] (the drift test that decided to
-    /// stabilize).
+    /// eq. 4.15) of the (u~, v~) of the last [`Projector::prepare`]: the
+    /// matrix filled there is factored and two S-both passes follow, the
+    /// first with the residuals at (u~, v~), the second with those at the
+    /// corrected point; with [`Passes::Converged`] more passes while the
+    /// residual falls. Returns the passes made.
     pub fn stabilize(
         &mut self,
         sys: &System<'_>,
         u: &mut [f64],
         v: &mut [f64],
         t: f64,
-    ) -> Result<(), StepError> {
-        self.factor(sys, u, t)?;
-        self.both_pass(sys, u, v, t, true)?;
-        self.both_pass(sys, u, v, t, false)
+    ) -> Result<u32, StepError> {
+        if !self.prepared {
+            self.prepare(sys, u, v, t);
+        }
+        self.factor_filled(sys, u, t)?;
+        self.correct_both(u, v)?;
+        let mut previous = self.residuals(sys, u, v, t).max();
+        self.correct_both(u, v)?;
+        let mut passes = 2;
+        if self.passes == Passes::Converged {
+            let mut r = self.residuals(sys, u, v, t).max();
+            while r > 0.0 && r < previous && passes < 2 + MAX_EXTRA_PASSES {
+                self.saved_u.copy_from_slice(u);
+                self.saved_v.copy_from_slice(v);
+                self.correct_both(u, v)?;
+                passes += 1;
+                previous = r;
+                r = self.residuals(sys, u, v, t).max();
+                if r > previous {
+                    u.copy_from_slice(&self.saved_u);
+                    v.copy_from_slice(&self.saved_v);
+                    break;
+                }
+            }
+        }
+        Ok(passes)
     }
 
     /// Projects the velocities onto the tangent space at u (one linear

@@ -12,7 +12,7 @@ use super::gssss::OneStepIntegrator;
 use super::gssss::{preset, ConstraintOption, Family, Gssss, JacobianKind, SolveForm, Variant};
 use super::initial::Initialize;
 use super::newton::{NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFAULT_RTOL};
-use super::projector::Metric;
+use super::projector::{Metric, Passes};
 use super::rk::{RungeKutta, Tableau};
 use super::{Integrator, StepError, System};
 use crate::output::AttrValue;
@@ -109,6 +109,8 @@ pub struct IntegratorSpec {
     pub datol: Option<f64>,
     /// Metric of the projections: `mass` (W = M) or `identity` (W = I).
     pub projection: Option<String>,
+    /// PStab's passes: `two` (the seed's S-both2) or `converged`.
+    pub pstab_passes: Option<String>,
     /// Largest step of an adaptive method.
     pub max_step: Option<f64>,
     /// Most steps (accepted and rejected) an adaptive method may take in a
@@ -278,6 +280,8 @@ pub enum Stabilization {
         datol: f64,
         /// The projections' metric.
         metric: Metric,
+        /// The S-both passes per stabilization.
+        passes: Passes,
     },
 }
 
@@ -353,6 +357,7 @@ impl IntegratorSpec {
             atol,
             datol,
             projection,
+            pstab_passes,
             max_step,
             max_steps,
             tableau,
@@ -649,7 +654,23 @@ impl IntegratorSpec {
                 if !(datol >= 0.0 && datol.is_finite()) {
                     return Err(bad("datol", format!("`datol` must be >= 0, got {datol}")));
                 }
-                Stabilization::PStab { datol, metric }
+                let passes = match self.pstab_passes.as_deref().unwrap_or("two") {
+                    "two" => Passes::Two,
+                    "converged" => Passes::Converged,
+                    other => {
+                        return Err(bad(
+                            "pstab_passes",
+                            format!(
+                                "`pstab_passes` must be \"two\" or \"converged\", got \"{other}\""
+                            ),
+                        ))
+                    }
+                };
+                Stabilization::PStab {
+                    datol,
+                    metric,
+                    passes,
+                }
             }
             other => {
                 return Err(bad(
@@ -1048,8 +1069,16 @@ impl RkSettings {
         let stab = match self.stabilization {
             Stabilization::None => "no stabilization".to_string(),
             Stabilization::Baumgarte([g1, g2]) => format!("Baumgarte B({g1}, {g2})"),
-            Stabilization::PStab { datol, metric } => {
-                format!("PStab (datol {datol:e}, {} metric)", metric.name())
+            Stabilization::PStab {
+                datol,
+                metric,
+                passes,
+            } => {
+                format!(
+                    "PStab (datol {datol:e}, {} metric, {} passes)",
+                    metric.name(),
+                    passes.name()
+                )
             }
         };
         match self.formulation {
@@ -1101,10 +1130,15 @@ impl RkSettings {
                 p.push(("baumgarte_g1".into(), AttrValue::F64(g1)));
                 p.push(("baumgarte_g2".into(), AttrValue::F64(g2)));
             }
-            Stabilization::PStab { datol, metric } => {
+            Stabilization::PStab {
+                datol,
+                metric,
+                passes,
+            } => {
                 p.push(("stabilization".into(), AttrValue::Str("pstab".into())));
                 p.push(("datol".into(), AttrValue::F64(datol)));
                 p.push(("projection".into(), AttrValue::Str(metric.name().into())));
+                p.push(("pstab_passes".into(), AttrValue::Str(passes.name().into())));
             }
         }
         p
@@ -1464,6 +1498,7 @@ impl IntegratorConfig {
                 stabilization: Stabilization::PStab {
                     datol: 0.0,
                     metric: Metric::Mass,
+                    passes: Passes::Two,
                 },
             }),
             dt,

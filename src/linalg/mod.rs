@@ -445,6 +445,24 @@ impl SaddlePointSolver {
         Ok(())
     }
 
+    /// Solves `A x = a` and `A y = b` in place with the last factorization
+    /// (the Schur-complement path solves both columns at once; the other
+    /// backends one after the other).
+    pub fn solve_pair(&mut self, a: &mut [f64], b: &mut [f64]) -> Result<(), SolveError> {
+        if self.factored && self.capture.is_none() {
+            if let (true, Some(schur)) = (self.schur_active, &mut self.schur) {
+                schur.solve_pair(a, b);
+                return if a.iter().chain(b.iter()).all(|v| v.is_finite()) {
+                    Ok(())
+                } else {
+                    Err(SolveError::NonFinite)
+                };
+            }
+        }
+        self.solve(a)?;
+        self.solve(b)
+    }
+
     /// Solves `A x = rhs` in place with the last factorization.
     pub fn solve(&mut self, rhs: &mut [f64]) -> Result<(), SolveError> {
         assert!(

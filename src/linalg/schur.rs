@@ -55,7 +55,8 @@ pub struct DiagonalSchur {
     b_val: Vec<f64>,
     /// Column-major `m x m`: S, then its Cholesky factor in the lower triangle.
     s: Vec<f64>,
-    /// Workspace of `m`: the diagonal of S, then the multipliers.
+    /// Workspace of `2 m`: the diagonal of S, then the multipliers of up
+    /// to two right-hand sides.
     t: Vec<f64>,
     mem: MemBuffer,
 }
@@ -109,7 +110,7 @@ impl DiagonalSchur {
             w_inv: vec![0.0; n],
             b_val: vec![0.0; nb],
             s: vec![0.0; m * m],
-            t: vec![0.0; m],
+            t: vec![0.0; 2 * m],
             mem: MemBuffer::new(cholesky_in_place_scratch::<f64>(
                 m,
                 Par::Seq,
@@ -152,7 +153,7 @@ impl DiagonalSchur {
                 }
             }
         }
-        for (r, t) in self.t.iter_mut().enumerate() {
+        for (r, t) in self.t[..m].iter_mut().enumerate() {
             *t = self.s[r + r * m];
         }
         let a = MatMut::from_column_major_slice_mut(&mut self.s, m, m);
@@ -176,16 +177,34 @@ impl DiagonalSchur {
 
     /// Solves in place with the last factorization (which returned `true`).
     pub fn solve(&mut self, rhs: &mut [f64]) {
-        let (n, m) = (self.n, self.m);
-        let (r1, r2) = rhs.split_at_mut(n);
-        // t = B W^-1 r1 - r2
-        for (t, r) in self.t.iter_mut().zip(r2.iter()) {
-            *t = -r;
-        }
-        for (i, (r, w)) in r1.iter().zip(&self.w_inv).enumerate() {
-            let y = r * w;
-            for k in self.b_col_ptr[i]..self.b_col_ptr[i + 1] {
-                self.t[self.b_row[k]] += self.b_val[k] * y;
+        self.solve_columns(&mut [rhs]);
+    }
+
+    /// Solves two right-hand sides in place with the last factorization:
+    /// the same result as two [`DiagonalSchur::solve`]s, with one
+    /// triangular solve of two columns.
+    pub fn solve_pair(&mut self, a: &mut [f64], b: &mut [f64]) {
+        self.solve_columns(&mut [a, b]);
+    }
+
+    /// Solves one or two columns in place.
+    fn solve_columns(&mut self, cols: &mut [&mut [f64]]) {
+        let (n, m, k) = (self.n, self.m, cols.len());
+        let t = &mut self.t[..m * k];
+        // t = B W^-1 r1 - r2, column by column
+        for (col, tc) in cols.iter().zip(t.chunks_mut(m)) {
+            let (r1, r2) = col.split_at(n);
+            for (t, r) in tc.iter_mut().zip(r2) {
+                *t = -r;
+            }
+            for (i, (r, w)) in r1.iter().zip(&self.w_inv).enumerate() {
+                if *r == 0.0 {
+                    continue;
+                }
+                let y = r * w;
+                for q in self.b_col_ptr[i]..self.b_col_ptr[i + 1] {
+                    tc[self.b_row[q]] += self.b_val[q] * y;
+                }
             }
         }
         let l = MatRef::from_column_major_slice(&self.s, m, m);
@@ -193,17 +212,20 @@ impl DiagonalSchur {
         solve_in_place_with_conj(
             l,
             Conj::No,
-            MatMut::from_column_major_slice_mut(&mut self.t, m, 1),
+            MatMut::from_column_major_slice_mut(t, m, k),
             Par::Seq,
             stack,
         );
         // x = W^-1 (r1 - B^T lambda)
-        for (i, (x, w)) in r1.iter_mut().zip(&self.w_inv).enumerate() {
-            for k in self.b_col_ptr[i]..self.b_col_ptr[i + 1] {
-                *x -= self.b_val[k] * self.t[self.b_row[k]];
+        for (col, tc) in cols.iter_mut().zip(self.t.chunks(m)) {
+            let (r1, r2) = col.split_at_mut(n);
+            for (i, (x, w)) in r1.iter_mut().zip(&self.w_inv).enumerate() {
+                for q in self.b_col_ptr[i]..self.b_col_ptr[i + 1] {
+                    *x -= self.b_val[q] * tc[self.b_row[q]];
+                }
+                *x *= w;
             }
-            *x *= w;
+            r2.copy_from_slice(tc);
         }
-        r2.copy_from_slice(&self.t);
     }
 }

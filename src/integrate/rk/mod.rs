@@ -34,7 +34,7 @@ use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, Syste
 use crate::output::AttrValue;
 
 /// Statistics of a Runge–Kutta step (indices into [`StepReport::stats`]).
-pub(crate) const STATS: [StatSpec; 8] = [
+pub(crate) const STATS: [StatSpec; 9] = [
     StatSpec::count("nfcn"),
     StatSpec::count("nstep"),
     StatSpec::count("naccept"),
@@ -43,6 +43,7 @@ pub(crate) const STATS: [StatSpec; 8] = [
     StatSpec::max("drift_position"),
     StatSpec::max("drift_velocity"),
     StatSpec::sum("stab_seconds"),
+    StatSpec::count("npass"),
 ];
 const NFCN: usize = 0;
 const NSTEP: usize = 1;
@@ -52,6 +53,7 @@ const NSTAB: usize = 4;
 const DRIFT_U: usize = 5;
 const DRIFT_V: usize = 6;
 const STAB_SECONDS: usize = 7;
+const NPASS: usize = 8;
 
 /// DOPRI5's controller constants.
 const SAFE: f64 = 0.9;
@@ -182,8 +184,14 @@ impl RungeKutta {
         let (baumgarte, projector, datol) = match settings.stabilization {
             Stabilization::None => (None, None, 0.0),
             Stabilization::Baumgarte(g) => (Some(g), None, 0.0),
-            Stabilization::PStab { datol, metric } => {
-                (None, Some(Projector::new(sys, metric, solver)?), datol)
+            Stabilization::PStab {
+                datol,
+                metric,
+                passes,
+            } => {
+                let mut p = Projector::new(sys, metric, solver)?;
+                p.set_passes(passes);
+                (None, Some(p), datol)
             }
         };
         let z = |k: usize| vec![0.0; k];
@@ -344,11 +352,11 @@ impl RungeKutta {
             let clock = Instant::now();
             let d = {
                 let (u, v) = ws.ynew.split_at(n);
-                p.residuals(sys, u, v, t1)
+                p.prepare(sys, u, v, t1)
             };
             if self.datol == 0.0 || d.max() > self.datol {
                 let (u, v) = ws.ynew.split_at_mut(n);
-                p.stabilize(sys, u, v, t1)?;
+                stats[NPASS] += f64::from(p.stabilize(sys, u, v, t1)?);
                 stats[NSTAB] += 1.0;
             }
             stats[STAB_SECONDS] += clock.elapsed().as_secs_f64();
@@ -610,7 +618,7 @@ impl Integrator for RungeKutta {
         if let Some(p) = self.projector.as_mut() {
             let n = self.n;
             let (u, v) = ws.ytmp.split_at_mut(n);
-            p.residuals(sys, u, v, t);
+            p.prepare(sys, u, v, t);
             p.stabilize(sys, u, v, t)
                 .map_err(|e| at_step(e, out.step, t))?;
         }
