@@ -73,10 +73,11 @@ impl BlockPattern {
                 let (bi, bj) = (b / k, b % k);
                 let mut out = vec![NONE; base.nnz()];
                 for c in 0..nb {
-                    for s in base.col_ptr[c]..base.col_ptr[c + 1] {
-                        let row = base.row_idx[s];
+                    let col = base.col_ptr[c]..base.col_ptr[c + 1];
+                    let entries = out[col.clone()].iter_mut().zip(&base.row_idx[col.clone()]);
+                    for (s, (o, &row)) in col.zip(entries) {
                         if holds(r, row, c, s) {
-                            out[s] = pattern.slot(row + bi * nb, c + bj * nb);
+                            *o = pattern.slot(row + bi * nb, c + bj * nb);
                         }
                     }
                 }
