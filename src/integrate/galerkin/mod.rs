@@ -74,7 +74,7 @@ use crate::output::AttrValue;
 use super::initial::consistent_initial;
 use super::newton::{weighted_rms, RoundOff, ScaledTest, Verdict, DIVERGENT_GROWTHS};
 use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
-use blocks::{add_scaled, clear, BlockPattern};
+use blocks::{add_scaled, add_slots, clear, BlockPattern, ALL, COLUMN, MASS, ROWS, STIFF};
 
 /// Statistics of a TDG step: Newton iterations, residual evaluations,
 /// Newton-matrix evaluations (each is factored).
@@ -126,6 +126,33 @@ pub struct TdgSettings {
     /// Newton iteration limit per step.
     pub max_iter: u32,
 }
+
+/// The regions of the TDG blocks (rows [Ra; Rf], [3Rb; Re]; columns
+/// (q1, lg), (qj, lj)): the module doc's 2 x 2 matrix.
+const TDG_REGIONS: [u8; 4] = [ALL, STIFF, STIFF | COLUMN, ALL];
+
+/// The regions of the alpha–kappa blocks: TDG's in the first two block rows
+/// and columns, the mass couplings `M/h`, `3M/h` with the velocities, and
+/// the rows 2Rc, 6Rd (mass, curvature, `B^T` of eta) with the velocity rows
+/// (`(B v)_q`, B) of eq. 66.
+const AK_REGIONS: [u8; 16] = [
+    ALL,
+    STIFF,
+    MASS,
+    0,
+    STIFF | COLUMN,
+    ALL,
+    0,
+    MASS,
+    STIFF | ROWS,
+    STIFF,
+    MASS | COLUMN | ROWS,
+    MASS | COLUMN,
+    STIFF,
+    STIFF | ROWS,
+    MASS | COLUMN,
+    MASS | COLUMN | ROWS,
+];
 
 /// The midpoint weights: `eom_force` returns the discrete gradient.
 const MIDPOINT: LevelWeights = LevelWeights {
@@ -265,12 +292,21 @@ impl Tdg {
         let n = sys.asm.n_dofs();
         let m = sys.asm.n_constraints();
         let nb = n + m;
-        let pattern = BlockPattern::full(sys.asm.pattern(), k);
-        let solver =
-            SaddlePointSolver::new(&pattern.pattern, choice.force_sparse).map_err(|e| {
-                StepError::Setup {
-                    reason: e.to_string(),
-                }
+        let base = sys.asm.pattern();
+        let mass: Vec<usize> = sys
+            .asm
+            .mass_matrix()
+            .iter()
+            .map(|(_, (r, c))| base.slot(r, c))
+            .collect();
+        let regions: &[u8] = match k {
+            2 => &TDG_REGIONS,
+            _ => &AK_REGIONS,
+        };
+        let pattern = BlockPattern::new(base, n, &mass, k, regions);
+        let solver = SaddlePointSolver::preferring_band(&pattern.pattern, choice.force_sparse)
+            .map_err(|e| StepError::Setup {
+                reason: e.to_string(),
             })?;
         let z = |len: usize| vec![0.0; len];
         Ok(Tdg {
@@ -787,9 +823,14 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
             6.0 * (qj[i] - ws.qn[i]) / h + kap * (v1[i] - alpha * vj[i] - (1.0 - alpha) * ws.vn[i]);
     }
     asm.mass_mul_add(&ws.w, &mut res[3 * nb..3 * nb + n]);
+    // The slots of the coordinate columns (S, B) and of the multiplier columns (C).
+    let c0 = asm.pattern().col_ptr[n];
+    let nnz = asm.pattern().nnz();
     for (q, eta, t, sign_d, col) in [(q1, eta1, t1, 1.0, 2), (qj, etaj, t_n, -1.0, 3)] {
         let em = MultiplierMix::of(eta);
-        // B^T eta into 2Rc (-kappa) and 6Rd (+-kappa), its column.
+        // B^T eta into 2Rc (-kappa) and 6Rd (+-kappa), its column B^T into
+        // the eta column and its curvature C(q; eta) into the q column: one
+        // pass, split by region.
         clear(tmp);
         asm.add_joint_terms(
             model,
@@ -799,15 +840,15 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
                 discrete_from: None,
                 force: Some((1.0, em)),
                 column: 1.0,
-                curvature: None,
+                curvature: Some((1.0, em)),
             },
             tmp,
         );
         add_scaled(
             tmp,
             Some((&mut res[2 * nb..2 * nb + n], -kap)),
-            blocks,
-            &[(blk(2, col), -kap), (blk(3, col), sign_d * kap)],
+            &mut [],
+            &[],
         );
         add_scaled(
             tmp,
@@ -815,23 +856,15 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
             &mut [],
             &[],
         );
-        // Its curvature C(q; eta).
-        clear(tmp);
-        asm.add_joint_terms(
-            model,
-            &JointTerms {
-                u: q,
-                t,
-                discrete_from: None,
-                force: None,
-                column: 0.0,
-                curvature: Some((1.0, em)),
-            },
+        add_slots(
             tmp,
+            c0..nnz,
+            blocks,
+            &[(blk(2, col), -kap), (blk(3, col), sign_d * kap)],
         );
-        add_scaled(
+        add_slots(
             tmp,
-            None,
+            0..c0,
             blocks,
             &[(blk(2, col - 2), -kap), (blk(3, col - 2), sign_d * kap)],
         );
