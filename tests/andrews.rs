@@ -451,7 +451,10 @@ fn bdf_full_newton_agrees_with_the_reference() {
         let (s, rec) = run(MODEL, &over);
         assert!(s.failure.is_none(), "rtol {rtol}: {}", s.line());
         let err = coordinate_error(&literature_coordinates(&rec.u[last(&rec)]), &REFERENCE_Q);
-        eprintln!("bdf full rtol {rtol:e}: {} | angle error {err:.2e}", s.line());
+        eprintln!(
+            "bdf full rtol {rtol:e}: {} | angle error {err:.2e}",
+            s.line()
+        );
         assert!(err < bound, "rtol {rtol}: angle error {err:.2e}");
     }
 }
