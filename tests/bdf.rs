@@ -305,7 +305,7 @@ fn tsda_cm_against_table_4_8() {
 /// Full Newton on GGL against Table 4.8's LM row (NFCN 251 / 328 / 462 /
 /// 641, NSTEP 84 / 128 / 166 / 250). NOT REPRODUCED at TOL 1e-5 and 1e-6
 /// (ignored so that the suite stays green; run with --ignored): measured NFCN
-/// 358 / 502 / 799 / 1115 and NSTEP 82 / 124 / 219 / 441.
+/// 339 / 463 / 689 / 1209 and NSTEP 82 / 136 / 216 / 452.
 #[test]
 #[ignore = "a seed claim this BDF does not reproduce: fails, numbers in the doc comment"]
 fn tsda_full_newton_against_table_4_8() {
