@@ -90,50 +90,68 @@ fn order_k_at_fixed_step() {
 }
 
 /// Variable step and order on the circular track to t = 2 (exact solution
-/// x = sin t^2, y = cos t^2), error test on (q, v): the global error follows
-/// the tolerance (at most 25 rtol) and falls at least 50 times per factor
-/// 100 of rtol.
-///
-/// NOT MET since the Newton test weighs the stabilizing multipliers by h
-/// (ignored so that the suite stays green; run with --ignored): 22.8, 0.9
-/// and 28.3 rtol at rtol 1e-4, 1e-6, 1e-8 (81, 159, 251 steps). It was met
-/// (22.5, 21.1, 4.6 rtol) only while round-off in mu forced extra Newton
-/// iterations; it is as sensitive to the Newton test's stopping point
-/// without any mu change: with the unscaled test at 0.033 instead of 0.33
-/// the errors are 18.4, 16.3 and 41.8 rtol, at 0.0033 7.1, 27.0 and 10.1
-/// rtol. The error at rtol 1e-8 grows steadily over the 251 steps (5e-8 at
-/// t = 0.6, 2.8e-7 at t = 2), the accumulation of per-step local errors that
-/// DASSL's control does not bound globally.
-#[test]
-#[ignore = "a tolerance claim not met with h-weighted mu: numbers in the doc comment"]
-fn circle_track_meets_tolerance() {
+/// x = sin t^2, y = cos t^2), error test on (q, v): the global error
+/// (max over x, y at t = 2) for each rtol.
+fn circle_track_errors(rtols: &[f64]) -> Vec<(f64, f64)> {
     let t_end = 2.0_f64;
     let (s2, c2) = (t_end * t_end).sin_cos();
     let exact_u = [s2, c2];
     let exact_v = [2.0 * t_end * c2, -2.0 * t_end * s2];
-    let mut errs = vec![];
-    for rtol in [1e-4, 1e-6, 1e-8] {
-        let (s, r) = run("circle_track", &bdf("full", rtol, t_end));
-        assert!(s.failure.is_none(), "rtol {rtol}: {:?}", s.failure);
-        let k = r.time.len() - 1;
-        assert_eq!(r.time[k], t_end);
-        let eu = max_diff(&r.u[k], &exact_u);
-        let ev = max_diff(&r.v[k], &exact_v);
-        println!(
-            "rtol {rtol:e}: {} steps, nfcn {}, njac {}, error u {eu:.2e} ({:.1} rtol) v {ev:.2e}",
-            s.steps,
-            stat(&s, "nfcn"),
-            stat(&s, "njac"),
-            eu / rtol
-        );
-        errs.push((rtol, eu));
-    }
+    rtols
+        .iter()
+        .map(|&rtol| {
+            let (s, r) = run("circle_track", &bdf("full", rtol, t_end));
+            assert!(s.failure.is_none(), "rtol {rtol}: {:?}", s.failure);
+            let k = r.time.len() - 1;
+            assert_eq!(r.time[k], t_end);
+            let eu = max_diff(&r.u[k], &exact_u);
+            let ev = max_diff(&r.v[k], &exact_v);
+            println!(
+                "rtol {rtol:e}: {} steps, nfcn {}, njac {}, error u {eu:.2e} ({:.1} rtol) v {ev:.2e}",
+                s.steps,
+                stat(&s, "nfcn"),
+                stat(&s, "njac"),
+                eu / rtol
+            );
+            (rtol, eu)
+        })
+        .collect()
+}
+
+/// The circular track at rtol 1e-4 and 1e-6: the global error follows the
+/// tolerance (at most 25 rtol; measured 22.8 and 0.9 rtol in 81 and 159
+/// steps) and falls at least 50 times per factor 100 of rtol. The issue's
+/// "meets rtol" is not met literally at 1e-4: DASSL controls the local
+/// error of each step, not the global error. rtol 1e-8 is
+/// [`circle_track_at_rtol_1e_8`].
+#[test]
+fn circle_track_follows_tolerance() {
+    let errs = circle_track_errors(&[1e-4, 1e-6]);
     for (rtol, eu) in &errs {
         assert!(*eu <= 25.0 * rtol, "rtol {rtol}: error {eu:e}");
     }
-    for w in errs.windows(2) {
-        assert!(w[0].1 / w[1].1 >= 50.0, "{w:?}");
-    }
+    assert!(errs[0].1 / errs[1].1 >= 50.0, "{errs:?}");
+}
+
+/// The circular track at rtol 1e-8, with the bounds of
+/// [`circle_track_follows_tolerance`] continued from rtol 1e-6: NOT MET
+/// since the Newton test weighs the stabilizing multipliers by h (28.3 rtol
+/// in 251 steps, 3.2 times below rtol 1e-6's error). It was met (4.6 rtol)
+/// only while round-off in mu forced extra Newton iterations; it is as
+/// sensitive to the Newton test's stopping point without any mu change:
+/// with the unscaled test at 0.033 instead of 0.33 the errors at rtol 1e-4,
+/// 1e-6, 1e-8 are 18.4, 16.3 and 41.8 rtol, at 0.0033 7.1, 27.0 and 10.1
+/// rtol. The error grows steadily over the 251 steps (5e-8 at t = 0.6,
+/// 2.8e-7 at t = 2): the accumulation of per-step errors (each up to the
+/// Newton test's 0.33 of the tolerance) that DASSL's control does not bound
+/// globally.
+#[test]
+#[ignore = "a tolerance claim not met with h-weighted mu: numbers in the doc comment"]
+fn circle_track_at_rtol_1e_8() {
+    let errs = circle_track_errors(&[1e-6, 1e-8]);
+    let (rtol, eu) = errs[1];
+    assert!(eu <= 25.0 * rtol, "rtol {rtol}: error {eu:e}");
+    assert!(errs[0].1 / errs[1].1 >= 50.0, "{errs:?}");
 }
 
 /// The GGL position and velocity constraints hold to the Newton tolerance at
