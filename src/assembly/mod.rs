@@ -244,8 +244,24 @@ impl Assembler {
         let mut gravity_force = vec![0.0; n];
         mass_mul(&mass, &ghat, &mut gravity_force);
 
-        // Every (row, col) pair that can be nonzero.
-        let mut pairs: Vec<(usize, usize)> = (0..n).map(|i| (i, i)).collect();
+        // Every (row, col) pair that can be nonzero, in a vector sized up
+        // front: growing it by doubling kept up to twice its size (and a
+        // copy) resident, the peak of the L1 beam's setup.
+        let count = n
+            + mass.nnz()
+            + model
+                .elements
+                .iter()
+                .map(|b| b.len() * b.ndof() * b.ndof())
+                .sum::<usize>()
+            + model
+                .joints
+                .iter()
+                .map(|b| b.len() * b.ndof() * (b.ndof() + 2 * b.rows()))
+                .sum::<usize>()
+            + model.loads.iter().map(|l| l.dofs.len().pow(2)).sum::<usize>();
+        let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(count);
+        pairs.extend((0..n).map(|i| (i, i)));
         for (c, col) in mass.outer_iterator().enumerate() {
             for (r, _) in col.iter() {
                 pairs.push((r, c));
