@@ -22,8 +22,10 @@ pub struct BandLu {
     ld: usize,
     /// `ab[kv + r - c + c ld]` holds entry (r, c) of `P A P^T` (kv = kl + ku).
     ab: Vec<f64>,
-    /// Band-storage index of each stored entry of the pattern.
-    slot: Vec<usize>,
+    /// Band-storage index of each stored entry of the pattern (`u32`:
+    /// half the memory of `usize`; the band path is not taken when the band
+    /// storage has more than `u32::MAX` entries).
+    slot: Vec<u32>,
     /// `perm[new] = old`.
     perm: Vec<usize>,
     piv: Vec<usize>,
@@ -32,7 +34,8 @@ pub struct BandLu {
 
 impl BandLu {
     /// The band workspace for `pattern` under reverse Cuthill–McKee, or
-    /// `None` when the band is wider than [`BAND_MAX`].
+    /// `None` when the band is wider than [`BAND_MAX`] (or its storage has
+    /// more than `u32::MAX` entries).
     pub fn new(pattern: &Pattern) -> Option<Self> {
         let n = pattern.dim;
         let sym = symmetric_structure(pattern)?;
@@ -68,11 +71,12 @@ impl BandLu {
         }
         let ld = 2 * kl + ku + 1;
         let kv = kl + ku;
+        u32::try_from(ld * n).ok()?;
         let mut slot = Vec::with_capacity(pattern.nnz());
         for c in 0..n {
             for &r in &pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]] {
                 let (i, j) = (inv[r], inv[c]);
-                slot.push(kv + i - j + j * ld);
+                slot.push((kv + i - j + j * ld) as u32);
             }
         }
         Some(BandLu {
@@ -108,7 +112,7 @@ impl BandLu {
     pub fn factor(&mut self, values: &[f64]) -> Result<(), SolveError> {
         self.ab.fill(0.0);
         for (&s, &v) in self.slot.iter().zip(values) {
-            self.ab[s] = v;
+            self.ab[s as usize] = v;
         }
         let (n, kl, kv) = (self.n, self.kl, self.kl + self.ku);
         let mut ju = 0;
