@@ -260,7 +260,11 @@ impl Assembler {
                 .iter()
                 .map(|b| b.len() * b.ndof() * (b.ndof() + 2 * b.rows()))
                 .sum::<usize>()
-            + model.loads.iter().map(|l| l.dofs.len().pow(2)).sum::<usize>();
+            + model
+                .loads
+                .iter()
+                .map(|l| l.dofs.len().pow(2))
+                .sum::<usize>();
         let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(count);
         pairs.extend((0..n).map(|i| (i, i)));
         for (c, col) in mass.outer_iterator().enumerate() {
