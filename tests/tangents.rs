@@ -2055,7 +2055,7 @@ fn newton_matrix_is_residual_derivative_3d_directors() {
 
 fn newton_matrix_check(label: &str, model: Model) {
     let asm = Assembler::new(&model);
-    let asm_par = Assembler::with_parallel(&model, Some(true));
+    let asm_par = Assembler::with_parallel(&model, true);
     let (n, m) = (asm.n_dofs(), asm.n_constraints());
     let mut rng = Rng(0x6E77);
     let dt = 0.2;

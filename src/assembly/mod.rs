@@ -6,10 +6,14 @@
 //! load M g and, for every element, joint and load entry, the position ("slot")
 //! it adds into. Each Newton iteration then only writes values.
 //!
-//! Element loops run serially with direct scatter for small models; for large
-//! models elements write into a per-element slab in parallel (rayon) and a
-//! parallel gather sums the slab into the global arrays in a fixed order, so
-//! results do not depend on the number of threads.
+//! Element loops run serially with direct scatter. On request
+//! ([`Assembler::with_parallel`]) elements write into a per-element slab in
+//! parallel (rayon) and a parallel gather sums the slab into the global
+//! arrays in a fixed order, so results do not depend on the number of
+//! threads; it is not the default because on the 2-core machine it did not
+//! pay off (L1 beam, 100,000 elements: 33 % more wall time in the assembly,
+//! 14 % more CPU time and 150 MiB more memory for the slab and the gather
+//! map than the serial path, docs/bench.md).
 
 pub use crate::linalg::Pattern;
 
@@ -21,9 +25,6 @@ use crate::joint::{ConstraintLevel, MAX_ROWS};
 use crate::load::TimeFunction;
 use crate::model::{DofKind, Model};
 use crate::output::{ConstraintNorms, Energy};
-
-/// Element entries (force + tangent values) above which element loops run in parallel.
-const PARALLEL_ENTRIES: usize = 100_000;
 
 /// How [`Assembler::add_element_forces`] evaluates the internal forces.
 #[derive(Debug, Clone, Copy)]
@@ -198,12 +199,12 @@ fn scatter_add(dst: &mut [f64], idx: &[usize], x: &[f64], scale: f64) {
 impl Assembler {
     /// Builds pattern, slots, mass matrix and gravity load of `model`.
     pub fn new(model: &Model) -> Self {
-        Self::with_parallel(model, None)
+        Self::with_parallel(model, false)
     }
 
-    /// Like [`Assembler::new`], forcing the parallel element path on or off
-    /// (`None`: automatic by size).
-    pub fn with_parallel(model: &Model, parallel: Option<bool>) -> Self {
+    /// Like [`Assembler::new`], with the parallel element path when
+    /// `parallel` is true (module docs).
+    pub fn with_parallel(model: &Model, parallel: bool) -> Self {
         let n = model.n_dofs();
         let m = model.n_constraints();
         let dim = n + m;
@@ -244,8 +245,28 @@ impl Assembler {
         let mut gravity_force = vec![0.0; n];
         mass_mul(&mass, &ghat, &mut gravity_force);
 
-        // Every (row, col) pair that can be nonzero.
-        let mut pairs: Vec<(usize, usize)> = (0..n).map(|i| (i, i)).collect();
+        // Every (row, col) pair that can be nonzero, in a vector sized up
+        // front: growing it by doubling kept up to twice its size (and a
+        // copy) resident, the peak of the L1 beam's setup.
+        let count = n
+            + mass.nnz()
+            + model
+                .elements
+                .iter()
+                .map(|b| b.len() * b.ndof() * b.ndof())
+                .sum::<usize>()
+            + model
+                .joints
+                .iter()
+                .map(|b| b.len() * b.ndof() * (b.ndof() + 2 * b.rows()))
+                .sum::<usize>()
+            + model
+                .loads
+                .iter()
+                .map(|l| l.dofs.len().pow(2))
+                .sum::<usize>();
+        let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(count);
+        pairs.extend((0..n).map(|i| (i, i)));
         for (c, col) in mass.outer_iterator().enumerate() {
             for (r, _) in col.iter() {
                 pairs.push((r, c));
@@ -342,8 +363,6 @@ impl Assembler {
             })
             .collect();
 
-        let parallel =
-            parallel.unwrap_or(slab_len > PARALLEL_ENTRIES && rayon::current_num_threads() > 1);
         let mut asm = Assembler {
             n,
             m,

@@ -6,7 +6,7 @@
 //! matrices it costs `n kl (kl + ku)` flops, without the per-column
 //! symbolic work of a general sparse LU.
 
-use sprs::CsMat;
+use sprs::CsMatI;
 
 use super::Pattern;
 use super::SolveError;
@@ -22,8 +22,10 @@ pub struct BandLu {
     ld: usize,
     /// `ab[kv + r - c + c ld]` holds entry (r, c) of `P A P^T` (kv = kl + ku).
     ab: Vec<f64>,
-    /// Band-storage index of each stored entry of the pattern.
-    slot: Vec<usize>,
+    /// Band-storage index of each stored entry of the pattern (`u32`:
+    /// half the memory of `usize`; the band path is not taken when the band
+    /// storage has more than `u32::MAX` entries).
+    slot: Vec<u32>,
     /// `perm[new] = old`.
     perm: Vec<usize>,
     piv: Vec<usize>,
@@ -32,21 +34,16 @@ pub struct BandLu {
 
 impl BandLu {
     /// The band workspace for `pattern` under reverse Cuthill–McKee, or
-    /// `None` when the band is wider than [`BAND_MAX`].
+    /// `None` when the band is wider than [`BAND_MAX`] (or its storage has
+    /// more than `u32::MAX` entries).
     pub fn new(pattern: &Pattern) -> Option<Self> {
         let n = pattern.dim;
-        // Symmetrized structure for the ordering.
-        let mut tri = sprs::TriMat::new((n, n));
-        for c in 0..n {
-            for &r in &pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]] {
-                tri.add_triplet(r, c, 1.0);
-                tri.add_triplet(c, r, 1.0);
-            }
-        }
-        let sym: CsMat<f64> = tri.to_csc();
+        let sym = symmetric_structure(pattern)?;
         let ordering = sprs::linalg::reverse_cuthill_mckee(sym.view());
+        drop(sym);
+        let widen = |p: Vec<u32>| p.into_iter().map(|i| i as usize).collect::<Vec<usize>>();
         // Use whichever reading of the permutation gives the narrower band.
-        let cand = [ordering.perm.vec(), ordering.perm.inv_vec()];
+        let cand = [widen(ordering.perm.vec()), widen(ordering.perm.inv_vec())];
         let (perm, kl, ku) = cand
             .into_iter()
             .map(|perm| {
@@ -74,11 +71,12 @@ impl BandLu {
         }
         let ld = 2 * kl + ku + 1;
         let kv = kl + ku;
+        u32::try_from(ld * n).ok()?;
         let mut slot = Vec::with_capacity(pattern.nnz());
         for c in 0..n {
             for &r in &pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]] {
                 let (i, j) = (inv[r], inv[c]);
-                slot.push(kv + i - j + j * ld);
+                slot.push((kv + i - j + j * ld) as u32);
             }
         }
         Some(BandLu {
@@ -114,7 +112,7 @@ impl BandLu {
     pub fn factor(&mut self, values: &[f64]) -> Result<(), SolveError> {
         self.ab.fill(0.0);
         for (&s, &v) in self.slot.iter().zip(values) {
-            self.ab[s] = v;
+            self.ab[s as usize] = v;
         }
         let (n, kl, kv) = (self.n, self.kl, self.kl + self.ku);
         let mut ju = 0;
@@ -202,6 +200,59 @@ impl BandLu {
             rhs[p] = w;
         }
     }
+}
+
+/// The structure of `A + A^T` for the ordering, in `u32` indices with
+/// one-byte values (the ordering reads only the structure): built by
+/// counting, its peak is about 10 bytes per entry of `A + A^T` where a
+/// triplet matrix took 24 bytes per entry and a copy while it grew. `None`
+/// when the rows do not fit in `u32` (the band path is then not taken).
+fn symmetric_structure(pattern: &Pattern) -> Option<CsMatI<u8, u32, usize>> {
+    let n = pattern.dim;
+    u32::try_from(n).ok()?;
+    let (ptr, idx) = (&pattern.col_ptr, &pattern.row_idx);
+    // Column c of A + A^T: the rows of column c of A and the columns of row c.
+    let mut count = vec![0usize; n + 1];
+    for c in 0..n {
+        for &r in &idx[ptr[c]..ptr[c + 1]] {
+            count[c + 1] += 1;
+            count[r + 1] += 1;
+        }
+    }
+    for c in 0..n {
+        count[c + 1] += count[c];
+    }
+    let mut rows = vec![0u32; count[n]];
+    let mut next = count.clone();
+    for c in 0..n {
+        for &r in &idx[ptr[c]..ptr[c + 1]] {
+            rows[next[c]] = r as u32;
+            next[c] += 1;
+            rows[next[r]] = c as u32;
+            next[r] += 1;
+        }
+    }
+    drop(next);
+    // Sort and deduplicate each column in place, compacting to the front.
+    let mut indptr = vec![0usize; n + 1];
+    let mut len = 0;
+    for c in 0..n {
+        let (a, b) = (count[c], count[c + 1]);
+        rows[a..b].sort_unstable();
+        let start = len;
+        for k in a..b {
+            if len == start || rows[len - 1] != rows[k] {
+                rows[len] = rows[k];
+                len += 1;
+            }
+        }
+        indptr[c + 1] = len;
+    }
+    drop(count);
+    rows.truncate(len);
+    rows.shrink_to_fit();
+    let ones = vec![1u8; len];
+    CsMatI::try_new((n, n), indptr, rows, ones).ok()
 }
 
 /// The rank-one update of one elimination step: for each of the `cols`

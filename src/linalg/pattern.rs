@@ -25,7 +25,9 @@ impl Pattern {
         for c in 0..dim {
             col_ptr[c + 1] += col_ptr[c];
         }
-        let row_idx = pairs.into_iter().map(|(r, _)| r).collect();
+        // A fresh vector of the deduplicated length (collecting in place
+        // would keep the pairs' allocation, twice as large and more).
+        let row_idx = pairs.iter().map(|&(r, _)| r).collect();
         Pattern {
             dim,
             col_ptr,
