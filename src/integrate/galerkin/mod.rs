@@ -616,7 +616,8 @@ fn kappa(sys: &System<'_>, ws: &mut Workspace, kappa: Kappa, t_n: f64, h: f64) -
         asm.mass_mul_add(v, mw);
         0.5 * dot(v, mw)
     };
-    let dk = kinetic(&ws.v1, &mut ws.mw) - kinetic(&ws.vn, &mut ws.mw);
+    let (k1, k0) = (kinetic(&ws.v1, &mut ws.mw), kinetic(&ws.vn, &mut ws.mw));
+    let dk = k1 - k0;
     let q1 = &ws.x[..n];
     let qj = &ws.x[nb..nb + n];
     let eta1 = &ws.x[2 * nb + n..3 * nb];
@@ -631,6 +632,14 @@ fn kappa(sys: &System<'_>, ws: &mut Workspace, kappa: Kappa, t_n: f64, h: f64) -
     }
     asm.constraint_rates(model, q1, &ws.w, t_n + h, &mut ws.bw);
     w += dot(eta1, &ws.bw);
+    // W at the round-off of the kinetic energies (velocity constraints met
+    // to round-off): kappa = 1 keeps the energy balance (eq. 70 with the
+    // (kappa/2) W term) at round-off, while eq. 71 would turn the noise of W
+    // into kappa's, amplified by 1/dK where the energy barely changes, and
+    // keep Newton from converging.
+    if w.abs() <= 16.0 * f64::EPSILON * (k1.abs() + k0.abs()) {
+        return 1.0;
+    }
     let denom = 2.0 * dk + w;
     let k = if denom.abs() > 16.0 * f64::EPSILON * (2.0 * dk.abs() + w.abs()) && denom != 0.0 {
         2.0 * dk / denom
