@@ -95,6 +95,42 @@ fn every_ordering_solves_the_l_problems() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// METIS's ordering does not depend on other threads: the same matrix
+/// ordered on 4 threads at once, 25 times each, always gives the fill of a
+/// lone call (GKlib's random generator is process-wide; the calls are
+/// serialized).
+#[test]
+fn metis_ordering_is_the_same_on_concurrent_threads() {
+    let dir = temp_dir("metis_threads");
+    let case = BenchCase {
+        problem: Problem::TrussLattice,
+        size: 12,
+        steps: 1,
+        integrator: IntegratorSpec::default(),
+        output: None,
+        export: Some((dir.clone(), 1)),
+    };
+    run_case(&case).unwrap_or_else(|e| panic!("{e}"));
+    let (pattern, _) = read_matrix(&matrix_file(&dir, Problem::TrussLattice, 12)).unwrap();
+    let fill = |p: &Pattern| {
+        SparseLu::new(p, Some(Ordering::Metis), faer::Par::Seq)
+            .unwrap()
+            .cost()
+            .fill
+    };
+    let lone = fill(&pattern);
+    let fills: Vec<Vec<usize>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| (0..25).map(|_| fill(&pattern)).collect::<Vec<_>>()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for f in fills.iter().flatten() {
+        assert_eq!(*f, lone, "{fills:?}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// The step-1 Newton matrix of every shipped model integrated by a Newton
 /// method, solved by every ordering (force_sparse: the shipped models are
 /// small enough for the dense path otherwise).

@@ -1,10 +1,18 @@
 //! Nested-dissection ordering of the symmetric structure `A + Aᵀ` with
 //! METIS (`METIS_NodeND`, the bundled C library of `metis-sys`).
 
+use std::sync::Mutex;
+
 use faer::sparse::SymbolicSparseColMatRef;
 use metis_sys::idx_t;
 
 use super::SolveError;
+
+/// Held over every METIS call: GKlib's random generator (`mt` and `mti` in
+/// its `random.c`), which each call reseeds and draws from, is a
+/// process-wide static. Concurrent calls (a batch's cases, tests) would race
+/// on it, and an ordering would depend on the other threads' draws.
+static METIS: Mutex<()> = Mutex::new(());
 
 /// Fills `fwd` (new -> old) and `inv` (old -> new) with METIS's ordering of
 /// the graph of `A + Aᵀ` (diagonal dropped). Returns `false` when the graph
@@ -46,6 +54,7 @@ pub(super) fn node_nd(
     // SAFETY: xadj has n + 1 entries ending at adjncy.len(), every adjncy
     // entry is a vertex < n, perm and iperm have n entries; null vertex
     // weights and options select METIS's defaults.
+    let _serial = METIS.lock().unwrap_or_else(|e| e.into_inner());
     let status = unsafe {
         metis_sys::METIS_NodeND(
             &mut nv,
