@@ -1676,3 +1676,85 @@ fn wide_mesh_tiles_points() {
         let _ = std::fs::remove_file(path.with_extension("xmf"));
     }
 }
+
+/// libhdf5 reads the Rust backend's file at every moment between two
+/// records (between flushes, and between a flush and the bands that complete
+/// what it wrote partial), not only after a flush; the moments inside a
+/// flush are `flush_window_tests` in `src/output/hdf5_rust/`. The file is
+/// copied after every record, with flushes every fifth record, and every
+/// numeric dataset of every copy read by libhdf5.
+#[cfg(feature = "hdf5-c")]
+#[test]
+fn rust_file_readable_by_libhdf5_between_any_two_records() {
+    let _open = files_open();
+    for compression in [0u8, 3] {
+        let path = scratch_dir().join(format!("between_records_gz{compression}.h5"));
+        let copy = path.with_extension("copy.h5");
+        let flush = Duration::from_millis(40);
+        let mut rec = Backend::Rust.create(&path, config(16, flush.as_secs_f64(), compression));
+        rec.begin(&run_info(5, 2)).expect("begin");
+        let mut mem = MemoryRecorder::default();
+        mem.begin(&run_info(5, 2)).expect("begin");
+        for s in 0..200u64 {
+            let step = Step::new(s, 5, 2);
+            rec.record(&step.record()).expect("record");
+            mem.record(&step.record()).expect("record");
+            if s % 5 == 3 {
+                std::thread::sleep(flush + Duration::from_millis(5));
+            }
+            std::fs::copy(&path, &copy).expect("copy");
+            // Numeric datasets only: libhdf5 < 2.0 cannot convert the
+            // variable-length strings rust-hdf5 writes (docs/output-format.md).
+            let c = flexmb::output::Hdf5CReader::open(&copy)
+                .unwrap_or_else(|e| panic!("gz{compression}, after record {s}: {e}"));
+            let read = |ds: &str| {
+                c.f64s(ds)
+                    .unwrap_or_else(|e| panic!("gz{compression}, after record {s}: {e}"))
+            };
+            let datasets = read_numeric_with_libhdf5(&copy)
+                .unwrap_or_else(|e| panic!("gz{compression}, after record {s}: {e}"));
+            assert!(datasets >= 10, "{datasets} datasets");
+            let time = read("time");
+            let rows = time.len();
+            assert!(rows as u64 <= s + 1);
+            assert_eq!(time[..], mem.time[..rows], "after record {s}");
+            for (ds, want) in [
+                ("u", &mem.u),
+                ("v", &mem.v),
+                ("a", &mem.a),
+                ("lambda", &mem.lambda),
+            ] {
+                assert_eq!(read(ds), want[..rows].concat(), "/{ds} after record {s}");
+            }
+        }
+        rec.finish(&RunStatus::Completed, 1.0).expect("finish");
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(&copy);
+    }
+}
+
+/// Reads every numeric dataset of a file through libhdf5 (strings are left
+/// out, see above); returns how many it read.
+#[cfg(feature = "hdf5-c")]
+fn read_numeric_with_libhdf5(path: &Path) -> hdf5::Result<usize> {
+    fn walk(group: &hdf5::Group, read: &mut usize) -> hdf5::Result<()> {
+        use hdf5::types::TypeDescriptor;
+        for ds in group.datasets()? {
+            match ds.dtype()?.to_descriptor()? {
+                TypeDescriptor::Float(_) => drop(ds.read_raw::<f64>()?),
+                TypeDescriptor::Integer(_) => drop(ds.read_raw::<i64>()?),
+                TypeDescriptor::Unsigned(_) => drop(ds.read_raw::<u64>()?),
+                _ => continue,
+            }
+            *read += 1;
+        }
+        for sub in group.groups()? {
+            walk(&sub, read)?;
+        }
+        Ok(())
+    }
+    let file = hdf5::File::open(path)?;
+    let mut read = 0;
+    walk(&file, &mut read)?;
+    Ok(read)
+}

@@ -1120,7 +1120,7 @@ struct RustBackend {
     path: PathBuf,
     /// `None` once closed.
     writer: Option<SwmrFileWriter>,
-    /// A second handle on the file, to clear the superblock's SWMR flags after each flush.
+    /// A second handle on the file, for its superblock ([`RustBackend::settle_superblock`]).
     superblock: File,
     datasets: Vec<usize>,
     columns: Vec<RustColumn>,
@@ -1224,11 +1224,13 @@ impl RustBackend {
         write_fixed(self.writer()?, &path, f)
     }
 
-    /// Makes the superblock say "closed cleanly" so that non-SWMR readers
-    /// (h5py, h5dump) open the file as it was at the last flush, also after a
-    /// crash (what `h5clear -s` does). Also pads the file to the EOF the
-    /// superblock records, so that libhdf5 never sees it truncated.
-    fn clear_swmr_flags(&mut self) -> Result<(), OutputError> {
+    /// Puts the superblock rust-hdf5 just wrote (at `start_swmr` and at the
+    /// end of each flush, with the SWMR flags set) in the state every
+    /// libhdf5 reader must find: consistency flags clear ("closed cleanly",
+    /// what `h5clear -s` does, so that h5py and h5dump open the file without
+    /// SWMR), and the file at least as long as the end of allocation
+    /// (libhdf5 calls a shorter file truncated). Durably.
+    fn settle_superblock(&mut self) -> Result<(), OutputError> {
         let io = |source| OutputError::Io {
             path: self.path.display().to_string(),
             source,
@@ -1249,6 +1251,16 @@ impl RustBackend {
             file.write_all(&sb.encode()).map_err(io)?;
         }
         file.sync_data().map_err(io)
+    }
+
+    /// rust-hdf5's SWMR flush (chunk index, dataset headers, superblock with
+    /// the end of allocation, each synced), then the superblock settled.
+    fn swmr_flush(&mut self) -> Result<(), OutputError> {
+        let path = self.path.clone();
+        self.writer()?
+            .flush()
+            .map_err(|e| h5_error(&path, format!("flush: {e}")))?;
+        self.settle_superblock()
     }
 
     fn set_extents(&mut self, rows: u64) -> Result<(), OutputError> {
@@ -1315,7 +1327,7 @@ impl Backend for RustBackend {
         self.writer()?
             .start_swmr()
             .map_err(|e| err("start SWMR", e))?;
-        self.clear_swmr_flags()
+        self.settle_superblock()
     }
 
     fn write_band(
@@ -1367,16 +1379,29 @@ impl Backend for RustBackend {
         Ok(())
     }
 
+    /// Two SWMR flushes, so that no moment's file points a reader past the
+    /// end of allocation its superblock names. A flush writes the chunk
+    /// index, then the dataset headers with their extents, and only then
+    /// the superblock with the end of allocation: in a single flush that
+    /// grows the extents, the headers name rows whose chunks (the bands
+    /// written since the last flush) lie past the end the superblock on
+    /// disk still names until its rewrite, and libhdf5 refuses a file
+    /// killed in between ("addr overflow"; h5py failed so on a CI run). The
+    /// first flush keeps the extents, under which no index entry a reader
+    /// can reach has changed (a band a flush wrote partial keeps its place,
+    /// see `write_band`), and moves the end of allocation past every block;
+    /// the second publishes the extents and allocates nothing.
     fn flush(&mut self, rows: u64) -> Result<(), OutputError> {
+        self.swmr_flush()?;
         self.set_extents(rows)?;
-        let path = self.path.clone();
-        self.writer()?
-            .flush()
-            .map_err(|e| h5_error(&path, format!("flush: {e}")))?;
-        self.clear_swmr_flags()
+        self.swmr_flush()
     }
 
+    /// The last bands first reach the end of allocation as in
+    /// [`flush`](Backend::flush): closing writes the headers with the final
+    /// extents before the superblock.
     fn finish(&mut self, rows: u64, attrs: &[(String, AttrValue)]) -> Result<(), OutputError> {
+        self.swmr_flush()?;
         self.set_extents(rows)?;
         for (name, value) in attrs {
             self.set_root_attr(name, value)?;
@@ -1948,3 +1973,6 @@ fn parse_continuation(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod flush_window_tests;
