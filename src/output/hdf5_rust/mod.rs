@@ -1263,6 +1263,25 @@ impl RustBackend {
         self.settle_superblock()
     }
 
+    /// [`Backend::flush`], calling `around` with the file's path before and
+    /// after each SWMR flush (`flush_window_tests` rebuilds the file of a
+    /// writer killed inside each).
+    fn flush_observed(
+        &mut self,
+        rows: u64,
+        around: &mut dyn FnMut(&Path),
+    ) -> Result<(), OutputError> {
+        for extents in [None, Some(rows)] {
+            if let Some(rows) = extents {
+                self.set_extents(rows)?;
+            }
+            around(&self.path);
+            self.swmr_flush()?;
+            around(&self.path);
+        }
+        Ok(())
+    }
+
     fn set_extents(&mut self, rows: u64) -> Result<(), OutputError> {
         let path = self.path.clone();
         let Some(w) = self.writer.as_mut() else {
@@ -1392,9 +1411,7 @@ impl Backend for RustBackend {
     /// see `write_band`), and moves the end of allocation past every block;
     /// the second publishes the extents and allocates nothing.
     fn flush(&mut self, rows: u64) -> Result<(), OutputError> {
-        self.swmr_flush()?;
-        self.set_extents(rows)?;
-        self.swmr_flush()
+        self.flush_observed(rows, &mut |_| {})
     }
 
     /// The last bands first reach the end of allocation as in
