@@ -777,3 +777,45 @@ fn heavy_top_in_every_form() {
         assert!(d < 1e-9, "form {form} differs from the a-form by {d:.2e}");
     }
 }
+
+/// A bad `kinetic_energy` key is a model error naming the file, line,
+/// field and reason: an unknown form, the key on a director body, and on a
+/// planar body.
+#[test]
+fn bad_kinetic_energy_key_is_named() {
+    let text = std::fs::read_to_string(model_path("axisymmetric_body")).unwrap();
+    let line = 1 + text
+        .lines()
+        .position(|l| l.starts_with("kinetic_energy"))
+        .unwrap();
+    let err = |t: &str| match load_model_str(t, "body.toml") {
+        Ok(_) => panic!("model should be rejected"),
+        Err(e) => e.to_string(),
+    };
+    let unknown = text.replace("= \"scale_invariant\"", "= \"invariant\"");
+    let directors = text.replace("attitude = \"euler\"", "attitude = \"directors\"");
+    for (bad, reason) in [
+        (&unknown, "unknown kinetic energy 'invariant'"),
+        (&directors, "is for Euler parameters"),
+    ] {
+        let msg = err(bad);
+        println!("{msg}");
+        assert!(
+            msg.contains(&format!("body.toml:{line}"))
+                && msg.contains("kinetic_energy")
+                && msg.contains(reason),
+            "{msg}"
+        );
+    }
+    let planar = "dimension = 2\n[[body]]\nid = \"b\"\nposition = [0.0, 0.0]\nmass = 1.0\n\
+                  inertia = 1.0\nkinetic_energy = \"quadratic\"\n";
+    let msg = err(planar);
+    println!("{msg}");
+    assert!(
+        msg.contains("body.toml:") && msg.contains("kinetic_energy") && msg.contains("3-D"),
+        "{msg}"
+    );
+    // The default is the quadratic form; naming it is accepted.
+    let named = text.replace("= \"scale_invariant\"", "= \"quadratic\"");
+    assert!(load_model_str(&named, "body.toml").is_ok());
+}
