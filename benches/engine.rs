@@ -352,8 +352,8 @@ fn beam_element(c: &mut Criterion) {
 fn other_elements(c: &mut Criterion) {
     use flexmb::attitude::Attitude;
     use flexmb::element::{
-        AxialSpring, Bending, Element, MidpointStart, RateForce, RateState, Rigid3d, SpringDamper,
-        Truss,
+        AxialSpring, Bending, Element, EulerKinetic, MidpointStart, RateForce, RateState, Rigid3d,
+        SpringDamper, Truss,
     };
     use flexmb::joint::{DirectorConstraints, Joint, Point, PointPair};
     use flexmb::load::{BodyTorque, TimeFunction, TorqueFrame};
@@ -410,11 +410,26 @@ fn other_elements(c: &mut Criterion) {
         [0.0, 1.0, 0.0, 0.2, -0.1, 0.3, 0.05],
     );
     let u0 = [0.1, 0.2, 0.3, 0.9, 0.3, -0.2, 0.2449].map(|x| x - 1e-3);
-    for (name, midpoint) in [
-        ("rigid_body3d/inertial force+u,v,a derivatives", None),
+    let invariant = body
+        .clone()
+        .with_kinetic_energy(EulerKinetic::ScaleInvariant);
+    let start = Some(MidpointStart { u_n: &u0, dt: 1e-2 });
+    for (name, body, midpoint) in [
+        ("rigid_body3d/inertial force+u,v,a derivatives", &body, None),
         (
             "rigid_body3d/energy-consistent midpoint force+u,v,a derivatives",
-            Some(MidpointStart { u_n: &u0, dt: 1e-2 }),
+            &body,
+            start,
+        ),
+        (
+            "rigid_body3d/scale-invariant inertial force+u,v,a derivatives",
+            &invariant,
+            None,
+        ),
+        (
+            "rigid_body3d/scale-invariant midpoint force+u,v,a derivatives",
+            &invariant,
+            start,
         ),
     ] {
         g.bench_function(name, |b| {

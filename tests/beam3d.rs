@@ -610,6 +610,7 @@ fn beam_attached_to_a_welded_3d_body_equals_the_clamp() {
         position: [-0.2, 0.1, 0.0],
         orientation: p,
         attitude: flexmb::attitude::Attitude::EulerParameters,
+        kinetic: Default::default(),
         mass: 1.0,
         inertia: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
         velocity: [0.0; 3],

@@ -7,7 +7,7 @@ mod common;
 
 use common::fd::{fd_gradient, fd_jacobian_h, Rng};
 use common::{max_abs, max_diff, model_path, order, run_file};
-use flexmb::element::{Element, MidpointStart, RateForce, RateState, Rigid3d};
+use flexmb::element::{Element, EulerKinetic, MidpointStart, RateForce, RateState, Rigid3d};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::model::load_model_str;
 use flexmb::output::MemoryRecorder;
@@ -168,12 +168,17 @@ fn body_with_moments(rng: &mut Rng, j: [f64; 3]) -> Rigid3d {
 fn energy_consistent_midpoint_force() {
     let mut rng = Rng(0xE4C0);
     let mut worst: f64 = 0.0;
-    for (label, moments) in [
-        ("asymmetric", [1.0, 2.0, 3.5]),
-        ("axisymmetric", [0.7, 1.9, 0.7]),
-        ("spherical", [1.3, 1.3, 1.3]),
-    ] {
-        let b = body_with_moments(&mut rng, moments);
+    let forms = [EulerKinetic::Quadratic, EulerKinetic::ScaleInvariant];
+    for (form, (label, moments)) in forms.into_iter().flat_map(|k| {
+        [
+            ("asymmetric", [1.0, 2.0, 3.5]),
+            ("axisymmetric", [0.7, 1.9, 0.7]),
+            ("spherical", [1.3, 1.3, 1.3]),
+        ]
+        .map(|x| (k, x))
+    }) {
+        let label = &format!("{label} ({form:?})");
+        let b = body_with_moments(&mut rng, moments).with_kinetic_energy(form);
         let mut gaps = Vec::new();
         for dt in [0.1, 0.05] {
             // A step of a unit quaternion: p0, p1 on the sphere, the midpoint
@@ -202,7 +207,7 @@ fn energy_consistent_midpoint_force() {
             println!(
                 "{label} dt {dt}: du.f - dT = {gap:.1e} relative (plain midpoint force {plain_gap:.1e})"
             );
-            if label == "spherical" {
+            if label.starts_with("spherical") {
                 assert_eq!(f, plain, "a spherical body has no correction direction");
             } else {
                 assert!(gap < 1e-12, "{label}: energy gap {gap:e}");
@@ -226,7 +231,7 @@ fn energy_consistent_midpoint_force() {
                 worst = worst.max(e);
             }
         }
-        if label != "spherical" {
+        if !label.starts_with("spherical") {
             // The plain force's energy gap is the scheme's O(dt^3) per step.
             assert!(gaps[0] > 1e-6, "{label}: the correction is exercised");
         }
@@ -238,8 +243,9 @@ fn energy_consistent_midpoint_force() {
 fn inertial_force_derivatives_and_lagrange_equations() {
     let mut rng = Rng(0x3D02);
     let mut worst: f64 = 0.0;
-    for _ in 0..5 {
-        let b = random_body(&mut rng);
+    for k in 0..10 {
+        let form = [EulerKinetic::Quadratic, EulerKinetic::ScaleInvariant][k % 2];
+        let b = random_body(&mut rng).with_kinetic_energy(form);
         let (u, v, a) = (
             rng.vec(7, -1.0, 1.0),
             rng.vec(7, -2.0, 2.0),
@@ -261,7 +267,7 @@ fn inertial_force_derivatives_and_lagrange_equations() {
             ("df/da", &m, &fd_m),
         ] {
             let e = rel_err(x, y);
-            assert!(e < 1e-8, "{what}: {e:.2e}");
+            assert!(e < 1e-8, "{form:?} {what}: {e:.2e}");
             worst = worst.max(e);
         }
         // Lagrange: f = d/dt(dT/dv) - dT/du with T the rotational kinetic energy;
@@ -282,7 +288,10 @@ fn inertial_force_derivatives_and_lagrange_equations() {
         let mut lagr_rot = lagrange.clone();
         lagr_rot[..3].fill(0.0);
         let e = rel_err(&f, &lagr_rot);
-        assert!(e < 1e-6, "inertial force vs Lagrange's equations: {e:.2e}");
+        assert!(
+            e < 1e-6,
+            "{form:?}: inertial force vs Lagrange's equations: {e:.2e}"
+        );
         // df/da is the mass matrix of T: 2 T = v^T M v.
         let t2: f64 = (0..7)
             .map(|r| (0..7).map(|s| v[r] * m[r * 7 + s] * v[s]).sum::<f64>())
@@ -290,6 +299,58 @@ fn inertial_force_derivatives_and_lagrange_equations() {
         assert!((t2 - 2.0 * b.kinetic_energy(&u, &v)).abs() < 1e-12 * t2.abs());
     }
     eprintln!("rigid body inertial force: worst derivative error {worst:.2e}");
+}
+
+/// The normalization reaction of the two kinetic-energy forms
+/// (src/element/rigid3d.rs): the scale-invariant force has no component
+/// along p at any state (`p . f~ = 0`, also off `|p| = 1`); on `|p| = 1`,
+/// `p . pdot = 0` the quadratic form's is `p . f = -2 w'.J w'` (the
+/// multiplier 2 w'.J w') and the two forces differ by `2 (w'.J w') p` only.
+#[test]
+fn normalization_reaction_of_the_kinetic_energy_forms() {
+    let mut rng = Rng(0x3D03);
+    for _ in 0..5 {
+        let quadratic = random_body(&mut rng);
+        let invariant = quadratic
+            .clone()
+            .with_kinetic_energy(EulerKinetic::ScaleInvariant);
+        let (u, v, a) = (
+            rng.vec(7, -1.0, 1.0),
+            rng.vec(7, -2.0, 2.0),
+            rng.vec(7, -3.0, 3.0),
+        );
+        let f = &inertia(&invariant, &u, &v, &a)[0];
+        let along: f64 = (3..7).map(|i| u[i] * f[i]).sum();
+        let scale = max_abs(f) * max_abs(&u[3..]);
+        println!("off |p| = 1: p.f~ = {along:.1e} (|f~| |p| = {scale:.1e})");
+        assert!(along.abs() <= 1e-14 * scale, "p.f~ = {along:e}");
+
+        // On the manifold.
+        let mut u = u;
+        let n = u[3..].iter().map(|x| x * x).sum::<f64>().sqrt();
+        u[3..].iter_mut().for_each(|x| *x /= n);
+        let mut v = v;
+        let c: f64 = (3..7).map(|i| u[i] * v[i]).sum();
+        (3..7).for_each(|i| v[i] -= c * u[i]);
+        let fq = &inertia(&quadratic, &u, &v, &a)[0];
+        let fi = &inertia(&invariant, &u, &v, &a)[0];
+        let w2 = 4.0 * quadratic.kinetic_energy(&u, &v); // 2 w'.J w' = 4 T
+        let along_q: f64 = (3..7).map(|i| u[i] * fq[i]).sum();
+        let along_i: f64 = (3..7).map(|i| u[i] * fi[i]).sum();
+        let shifted: Vec<f64> = (0..7)
+            .map(|i| if i < 3 { fq[i] } else { fq[i] + w2 * u[i] })
+            .collect();
+        println!(
+            "on |p| = 1: p.f = {along_q:.6} (2 w.J w = {w2:.6}), p.f~ = {along_i:.1e}, \
+             |f~ - f - 2 (w.J w) p| = {:.1e}",
+            max_diff(fi, &shifted)
+        );
+        assert!((along_q + w2).abs() <= 1e-13 * w2, "quadratic form: p.f");
+        assert!(along_i.abs() <= 1e-13 * w2, "scale-invariant: p.f~");
+        assert!(max_diff(fi, &shifted) <= 1e-13 * max_abs(fq), "f~ - f");
+        let t = invariant.kinetic_energy(&u, &v);
+        assert!((t - quadratic.kinetic_energy(&u, &v)).abs() <= 1e-14 * t);
+    }
 }
 
 /// An asymmetric body spinning freely (no gravity, no joints but |p| = 1).
@@ -715,4 +776,46 @@ fn heavy_top_in_every_form() {
         let d = max_diff(u, &finals[0].1);
         assert!(d < 1e-9, "form {form} differs from the a-form by {d:.2e}");
     }
+}
+
+/// A bad `kinetic_energy` key is a model error naming the file, line,
+/// field and reason: an unknown form, the key on a director body, and on a
+/// planar body.
+#[test]
+fn bad_kinetic_energy_key_is_named() {
+    let text = std::fs::read_to_string(model_path("axisymmetric_body")).unwrap();
+    let line = 1 + text
+        .lines()
+        .position(|l| l.starts_with("kinetic_energy"))
+        .unwrap();
+    let err = |t: &str| match load_model_str(t, "body.toml") {
+        Ok(_) => panic!("model should be rejected"),
+        Err(e) => e.to_string(),
+    };
+    let unknown = text.replace("= \"scale_invariant\"", "= \"invariant\"");
+    let directors = text.replace("attitude = \"euler\"", "attitude = \"directors\"");
+    for (bad, reason) in [
+        (&unknown, "unknown kinetic energy 'invariant'"),
+        (&directors, "is for Euler parameters"),
+    ] {
+        let msg = err(bad);
+        println!("{msg}");
+        assert!(
+            msg.contains(&format!("body.toml:{line}"))
+                && msg.contains("kinetic_energy")
+                && msg.contains(reason),
+            "{msg}"
+        );
+    }
+    let planar = "dimension = 2\n[[body]]\nid = \"b\"\nposition = [0.0, 0.0]\nmass = 1.0\n\
+                  inertia = 1.0\nkinetic_energy = \"quadratic\"\n";
+    let msg = err(planar);
+    println!("{msg}");
+    assert!(
+        msg.contains("body.toml:") && msg.contains("kinetic_energy") && msg.contains("3-D"),
+        "{msg}"
+    );
+    // The default is the quadratic form; naming it is accepted.
+    let named = text.replace("= \"scale_invariant\"", "= \"quadratic\"");
+    assert!(load_model_str(&named, "body.toml").is_ok());
 }

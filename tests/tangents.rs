@@ -41,7 +41,8 @@
 use flexmb::assembly::{Assembler, Pattern, SaddleSystem};
 use flexmb::attitude::Attitude;
 use flexmb::element::{
-    Element, EomLevel, GlobalLevel, LevelWeights, RotationalSpringDamper, SpringDamper, Truss,
+    Element, EomLevel, EulerKinetic, GlobalLevel, LevelWeights, RotationalSpringDamper,
+    SpringDamper, Truss,
 };
 use flexmb::integrate::gssss::two_field_scheme;
 use flexmb::integrate::gssss::{constraint_force, fill_step, ConstraintForce, StepInput};
@@ -1679,13 +1680,14 @@ fn path_mechanism() -> Model {
 /// Three 3-D Euler-parameter bodies (revolute to the ground, universal,
 /// cylindrical), a node on a ball joint, a spring-damper and gravity: the
 /// configuration-dependent inertia and the dot-product joints in the Newton matrix.
-fn mechanism3d(attitude: Attitude) -> Model {
+fn mechanism3d(attitude: Attitude, kinetic: EulerKinetic) -> Model {
     let mut b = ModelBuilder::new(3).unwrap();
     b.gravity(&[0.0, -2.0, -9.81]).unwrap();
     let body = |p: [f64; 3], q: [f64; 4], w: [f64; 3]| Body3dSpec {
         position: p,
         orientation: q,
         attitude,
+        kinetic,
         mass: 1.7,
         inertia: [[0.3, 0.02, -0.01], [0.02, 0.5, 0.03], [-0.01, 0.03, 0.4]],
         velocity: [0.1, -0.2, 0.3],
@@ -1850,8 +1852,14 @@ fn discrete_joint_derivative() {
     for (label, model) in [
         ("planar", mechanism()),
         ("planar path and linear joints", path_mechanism()),
-        ("3-D", mechanism3d(Attitude::EulerParameters)),
-        ("3-D directors", mechanism3d(Attitude::Directors)),
+        (
+            "3-D",
+            mechanism3d(Attitude::EulerParameters, EulerKinetic::Quadratic),
+        ),
+        (
+            "3-D directors",
+            mechanism3d(Attitude::Directors, EulerKinetic::Quadratic),
+        ),
     ] {
         let u0: Vec<f64> = model.u0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
         let u1: Vec<f64> = u0.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
@@ -2045,12 +2053,28 @@ fn newton_matrix_is_residual_derivative_path() {
 
 #[test]
 fn newton_matrix_is_residual_derivative_3d() {
-    newton_matrix_check("3-D mechanism", mechanism3d(Attitude::EulerParameters));
+    newton_matrix_check(
+        "3-D mechanism",
+        mechanism3d(Attitude::EulerParameters, EulerKinetic::Quadratic),
+    );
+}
+
+/// The same mechanism with the scale-invariant kinetic energy of its
+/// Euler-parameter bodies (src/element/rigid3d.rs, `EulerKinetic`).
+#[test]
+fn newton_matrix_is_residual_derivative_3d_scale_invariant() {
+    newton_matrix_check(
+        "3-D mechanism, scale-invariant kinetic energy",
+        mechanism3d(Attitude::EulerParameters, EulerKinetic::ScaleInvariant),
+    );
 }
 
 #[test]
 fn newton_matrix_is_residual_derivative_3d_directors() {
-    newton_matrix_check("3-D director mechanism", mechanism3d(Attitude::Directors));
+    newton_matrix_check(
+        "3-D director mechanism",
+        mechanism3d(Attitude::Directors, EulerKinetic::Quadratic),
+    );
 }
 
 fn newton_matrix_check(label: &str, model: Model) {

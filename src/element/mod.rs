@@ -19,7 +19,7 @@ mod thin_beam;
 mod truss;
 
 pub use beam::{Beam, Beam2d, Beam3d};
-pub use rigid3d::{Rigid3d, RigidDirectors};
+pub use rigid3d::{EulerKinetic, Rigid3d, RigidDirectors};
 pub use spring::{RotationalSpringDamper, SpringDamper};
 pub use thin_beam::{AxialSpring, Bending};
 pub use truss::Truss;

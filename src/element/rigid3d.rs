@@ -12,7 +12,21 @@
 //! (with `G(p) x = -G(x) p` and `G(x) x = 0`), which the integrators evaluate
 //! at the EOM level like any configuration-dependent inertia.
 //! `M_p` has the null vector p; the normalization row `p^T` completes the
-//! saddle-point matrix.
+//! saddle-point matrix. On the exact motion the normalization multiplier is
+//! `-p . f_p = 2 w'.J w'` (`p^T G(pdot)^T J G(p) pdot = -|G(p) pdot|_J^2`).
+//!
+//! **Scale-invariant kinetic energy** ([`EulerKinetic::ScaleInvariant`]):
+//! `T~ = T(p, pdot) / s^2`, `s = p.p`, the kinetic energy of the rotation
+//! `A(p/|p|)` for any `p != 0` (its body angular velocity is
+//! `2 G(p) pdot / s`; Sherif, Nachbagauer & Steiner, Nonlinear Dyn. 81 (2015)
+//! 343–352, on the forms of these equations and their multipliers). Its
+//! Lagrange equations are
+//! `f~_p = f_p / s^2 - 4 (p.pdot) M_p pdot / s^3 + 4 T p / s^3`, with
+//! `p . f~_p = 0` identically (`p . f_p = -4 T`): torque-free, the
+//! normalization reaction vanishes (seed 004: "zero reactions corresponding
+//! to the kinematic constraint"). On `|p| = 1`, `p.pdot = 0` it is
+//! `f_p + 2 (w'.J w') p`, a force along the normalization row only: the
+//! same motion, the multiplier shifted by `-2 w'.J w'`.
 //!
 //! **Energy-consistent midpoint force.** With the midpoint weights the plain
 //! `f_p(p~, v~, a~)` does not balance the kinetic energy: `dt v~ . f_p` differs
@@ -43,6 +57,31 @@ const FLOOR: f64 = 1e-5;
 /// Relative gap between principal moments below which they count as equal.
 const EQUAL_MOMENTS: f64 = 1e-12;
 
+/// How the rotational kinetic energy of an Euler-parameter body extends off
+/// `|p| = 1` (module doc). Both give the same motion on `|p| = 1`; they
+/// differ in the normalization multiplier.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EulerKinetic {
+    /// `T = 2 pdot^T G(p)^T J G(p) pdot` (Nikravesh 1988 §11.1; Haug 1989
+    /// §11.2): normalization multiplier `2 w'.J w'`.
+    #[default]
+    Quadratic,
+    /// `T = 2 pdot^T G(p)^T J G(p) pdot / (p.p)^2`: invariant under scaling
+    /// of p, zero normalization reaction for a torque-free body.
+    ScaleInvariant,
+}
+
+impl EulerKinetic {
+    /// The form named `name` in model files (`quadratic`, `scale_invariant`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "quadratic" => Some(EulerKinetic::Quadratic),
+            "scale_invariant" => Some(EulerKinetic::ScaleInvariant),
+            _ => None,
+        }
+    }
+}
+
 /// A rigid body with mass `m` and body-axes inertia tensor `J` about its centre of mass.
 #[derive(Debug, Clone)]
 pub struct Rigid3d {
@@ -50,6 +89,7 @@ pub struct Rigid3d {
     inertia: Matrix3<f64>,
     /// Rotational symmetry axes of `J` in body axes (none, one, or three).
     symmetry: Vec<Vector3<f64>>,
+    kinetic: EulerKinetic,
 }
 
 impl Rigid3d {
@@ -60,7 +100,47 @@ impl Rigid3d {
             mass,
             inertia,
             symmetry: symmetry_axes(&inertia),
+            kinetic: EulerKinetic::Quadratic,
         }
+    }
+
+    /// The body with the kinetic-energy form `kinetic`.
+    pub fn with_kinetic_energy(mut self, kinetic: EulerKinetic) -> Self {
+        self.kinetic = kinetic;
+        self
+    }
+
+    /// `1/s` with `s = p.p` for the scale-invariant form, else `None`.
+    fn inverse_scale(&self, p: &Vector4<f64>) -> Option<f64> {
+        (self.kinetic == EulerKinetic::ScaleInvariant).then(|| 1.0 / p.norm_squared())
+    }
+
+    /// Turns the quadratic form's force `rf` at `(p, pdot)` into the
+    /// scale-invariant one (module doc) with its derivatives:
+    /// `f~ = f/s^2 - 4 sig pi/s^3 + 4 T p/s^3`, `sig = p.pdot`,
+    /// `pi = M_p pdot`, `T = pi.pdot/2`.
+    fn scale_invariant(&self, p: &Vector4<f64>, pd: &Vector4<f64>, rf: &mut RotationalForce) {
+        let Some(r) = self.inverse_scale(p) else {
+            return;
+        };
+        let (r2, r3, r4) = (r * r, r * r * r, r * r * r * r);
+        let j = &self.inertia;
+        let (gp, gpd) = (g_matrix(p), g_matrix(pd));
+        let pi = rf.m * pd;
+        let t = 0.5 * pi.dot(pd);
+        let sig = p.dot(pd);
+        // d(pi)/dp and dT/dp.
+        let pi_p = 4.0 * (g_transpose_derivative(&(j * gp * pd)) - gp.transpose() * j * gpd);
+        let t_p = -4.0 * gpd.transpose() * (j * (gp * pd));
+        let RotationalForce { f, k, c, m } = rf;
+        *k =
+            *k * r2 - 4.0 * r3 * *f * p.transpose() - 4.0 * r3 * (pi * pd.transpose() + sig * pi_p)
+                + 24.0 * r4 * sig * pi * p.transpose()
+                + 4.0 * r3 * (p * t_p.transpose() + t * Matrix4::identity())
+                - 24.0 * r4 * t * p * p.transpose();
+        *c = *c * r2 - 4.0 * r3 * (pi * p.transpose() + sig * *m) + 4.0 * r3 * p * pi.transpose();
+        *f = *f * r2 - 4.0 * r3 * sig * pi + 4.0 * r3 * t * p;
+        *m *= r2;
     }
 
     /// Adds the energy correction `alpha c` (module doc) and its derivatives
@@ -126,16 +206,23 @@ impl Rigid3d {
         *f += alpha * c;
     }
 
-    /// Rotational kinetic energy `T = 2 w.J w`, `w = G(p) v`, and `dT/dv = 4 G^T J w`.
+    /// Rotational kinetic energy `T = 2 w.J w`, `w = G(p) v`, and
+    /// `dT/dv = 4 G^T J w` (both over `s^2` in the scale-invariant form).
     fn rotational_energy(&self, p: &Vector4<f64>, v: &Vector4<f64>) -> (f64, Vector4<f64>) {
         let gp = g_matrix(p);
         let jw = self.inertia * (gp * v);
-        (2.0 * (gp * v).dot(&jw), 4.0 * gp.transpose() * jw)
+        let r2 = self.inverse_scale(p).map_or(1.0, |r| r * r);
+        (2.0 * r2 * (gp * v).dot(&jw), 4.0 * r2 * gp.transpose() * jw)
     }
 
-    /// `dT/dp = -4 G(v)^T J G(p) v`.
+    /// `dT/dp = -4 G(v)^T J G(p) v` (scale-invariant: that `/ s^2 - 4 T p / s^3`).
     fn energy_p_gradient(&self, p: &Vector4<f64>, v: &Vector4<f64>) -> Vector4<f64> {
-        -4.0 * g_matrix(v).transpose() * (self.inertia * (g_matrix(p) * v))
+        let gpv = g_matrix(p) * v;
+        let grad = -4.0 * g_matrix(v).transpose() * (self.inertia * gpv);
+        match self.inverse_scale(p) {
+            None => grad,
+            Some(r) => r * r * grad - 8.0 * r * r * r * gpv.dot(&(self.inertia * gpv)) * p,
+        }
     }
 }
 
@@ -224,6 +311,7 @@ impl Element for Rigid3d {
             c: 8.0 * (g_transpose_derivative(&w_v) + gpd.transpose() * jg),
             m: mp,
         };
+        self.scale_invariant(&p, &pd, &mut rf);
         if let Some(MidpointStart { u_n, dt }) = x.midpoint {
             let p0 = vec4(&u_n[3..]);
             self.add_energy_correction((&p, &pd, &pdd), &p0, dt, &mut rf);
@@ -236,8 +324,7 @@ impl Element for Rigid3d {
     }
 
     fn kinetic_energy(&self, u: &[f64], v: &[f64]) -> f64 {
-        let w = g_matrix(&vec4(&u[3..])) * vec4(&v[3..]);
-        2.0 * w.dot(&(self.inertia * w))
+        self.rotational_energy(&vec4(&u[3..]), &vec4(&v[3..])).0
     }
 }
 

@@ -14,6 +14,7 @@ use super::spec::{
 };
 use super::Model;
 use crate::attitude::Attitude;
+use crate::element::EulerKinetic;
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
 use crate::joint::Curve;
 use crate::load::{TimeFunction, TorqueFrame};
@@ -826,6 +827,12 @@ fn body(b: &mut ModelBuilder, s: &BodySpec) -> Result<(), BuildError> {
         if s.attitude.is_some() {
             return Err(fail("attitude", "`attitude` is for 3-D bodies".into()));
         }
+        if s.kinetic_energy.is_some() {
+            return Err(fail(
+                "kinetic_energy",
+                "`kinetic_energy` is for 3-D bodies in Euler parameters".into(),
+            ));
+        }
         let [x, y] = planar(&s.position, "position", &fail)?;
         let [vx, vy] = match &s.velocity {
             Some(v) => planar(v, "velocity", &fail)?,
@@ -883,10 +890,22 @@ fn body(b: &mut ModelBuilder, s: &BodySpec) -> Result<(), BuildError> {
             )
         })?,
     };
+    let kinetic = match s.kinetic_energy.as_deref() {
+        None => EulerKinetic::default(),
+        Some(name) => EulerKinetic::from_name(name).ok_or_else(|| {
+            fail(
+                "kinetic_energy",
+                format!(
+                    "unknown kinetic energy '{name}' (expected \"quadratic\" or \"scale_invariant\")"
+                ),
+            )
+        })?,
+    };
     let spec = Body3dSpec {
         position: exact3("body", id, "position", &s.position)?,
         orientation,
         attitude,
+        kinetic,
         mass: s.mass,
         inertia,
         velocity: match &s.velocity {

@@ -376,6 +376,7 @@ pub fn rigid_chain_builder(bodies: usize) -> Result<ModelBuilder, BuildError> {
             position: [k as f64 + 0.5, 0.0, 0.0],
             orientation: [1.0, 0.0, 0.0, 0.0],
             attitude: Attitude::EulerParameters,
+            kinetic: Default::default(),
             mass: 1.0,
             inertia: [
                 [1e-3, 0.0, 0.0],

@@ -88,6 +88,9 @@ pub struct BodySpec {
     /// Rotation coordinates of a 3-D body: `euler` (Euler parameters, the
     /// default) or `directors` (the body axes as spatial vectors).
     pub attitude: Option<String>,
+    /// Kinetic energy of an Euler-parameter body off `|p| = 1`: `quadratic`
+    /// (the default) or `scale_invariant` (zero normalization reaction).
+    pub kinetic_energy: Option<String>,
     /// Mass (> 0).
     pub mass: f64,
     /// Inertia about the centre of mass: a number (planar), or

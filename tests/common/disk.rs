@@ -84,6 +84,7 @@ pub fn disk_model(m: f64, r: f64, q: &[f64; 5], qd: &[f64; 5], att: Attitude) ->
         position,
         orientation,
         attitude: att,
+        kinetic: Default::default(),
         mass: m,
         inertia: [[a, 0.0, 0.0], [0.0, c, 0.0], [0.0, 0.0, a]],
         velocity,

@@ -623,6 +623,7 @@ mod tests {
                 position: [0.0, 0.0, 1.0],
                 orientation: [1.0, 0.0, 0.0, 0.0],
                 attitude: Default::default(),
+                kinetic: Default::default(),
                 mass: 1.0,
                 inertia: [[0.25, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 0.25]],
                 velocity: [0.0; 3],

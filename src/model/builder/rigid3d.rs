@@ -10,7 +10,7 @@ use nalgebra::{Matrix3, Vector3};
 
 use super::{err, finite, positive_named, BuildError, Entity, ModelBuilder, PointRef};
 use crate::attitude::Attitude;
-use crate::element::{Rigid3d, RigidDirectors};
+use crate::element::{EulerKinetic, Rigid3d, RigidDirectors};
 use crate::joint::{
     Coincident, DirectorConstraints, DiskContact, DiskGeometry, DiskRolling, DotJoint, DotRow,
     EulerNormalization, Point, Side, Vector,
@@ -55,6 +55,9 @@ pub struct Body3dSpec {
     pub orientation: [f64; 4],
     /// Rotation coordinates of the body.
     pub attitude: Attitude,
+    /// Kinetic-energy form of an Euler-parameter body (directors: only the
+    /// default).
+    pub kinetic: EulerKinetic,
     /// Mass (> 0).
     pub mass: f64,
     /// Inertia tensor about the centre of mass in body axes (symmetric, positive semidefinite).
@@ -158,6 +161,16 @@ impl ModelBuilder {
                 ),
             ));
         }
+        if b.attitude == Attitude::Directors && b.kinetic != EulerKinetic::Quadratic {
+            return Err(err(
+                "body",
+                id,
+                Some("kinetic_energy"),
+                "the scale-invariant kinetic energy is for Euler parameters; a director body's \
+                 kinetic energy is quadratic with a constant mass matrix"
+                    .into(),
+            ));
+        }
         self.claim_id("body", id)?;
         let p = b.orientation.map(|x| x / norm);
         let att = b.attitude;
@@ -175,7 +188,8 @@ impl ModelBuilder {
         self.v0.extend_from_slice(&qdot[..nr]);
         match att {
             Attitude::EulerParameters => {
-                self.elements.push(id, Rigid3d::new(b.mass, b.inertia), &d);
+                let body = Rigid3d::new(b.mass, b.inertia).with_kinetic_energy(b.kinetic);
+                self.elements.push(id, body, &d);
                 self.joints
                     .push(&format!("{id}.normalization"), EulerNormalization, &d[3..]);
             }
