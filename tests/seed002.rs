@@ -303,15 +303,24 @@ fn tdg_orders() {
     assert!((0.9..=1.2).contains(&ol), "case b multiplier order {ol}");
 }
 
-/// Case d (m1 = 0.005, m2 = 1, §5.3.5): TCG runs the 10 s at the seed's
-/// h = 0.001 with its energy conserved to the Newton tolerance, and TDG
-/// (alpha = 1, eq. 28) damps the spurious oscillations at h = 0.002 and
-/// runs the 10 s. Not reproduced: the seed's h = 0.01 for the dissipative
-/// scheme. At h = 0.01 TDG's Newton fails at the "snap" of the chain near
-/// t = 0.74 s (the digest's scratch alpha–kappa run fails there too; TCG at
-/// h = 0.01 fails at t = 5.41 s), recorded here so that a change shows.
+/// Case d (m1 = 0.005, m2 = 1, §5.3.5), the preserving scheme on both sides
+/// of the seed's limit: TCG fails at h = 0.01 (Newton, t = 5.41 s) and runs
+/// the 10 s at the seed's h = 0.001 with its energy conserved to the Newton
+/// tolerance (it also runs at h = 0.005 and 0.002, so the seed's
+/// "h = 0.001" holds only as a bound). TDG (alpha = 1, eq. 28) damps the
+/// spurious oscillations at h = 0.002 and runs the 10 s. Not reproduced: the
+/// seed's h = 0.01 for the dissipative scheme. At h = 0.01 TDG's Newton
+/// fails at the "snap" of the chain near t = 0.74 s, as alpha–kappa does
+/// (`alpha_kappa_case_d`), recorded here so that a change shows.
 #[test]
 fn case_d_stiff_double_pendulum() {
+    let (s, rec) = run("seed002_d", &method("tcg", 0.01, 10.0));
+    let reached = *rec.time.last().unwrap();
+    println!("TCG h = 0.01: {}", s.line());
+    assert!(
+        s.failure.is_some() && (5.3..5.5).contains(&reached),
+        "TCG h = 0.01: {reached}"
+    );
     let (s, rec) = run("seed002_d", &method("tcg", 0.001, 10.0));
     assert!(s.failure.is_none(), "TCG h = 0.001: {}", s.line());
     let drift = energy_drift("d", &rec);
@@ -522,10 +531,18 @@ fn alpha_kappa_orders() {
 }
 
 /// Case d, the seed's Figs. 25–26 claim (alpha = 1, kappa = 1, h = 0.01,
-/// stable over 10 s) — NOT reproduced: the step equations lose their
-/// solution at the snap of the chain near t = 0.74 s for h >= 0.001 (as in
-/// the digest's scratch reproduction, A6); h = 0.0005 runs the 10 s. The
-/// test records both so that a change shows.
+/// stable over 10 s) — NOT reproduced: Newton fails at the snap of the
+/// chain near t = 0.74 s for h >= 0.001; h = 0.0005 runs the 10 s. The cause
+/// (docs/theory/galerkin.md §4, `scripts/seed002_case_d.py`, an independent
+/// transcription of eq. 66 that fails at the same step with the same
+/// energy): the branch of step solutions that Newton follows folds (its
+/// Jacobian singular) at h* = 0.0061 from the state at t = 0.74 (0.0017 for
+/// h = 0.005, 0.00092 for h = 0.001), below the step; more iterations, a
+/// smaller tolerance, a line search or a fine-substep predictor do not find
+/// a root; the roots that exist at h = 0.01 elsewhere are reached only from
+/// chance predictors, and the run then fails at the next snap (t = 1.14 s;
+/// the exact solution has 14 snaps in 10 s). The test records both so that
+/// a change shows.
 #[test]
 fn alpha_kappa_case_d() {
     for h in [0.01, 0.001] {
@@ -539,4 +556,95 @@ fn alpha_kappa_case_d() {
     }
     let (s, _) = run("seed002_d", &alpha_kappa(1.0, "1", 0.0005, 10.0, 1e-6));
     assert!(s.failure.is_none(), "h = 0.0005: {}", s.line());
+}
+
+/// Why `alpha_kappa_case_d` fails (docs/theory/galerkin.md §4): from the
+/// state at t = 0.74 of the h = 0.01 run, the step equations (eq. 66,
+/// alpha = kappa = 1) are solved for growing step sizes h', each from the
+/// previous solution (natural continuation; the increment is halved when
+/// Newton fails). The branch ends at h' = 0.006085, short of the run's
+/// h = 0.01, and the Newton matrix becomes singular there (condition number
+/// 1.2e7 at h' = 0.003, 1.7e9 at the end; asserted: more than 100 times): a
+/// fold of the step equations (`scripts/seed002_case_d.py`'s
+/// pseudo-arclength continuation turns back at the same 0.006085), not a
+/// Newton weakness that a better predictor, more iterations or a line
+/// search would cure.
+#[test]
+fn alpha_kappa_case_d_step_equations_fold() {
+    let h = 0.01;
+    let (s, rec) = run("seed002_d", &alpha_kappa(1.0, "1", h, 10.0, 1e-6));
+    assert!(s.failure.is_some());
+    let k = rec.time.len() - 1;
+    assert!((rec.time[k] - 0.74).abs() < 1e-9, "{}", rec.time[k]);
+    let (qn, vn, lam) = (&rec.u[k], &rec.v[k], &rec.lambda[k]);
+    let model = load_model_file(model_path("seed002_d")).unwrap().model;
+    let asm = Assembler::new(&model);
+    let sys = system(&model, &asm);
+    let settings = TdgSettings {
+        scheme: Scheme::AlphaKappa(Kappa::Fixed(1.0)),
+        alpha: 1.0,
+        dt: h,
+        rtol: 1e-6,
+        atol: None,
+        max_iter: 30,
+    };
+    let mut tdg = Tdg::new(&sys, "ak".into(), vec![], settings, Default::default()).unwrap();
+    let pattern = tdg.block_pattern().clone();
+    let dim = pattern.dim;
+    let (n, nb) = (model.n_dofs(), model.n_dofs() + model.n_constraints());
+    let mut values = vec![0.0; pattern.nnz()];
+    let mut res = vec![0.0; dim];
+    // Newton on eq. 66 at step size `hs` from `x`; the solution and the
+    // condition number (2-norm) of its Newton matrix.
+    let mut solve = |hs: f64, mut x: Vec<f64>| -> Option<(Vec<f64>, f64)> {
+        for _ in 0..30 {
+            tdg.eval(&sys, qn, vn, rec.time[k], hs, &x, &mut res, &mut values);
+            let a = pattern.to_csc(&values).to_dense();
+            let a = nalgebra::DMatrix::from_fn(dim, dim, |r, c| a[[r, c]]);
+            let dx = a
+                .clone()
+                .lu()
+                .solve(&nalgebra::DVector::from_column_slice(&res))?;
+            let size = x.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+            for (xi, d) in x.iter_mut().zip(dx.iter()) {
+                *xi -= d;
+            }
+            if dx.amax() <= 1e-10 * size {
+                let sv = a.singular_values();
+                return Some((x, sv.max() / sv.min()));
+            }
+        }
+        None
+    };
+    let mut hs = 5e-4;
+    let mut x = vec![0.0; dim];
+    for i in 0..n {
+        x[i] = qn[i] + hs * vn[i];
+        x[nb + i] = qn[i];
+        x[2 * nb + i] = vn[i];
+        x[3 * nb + i] = vn[i];
+    }
+    x[n..nb].copy_from_slice(lam);
+    x[nb + n..2 * nb].copy_from_slice(lam);
+    let (mut x, cond0) = solve(hs, x).expect("the first small step converges");
+    let (mut cond, mut cond_half, mut dh) = (cond0, 0.0, 5e-4);
+    while dh > 1e-7 && hs + dh <= h {
+        match solve(hs + dh, x.clone()) {
+            Some((xn, c)) => {
+                hs += dh;
+                x = xn;
+                cond = c;
+                if (hs - 0.003).abs() < 1e-12 {
+                    cond_half = c;
+                }
+            }
+            None => dh *= 0.5,
+        }
+    }
+    println!(
+        "case d from t = 0.74: step solutions up to h' = {hs:.6}; condition number of the \
+         Newton matrix {cond0:.2e} at h' = 5e-4, {cond_half:.2e} at 0.003, {cond:.2e} at the last"
+    );
+    assert!((0.0055..0.0061).contains(&hs), "{hs}");
+    assert!(cond > 100.0 * cond_half, "{cond_half:e} -> {cond:e}");
 }
