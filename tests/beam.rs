@@ -153,7 +153,10 @@ fn beams_of_one_length_share_their_tables() {
     let mut shapes = BeamShapes::default();
     let a = shapes.get(l);
     assert!(Arc::ptr_eq(&a, &shapes.get(l)));
-    assert!(!Arc::ptr_eq(&a, &shapes.get(f64::from_bits(l.to_bits() + 1))));
+    assert!(!Arc::ptr_eq(
+        &a,
+        &shapes.get(f64::from_bits(l.to_bits() + 1))
+    ));
     let mut rng = Rng(11);
     let e0 = beam_config(&mut rng, l, 0.2);
     let own = Beam2d::new(l, 50.0, 2.0, 1.3, Some(&e0));

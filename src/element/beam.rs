@@ -95,9 +95,9 @@ impl BeamShape {
             h1: [[0.0; 4]; NG],
             h2: [[0.0; 4]; NG],
         };
-        for q in 0..NG {
+        for (q, gw) in GAUSS_W.iter().enumerate() {
             let (_, d1, d2) = hermite(gauss_xi(q), length);
-            s.w[q] = 0.5 * GAUSS_W[q] * length;
+            s.w[q] = 0.5 * gw * length;
             s.h1[q] = d1;
             s.h2[q] = d2;
         }
@@ -539,7 +539,9 @@ impl<const D: usize> Element for Beam<D> {
                 *x *= 0.5;
             }
         }
-        let scale: f64 = um[..n].iter().fold(self.shape.length, |m, x| m.max(x.abs()));
+        let scale: f64 = um[..n]
+            .iter()
+            .fold(self.shape.length, |m, x| m.max(x.abs()));
         discrete_gradient(&du[..n], scale, f, k, |g1| {
             let v1 = match g1 {
                 Some(g1) => self.eval(u1, g1, None),

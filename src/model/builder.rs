@@ -14,8 +14,8 @@ use super::dof::{beam_components, point_components, DofMap, BODY2D_COMPONENTS};
 use super::{LoadEntry, Model};
 use crate::attitude::Attitude;
 use crate::element::{
-    Beam, BeamShapes, Element, ElementBlock, ElementSet, RotationalSpringDamper as RotationalSpringElement,
-    SpringDamper as SpringElement, Truss,
+    Beam, BeamShapes, Element, ElementBlock, ElementSet,
+    RotationalSpringDamper as RotationalSpringElement, SpringDamper as SpringElement, Truss,
 };
 use crate::joint::{
     Coincident, Curve, Distance, DistanceForm, Joint, JointBlock, JointSet, LinearCombination,

@@ -310,7 +310,9 @@ impl Tdg {
             })?;
         let z = |len: usize| vec![0.0; len];
         let mut start_sys = sys.asm.new_system();
-        let stiffness_scale = sys.asm.stiffness_max(sys.model, &sys.model.u0, &mut start_sys);
+        let stiffness_scale = sys
+            .asm
+            .stiffness_max(sys.model, &sys.model.u0, &mut start_sys);
         Ok(Tdg {
             label,
             parameters,
