@@ -106,13 +106,13 @@ impl Problem {
 
     /// Estimated peak memory of one case of `size` (bytes): [`Problem::dofs`]
     /// times the peak resident memory per DOF measured at large sizes
-    /// (docs/bench.md: L1 1M DOFs 1.8 GB, L2 181k 1.6 GB, L3 89k 6.1 GB,
+    /// (docs/bench.md: L1 1M DOFs 1.17 GB, L2 181k 1.6 GB, L3 89k 6.1 GB,
     /// L4 210k 1.8 GB, chain 200k 0.4 GB), rounded down so that the
     /// estimate stays below the real peak (the fill of the factors grows
     /// faster than the DOFs).
     pub fn estimated_bytes(self, size: usize) -> f64 {
         let per_dof = match self {
-            Problem::HangingBeam => 1.5e3,
+            Problem::HangingBeam => 1.1e3,
             Problem::TrussLattice => 8e3,
             Problem::SpaceTrussLattice => 60e3,
             Problem::RigidChain => 8e3,

@@ -8,6 +8,8 @@
 //!   to u_{n+1}) and `P(u~)`, `c3 K(u~)` for other weights;
 //! * the constant mass matrix: symmetric, positive definite, rigid-translation
 //!   mass rho A L, Hermite mass entries;
+//! * beams of one length share one quadrature table, with bit-identical
+//!   results;
 //! * rigid-motion invariance: zero force and energy for a rigidly moved straight
 //!   beam; a deformed beam's energy and force are frame invariant;
 //! * the slope joint (ground and body targets): B = dPhi/du and the curvature;
@@ -34,7 +36,7 @@ mod common;
 use common::fd::{check_eom_force, fd_jacobian_h, Rng};
 use common::max_abs;
 use flexmb::assembly::Assembler;
-use flexmb::element::{Beam2d, Element};
+use flexmb::element::{Beam2d, Beam3d, BeamShapes, Element};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::joint::{Joint, Slope, SlopeTarget};
 use flexmb::model::{load_model_file, load_model_str, Model, ModelBuilder, PointRef};
@@ -136,6 +138,37 @@ fn mass_matrix_is_constant_symmetric_positive() {
     assert!((m[2 * 8 + 2] - 4.0 * l * l * c).abs() < 1e-14);
     assert!((m[2 * 8 + 6] + 3.0 * l * l * c).abs() < 1e-14);
     assert!(m[1].abs() < 1e-16);
+}
+
+/// Beams of one length share one quadrature table: an element holds its
+/// stiffnesses, mass per length, reference strains and a pointer (14 words,
+/// not the 75 of per-element tables), and computes bit for bit what a beam
+/// with its own table computes.
+#[test]
+fn beams_of_one_length_share_their_tables() {
+    use std::sync::Arc;
+    assert!(std::mem::size_of::<Beam2d>() <= 14 * 8);
+    assert!(std::mem::size_of::<Beam3d>() <= 14 * 8);
+    let l = 0.7;
+    let mut shapes = BeamShapes::default();
+    let a = shapes.get(l);
+    assert!(Arc::ptr_eq(&a, &shapes.get(l)));
+    assert!(!Arc::ptr_eq(
+        &a,
+        &shapes.get(f64::from_bits(l.to_bits() + 1))
+    ));
+    let mut rng = Rng(11);
+    let e0 = beam_config(&mut rng, l, 0.2);
+    let own = Beam2d::new(l, 50.0, 2.0, 1.3, Some(&e0));
+    let shared = Beam2d::with_shape(a, 50.0, 2.0, 1.3, Some(&e0));
+    let u = beam_config(&mut rng, l, 0.3);
+    let (mut f1, mut k1, mut f2, mut k2) = ([0.0; 8], [0.0; 64], [0.0; 8], [0.0; 64]);
+    own.force(&u, &mut f1, Some(&mut k1));
+    shared.force(&u, &mut f2, Some(&mut k2));
+    assert_eq!((f1, k1), (f2, k2));
+    assert_eq!(own.potential(&u), shared.potential(&u));
+    assert!(own.mass(&mut k1) && shared.mass(&mut k2));
+    assert_eq!(k1, k2);
 }
 
 #[test]

@@ -1805,6 +1805,19 @@ fn assembled_operators() {
         &dense(&asm.stiffness(&model, &u)),
         &fd_k,
     );
+    // The round-off scale summed through the slot maps is the largest entry
+    // of the assembled stiffness, serial and parallel, and leaves sys zeroed.
+    let k_max = asm
+        .stiffness(&model, &u)
+        .data()
+        .iter()
+        .fold(0.0_f64, |a, x| a.max(x.abs()));
+    assert!(k_max > 0.0);
+    for asm in [&asm, &Assembler::with_parallel(&model, true)] {
+        let mut sys = asm.new_system();
+        assert_eq!(asm.stiffness_max(&model, &u, &mut sys), k_max);
+        assert!(sys.values.iter().chain(&sys.residual).all(|&x| x == 0.0));
+    }
 
     // Potential energy = elastic - (M g).u, so its gradient is P(u) - M g.
     let grad = fd_gradient(&u, H, |x| asm.energy(&model, x, &v).potential);

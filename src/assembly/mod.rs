@@ -1329,6 +1329,20 @@ impl Assembler {
         tri.to_csc()
     }
 
+    /// max |K_ij(u)| over the assembled element stiffness K = dP/du (the
+    /// scale of the Newton round-off floor), summed through the element slot
+    /// maps into `sys` instead of a triplet copy of K: the triplets and their
+    /// CSC copy were the setup peak of the L1 beam. `sys` is left zeroed.
+    pub fn stiffness_max(&self, model: &Model, u: &[f64], sys: &mut SaddleSystem) -> f64 {
+        sys.residual.fill(0.0);
+        sys.values.fill(0.0);
+        self.element_pass(model, sys, Some(1.0), |b, i, f, k| b.force(i, u, f, k));
+        let max = sys.values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+        sys.residual.fill(0.0);
+        sys.values.fill(0.0);
+        max
+    }
+
     /// Internal force P(u) of all elements.
     pub fn internal_force(&self, model: &Model, u: &[f64]) -> Vec<f64> {
         let mut sys = self.new_system();

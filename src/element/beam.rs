@@ -41,6 +41,8 @@
 
 use super::gonzalez::discrete_gradient;
 use super::{force_at_level, Element, EomLevel};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Gauss points per element.
 const NG: usize = 5;
@@ -68,30 +70,78 @@ const NMAX: usize = 12;
 /// reference (3-D only, where a nonzero kappa0 makes k = 0 a cone point).
 const STRAIGHT: f64 = 1e-8;
 
-/// A two-node ANCF Euler–Bernoulli beam element in `D` = 2 or 3 dimensions.
-#[derive(Debug, Clone)]
-pub struct Beam<const D: usize> {
+/// The quadrature tables of a beam of reference length `length`: Gauss
+/// weights and the first two x-derivatives of the Hermite shape functions at
+/// the Gauss points. They depend on the length only, so elements of the same
+/// length share one table ([`BeamShapes`]) instead of holding 45 values each.
+#[derive(Debug)]
+pub struct BeamShape {
     length: f64,
-    ea: f64,
-    ei: f64,
-    rho_a: f64,
     /// Quadrature weight times L per Gauss point.
     w: [f64; NG],
     /// dh_k/dx at the Gauss points.
     h1: [[f64; 4]; NG],
     /// d^2 h_k/dx^2 at the Gauss points.
     h2: [[f64; 4]; NG],
+}
+
+impl BeamShape {
+    /// The tables of a beam of reference length `length` > 0.
+    pub fn new(length: f64) -> Self {
+        assert!(length > 0.0);
+        let mut s = BeamShape {
+            length,
+            w: [0.0; NG],
+            h1: [[0.0; 4]; NG],
+            h2: [[0.0; 4]; NG],
+        };
+        for (q, gw) in GAUSS_W.iter().enumerate() {
+            let (_, d1, d2) = hermite(gauss_xi(q), length);
+            s.w[q] = 0.5 * gw * length;
+            s.h1[q] = d1;
+            s.h2[q] = d2;
+        }
+        s
+    }
+}
+
+/// One shared [`BeamShape`] per distinct reference length (compared bit for
+/// bit, so every element keeps exactly the tables of its own length).
+#[derive(Debug, Default)]
+pub struct BeamShapes(HashMap<u64, Arc<BeamShape>>);
+
+impl BeamShapes {
+    /// The tables for `length`, built on first use.
+    pub fn get(&mut self, length: f64) -> Arc<BeamShape> {
+        self.0
+            .entry(length.to_bits())
+            .or_insert_with(|| Arc::new(BeamShape::new(length)))
+            .clone()
+    }
+}
+
+/// A two-node ANCF Euler–Bernoulli beam element in `D` = 2 or 3 dimensions.
+#[derive(Debug, Clone)]
+pub struct Beam<const D: usize> {
+    ea: f64,
+    ei: f64,
+    rho_a: f64,
+    /// Length and quadrature tables, shared with the elements of the same length.
+    shape: Arc<BeamShape>,
     /// Reference axial strain and curvature at the Gauss points.
     eps0: [f64; NG],
     kap0: [f64; NG],
-    /// Scalar 4x4 mass `rho_a int h_k h_l dx`.
-    m4: [[f64; 4]; 4],
 }
 
 /// The planar beam (DOFs per node x, y, dx, dy).
 pub type Beam2d = Beam<2>;
 /// The spatial beam without torsion (DOFs per node x, y, z, dx, dy, dz).
 pub type Beam3d = Beam<3>;
+
+/// xi in [0, 1] of Gauss point q.
+fn gauss_xi(q: usize) -> f64 {
+    0.5 * (GAUSS_X[q] + 1.0)
+}
 
 /// Hermite shape functions and their first two x-derivatives at xi.
 fn hermite(xi: f64, l: f64) -> ([f64; 4], [f64; 4], [f64; 4]) {
@@ -165,32 +215,27 @@ impl<const D: usize> Beam<D> {
     /// stiffness `ei` and mass per unit length `rho_a`, stress free in the
     /// configuration `e0` (local DOFs; `None`: straight with unit slopes).
     pub fn new(length: f64, ea: f64, ei: f64, rho_a: f64, e0: Option<&[f64]>) -> Self {
+        Self::with_shape(Arc::new(BeamShape::new(length)), ea, ei, rho_a, e0)
+    }
+
+    /// [`Beam::new`] with the length and tables of `shape` (shared).
+    pub fn with_shape(
+        shape: Arc<BeamShape>,
+        ea: f64,
+        ei: f64,
+        rho_a: f64,
+        e0: Option<&[f64]>,
+    ) -> Self {
         let () = Self::VALID;
-        assert!(length > 0.0);
+        let length = shape.length;
         let mut b = Beam {
-            length,
             ea,
             ei,
             rho_a,
-            w: [0.0; NG],
-            h1: [[0.0; 4]; NG],
-            h2: [[0.0; 4]; NG],
+            shape,
             eps0: [0.0; NG],
             kap0: [0.0; NG],
-            m4: [[0.0; 4]; 4],
         };
-        for q in 0..NG {
-            let xi = 0.5 * (GAUSS_X[q] + 1.0);
-            let (h, d1, d2) = hermite(xi, length);
-            b.w[q] = 0.5 * GAUSS_W[q] * length;
-            b.h1[q] = d1;
-            b.h2[q] = d2;
-            for k in 0..4 {
-                for l in 0..4 {
-                    b.m4[k][l] += rho_a * b.w[q] * h[k] * h[l];
-                }
-            }
-        }
         if let Some(e0) = e0 {
             for q in 0..NG {
                 let (g, x) = b.strains(q, e0);
@@ -212,13 +257,13 @@ impl<const D: usize> Beam<D> {
 
     /// Reference length.
     pub fn length(&self) -> f64 {
-        self.length
+        self.shape.length
     }
 
     /// r' and r'' at Gauss point q.
     #[inline]
     fn derivatives(&self, q: usize, e: &[f64]) -> ([f64; 3], [f64; 3]) {
-        let (h1, h2) = (&self.h1[q], &self.h2[q]);
+        let (h1, h2) = (&self.shape.h1[q], &self.shape.h2[q]);
         let mut r1 = [0.0; 3];
         let mut r2 = [0.0; 3];
         for k in 0..4 {
@@ -250,7 +295,7 @@ impl<const D: usize> Beam<D> {
     /// g, x and their gradients at Gauss point q.
     #[inline]
     fn point(&self, q: usize, e: &[f64]) -> Point {
-        let (h1, h2) = (&self.h1[q], &self.h2[q]);
+        let (h1, h2) = (&self.shape.h1[q], &self.shape.h2[q]);
         let (r1, r2) = self.derivatives(q, e);
         let (g, x) = Self::invariants(&r1, &r2);
         // dx_a/dr'_i = (E_a r'')_i, dx_a/dr''_i = -(E_a r')_i.
@@ -310,7 +355,7 @@ impl<const D: usize> Beam<D> {
     fn density(&self, q: usize, g: f64, b: &Bend) -> f64 {
         let eps = 0.5 * (g - 1.0) - self.eps0[q];
         let rr: f64 = b.rho[..Self::M].iter().map(|r| r * r).sum();
-        self.w[q] * (0.5 * self.ea * eps * eps + 0.5 * self.ei * rr)
+        self.shape.w[q] * (0.5 * self.ea * eps * eps + 0.5 * self.ei * rr)
     }
 
     /// Energy only.
@@ -343,7 +388,7 @@ impl<const D: usize> Beam<D> {
         let mut sc = [[[0.0; 4]; 4]; 3];
         for q in 0..NG {
             let p = self.point(q, e);
-            let w = self.w[q];
+            let w = self.shape.w[q];
             let gi = 1.0 / p.g;
             let g32 = gi * gi.sqrt(); // g^{-3/2}
             let g52 = g32 * gi;
@@ -398,7 +443,7 @@ impl<const D: usize> Beam<D> {
                     }
                 }
                 let zeta = bd.rho.map(|r| b * r * al);
-                let (h1, h2) = (&self.h1[q], &self.h2[q]);
+                let (h1, h2) = (&self.shape.h1[q], &self.shape.h2[q]);
                 for kx in 0..4 {
                     for l in 0..4 {
                         sg[kx][l] += 2.0 * dlt * h1[kx] * h1[l];
@@ -443,12 +488,22 @@ impl<const D: usize> Element for Beam<D> {
         if self.rho_a == 0.0 {
             return false;
         }
+        // Scalar 4x4 mass rho_a int h_k h_l dx by the Gauss rule (exact).
+        let mut m4 = [[0.0; 4]; 4];
+        for q in 0..NG {
+            let (h, _, _) = hermite(gauss_xi(q), self.shape.length);
+            for k in 0..4 {
+                for l in 0..4 {
+                    m4[k][l] += self.rho_a * self.shape.w[q] * h[k] * h[l];
+                }
+            }
+        }
         let n = Self::N;
         m[..n * n].fill(0.0);
         for k in 0..4 {
             for l in 0..4 {
                 for a in 0..D {
-                    m[(D * k + a) * n + D * l + a] = self.m4[k][l];
+                    m[(D * k + a) * n + D * l + a] = m4[k][l];
                 }
             }
         }
@@ -484,7 +539,9 @@ impl<const D: usize> Element for Beam<D> {
                 *x *= 0.5;
             }
         }
-        let scale: f64 = um[..n].iter().fold(self.length, |m, x| m.max(x.abs()));
+        let scale: f64 = um[..n]
+            .iter()
+            .fold(self.shape.length, |m, x| m.max(x.abs()));
         discrete_gradient(&du[..n], scale, f, k, |g1| {
             let v1 = match g1 {
                 Some(g1) => self.eval(u1, g1, None),

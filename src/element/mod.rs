@@ -18,7 +18,7 @@ mod spring;
 mod thin_beam;
 mod truss;
 
-pub use beam::{Beam, Beam2d, Beam3d};
+pub use beam::{Beam, Beam2d, Beam3d, BeamShape, BeamShapes};
 pub use rigid3d::{EulerKinetic, Rigid3d, RigidDirectors};
 pub use spring::{RotationalSpringDamper, SpringDamper};
 pub use thin_beam::{AxialSpring, Bending};

@@ -14,8 +14,8 @@ use super::dof::{beam_components, point_components, DofMap, BODY2D_COMPONENTS};
 use super::{LoadEntry, Model};
 use crate::attitude::Attitude;
 use crate::element::{
-    Beam, Element, ElementBlock, ElementSet, RotationalSpringDamper as RotationalSpringElement,
-    SpringDamper as SpringElement, Truss,
+    Beam, BeamShapes, Element, ElementBlock, ElementSet,
+    RotationalSpringDamper as RotationalSpringElement, SpringDamper as SpringElement, Truss,
 };
 use crate::joint::{
     Coincident, Curve, Distance, DistanceForm, Joint, JointBlock, JointSet, LinearCombination,
@@ -327,6 +327,8 @@ pub struct ModelBuilder {
     joints: Blocks<dyn JointSet>,
     loads: Vec<LoadEntry>,
     gravity: [f64; 3],
+    /// The beams' quadrature tables, one per distinct length.
+    beam_shapes: BeamShapes,
     /// Probes, with a multiplier reference (joint id, row) resolved at `build`.
     probes: Vec<(crate::probe::Probe, Option<(String, usize)>)>,
 }
@@ -367,6 +369,7 @@ impl ModelBuilder {
             joints: Blocks::default(),
             loads: Vec::new(),
             gravity: [0.0; 3],
+            beam_shapes: BeamShapes::default(),
             probes: Vec::new(),
         })
     }
@@ -1403,11 +1406,12 @@ impl ModelBuilder {
         let l = length.unwrap_or(separation);
         positive_named("element", id, "length", "the element length", l)?;
         self.claim_id("element", id)?;
+        let shape = self.beam_shapes.get(l);
         if dim == 2 {
-            let el = Beam::<2>::new(l, ea, ei, rho_a, Some(&e0));
+            let el = Beam::<2>::with_shape(shape, ea, ei, rho_a, Some(&e0));
             self.elements.push(id, el, &dofs);
         } else {
-            let el = Beam::<3>::new(l, ea, ei, rho_a, Some(&e0));
+            let el = Beam::<3>::with_shape(shape, ea, ei, rho_a, Some(&e0));
             self.elements.push(id, el, &dofs);
         }
         Ok(())

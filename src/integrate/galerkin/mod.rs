@@ -309,6 +309,10 @@ impl Tdg {
                 reason: e.to_string(),
             })?;
         let z = |len: usize| vec![0.0; len];
+        let mut start_sys = sys.asm.new_system();
+        let stiffness_scale = sys
+            .asm
+            .stiffness_max(sys.model, &sys.model.u0, &mut start_sys);
         Ok(Tdg {
             label,
             parameters,
@@ -339,11 +343,11 @@ impl Tdg {
                 pattern,
                 solver,
                 start_solver: super::saddle_solver(sys, choice)?,
-                start_sys: sys.asm.new_system(),
+                start_sys,
                 round_off: RoundOff {
                     coord_scale: 1.0 + max_abs(&sys.model.u0),
                     mass_scale: max_abs(sys.asm.mass_matrix().data()),
-                    stiffness_scale: max_abs(sys.asm.stiffness(sys.model, &sys.model.u0).data()),
+                    stiffness_scale,
                 },
                 history: Vec::with_capacity(settings.max_iter as usize),
                 a_prev: z(n),

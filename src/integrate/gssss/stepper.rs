@@ -110,6 +110,8 @@ impl OneStepIntegrator {
         let m = sys.asm.n_constraints();
         let solver = crate::integrate::saddle_solver(sys, solver)?;
         let z = |k: usize| vec![0.0; k];
+        let mut system = sys.asm.new_system();
+        let stiffness_scale = sys.asm.stiffness_max(sys.model, &sys.model.u0, &mut system);
         Ok(OneStepIntegrator {
             label,
             parameters,
@@ -132,7 +134,7 @@ impl OneStepIntegrator {
                 lam: z(m),
                 du: z(n),
                 rhs: z(n + m),
-                sys: sys.asm.new_system(),
+                sys: system,
                 solver,
                 history: Vec::with_capacity(newton.max_iter as usize),
                 stepped: false,
@@ -140,7 +142,7 @@ impl OneStepIntegrator {
                 round_off: RoundOff {
                     coord_scale: 1.0 + max_abs(&sys.model.u0),
                     mass_scale: max_abs(sys.asm.mass_matrix().data()),
-                    stiffness_scale: max_abs(sys.asm.stiffness(sys.model, &sys.model.u0).data()),
+                    stiffness_scale,
                 },
                 inertia: z(n),
                 spent: (0, 0),
