@@ -646,5 +646,9 @@ fn alpha_kappa_case_d_step_equations_fold() {
          Newton matrix {cond0:.2e} at h' = 5e-4, {cond_half:.2e} at 0.003, {cond:.2e} at the last"
     );
     assert!((0.0055..0.0061).contains(&hs), "{hs}");
+    assert!(
+        cond_half > 0.0,
+        "the continuation never stopped at h' = 0.003"
+    );
     assert!(cond > 100.0 * cond_half, "{cond_half:e} -> {cond:e}");
 }
