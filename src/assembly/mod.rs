@@ -1136,6 +1136,34 @@ impl Assembler {
         }
     }
 
+    /// Writes `Phi(u, t)` into `phi` and `B(u, t) v + Phi_t(u, t)` into
+    /// `rate` (m rows each) in one pass over the joints.
+    pub fn constraint_residuals(
+        &self,
+        model: &Model,
+        u: &[f64],
+        v: &[f64],
+        t: f64,
+        phi: &mut [f64],
+        rate: &mut [f64],
+    ) {
+        let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
+        let mut vl = [0.0; MAX_LOCAL_DOFS];
+        for (blk, s) in model.joints.iter().zip(&self.joints) {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                let r0 = s.row0 + i * rows;
+                blk.phi(i, u, t, &mut phi[r0..r0 + rows]);
+                blk.jacobian(i, u, t, &mut bl[..rows * k]);
+                blk.phi_t(i, u, t, &mut rate[r0..r0 + rows]);
+                gather(v, blk.dofs(i), &mut vl[..k]);
+                for r in 0..rows {
+                    rate[r0 + r] += (0..k).map(|p| bl[r * k + p] * vl[p]).sum::<f64>();
+                }
+            }
+        }
+    }
+
     /// The matrix `[M B^T; B 0]` of the consistent-initialization solve at the model's initial state.
     pub fn initial_saddle_matrix(&self, model: &Model) -> CsMat<f64> {
         let mut sys = self.new_system();

@@ -149,10 +149,20 @@ impl Projector {
         }
     }
 
+    /// Fills the projection matrix at (u~, t) for a [`Projector::stabilize`]
+    /// whose pass-1 residuals are those of the last
+    /// [`Projector::residuals`] at the same point (the `datol` test of a
+    /// step that then needs PStab).
+    pub fn fill(&mut self, sys: &System<'_>, u: &[f64], t: f64) {
+        sys.asm
+            .fill_projection(sys.model, u, t, self.metric == Metric::Mass, &mut self.sys);
+        self.prepared = true;
+    }
+
     /// Evaluates the constraint residuals at (u, v, t) and returns their drift.
     pub fn residuals(&mut self, sys: &System<'_>, u: &[f64], v: &[f64], t: f64) -> Drift {
-        sys.asm.constraint_values(sys.model, u, t, &mut self.phi);
-        sys.asm.constraint_rates(sys.model, u, v, t, &mut self.rate);
+        sys.asm
+            .constraint_residuals(sys.model, u, v, t, &mut self.phi, &mut self.rate);
         Drift {
             position: max_abs(&self.phi),
             velocity: max_abs(&self.rate),
@@ -230,8 +240,9 @@ impl Projector {
     }
 
     /// Post-stabilization PStab (S-both2, seed 001 eq. 3.68 / Algorithm 3.3 /
-    /// eq. 4.15) of the (u~, v~) of the last [`Projector::prepare`]: the
-    /// matrix filled there is factored and two S-both passes follow, the
+    /// eq. 4.15) of the (u~, v~) of the last [`Projector::prepare`] (or
+    /// [`Projector::residuals`] then [`Projector::fill`]): the matrix filled
+    /// there is factored and two S-both passes follow, the
     /// first with the residuals at (u~, v~), the second with those at the
     /// corrected point; with [`Passes::Converged`] more passes while the
     /// residual falls. Returns the passes made.
