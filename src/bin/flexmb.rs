@@ -331,8 +331,10 @@ struct IntegratorArgs {
     /// when the error estimated from the contraction rate is below tol).
     #[arg(long)]
     convergence: Option<String>,
-    /// Newton matrix refresh: iteration (Newton) or step (modified Newton: factor at
-    /// the first iteration of a step, again only when convergence slows below rate 1/2).
+    /// Newton matrix refresh: iteration (Newton; the default of `run` and
+    /// `batch`) or step (modified Newton: factor at the first iteration of a
+    /// step, again only when convergence slows below rate 1/2; the default of
+    /// `bench`).
     #[arg(long)]
     refactor: Option<String>,
     /// Initial state violating its constraints: check (refuse it, the default)
