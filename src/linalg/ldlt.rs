@@ -87,14 +87,14 @@ pub struct Refinement {
 /// supernodal factorization, the upper one for the simplicial), so faer makes
 /// no permuted copy of its own, and the symbolic factorization carries no
 /// permutation. `A` itself is not copied: its entries are `Ā`'s plus, for the
-/// pairs whose two values differ, the stored half-differences ([`Skew`]).
+/// pairs whose two values differ, their two values ([`Skew`]).
 pub struct SparseLdlt {
     dim: usize,
     /// The ordering: `fwd[new] = old`.
     fwd: Vec<usize>,
     /// The triangle of `P Ā Pᵀ` read by faer (CSC, every diagonal entry).
-    tri_col_ptr: Vec<usize>,
-    tri_row_idx: Vec<usize>,
+    tri_col_ptr: Vec<u32>,
+    tri_row_idx: Vec<u32>,
     tri_values: Vec<f64>,
     /// Whether `tri` is the lower triangle (supernodal) or the upper one.
     lower: bool,
@@ -109,7 +109,7 @@ pub struct SparseLdlt {
     skew: Vec<Skew>,
     /// Pivot signs, in the chosen ordering.
     signs: Vec<i8>,
-    symbolic: SymbolicCholesky<usize>,
+    symbolic: SymbolicCholesky<u32>,
     ordering: Ordering,
     candidates: Vec<(Ordering, usize)>,
     l_values: Vec<f64>,
@@ -123,14 +123,14 @@ pub struct SparseLdlt {
 }
 
 /// One pair of `A` (in the chosen ordering) that differs from its transpose:
-/// `a_ij = ā_ij + d_ij`, `a_ji = ā_ij + d_ji` with `ā_ij` the stored symmetric
-/// value at `tri` entry `k` (row `i`) of column `j`.
+/// its values `a_ij`, `a_ji` at `tri` entry `k` (row `i`) of column `j`, whose
+/// stored symmetric value is `ā_ij = (a_ij + a_ji) / 2`.
 #[derive(Debug, Clone, Copy)]
 struct Skew {
     j: u32,
     k: u32,
-    d_ij: f64,
-    d_ji: f64,
+    a_ij: f64,
+    a_ji: f64,
 }
 
 fn lib_err(e: impl std::fmt::Debug) -> SolveError {
@@ -139,23 +139,23 @@ fn lib_err(e: impl std::fmt::Debug) -> SolveError {
 
 /// CSC transpose of a structure (`n × n`); the rows of each output column
 /// come out sorted.
-fn transpose(n: usize, col_ptr: &[usize], row_idx: &[usize]) -> (Vec<usize>, Vec<usize>) {
-    let mut t_ptr = vec![0usize; n + 1];
+fn transpose<I: faer::Index>(n: usize, col_ptr: &[I], row_idx: &[I]) -> (Vec<I>, Vec<I>) {
+    let mut count = vec![0usize; n + 1];
     for &r in row_idx {
-        t_ptr[r + 1] += 1;
+        count[r.zx() + 1] += 1;
     }
     for c in 0..n {
-        t_ptr[c + 1] += t_ptr[c];
+        count[c + 1] += count[c];
     }
-    let mut next = t_ptr[..n].to_vec();
-    let mut t_idx = vec![0usize; row_idx.len()];
+    let mut next = count[..n].to_vec();
+    let mut t_idx = vec![I::truncate(0); row_idx.len()];
     for c in 0..n {
-        for &r in &row_idx[col_ptr[c]..col_ptr[c + 1]] {
-            t_idx[next[r]] = c;
-            next[r] += 1;
+        for &r in &row_idx[col_ptr[c].zx()..col_ptr[c + 1].zx()] {
+            t_idx[next[r.zx()]] = I::truncate(c);
+            next[r.zx()] += 1;
         }
     }
-    (t_ptr, t_idx)
+    (count.into_iter().map(I::truncate).collect(), t_idx)
 }
 
 impl SparseLdlt {
@@ -260,9 +260,11 @@ impl SparseLdlt {
         let (ordering, _, fwd, inv) =
             best.ok_or_else(|| SolveError::Library("no symmetric ordering succeeded".into()))?;
         // Upper triangle of P (A + Aᵀ) Pᵀ: entry (r, c) of `up` goes to
-        // (inv r, inv c), in the upper triangle of its column.
+        // (inv r, inv c), in the upper triangle of its column. 32-bit indices
+        // from here on (faer's symbolic factor too): they halve the stored
+        // structure of the triangle and of L's supernodes.
         let (p_col_ptr, p_row_idx) = {
-            let mut col_ptr = vec![0usize; n + 1];
+            let mut col_ptr = vec![0u32; n + 1];
             for c in 0..n {
                 for &r in &up_row_idx[up_col_ptr[c]..up_col_ptr[c + 1]] {
                     col_ptr[inv[r].max(inv[c]) + 1] += 1;
@@ -272,16 +274,16 @@ impl SparseLdlt {
                 col_ptr[c + 1] += col_ptr[c];
             }
             let mut next = col_ptr[..n].to_vec();
-            let mut row_idx = vec![0usize; up_row_idx.len()];
+            let mut row_idx = vec![0u32; up_row_idx.len()];
             for c in 0..n {
                 for &r in &up_row_idx[up_col_ptr[c]..up_col_ptr[c + 1]] {
                     let (pr, pc) = (inv[r].min(inv[c]), inv[r].max(inv[c]));
-                    row_idx[next[pc]] = pr;
+                    row_idx[next[pc] as usize] = pr as u32;
                     next[pc] += 1;
                 }
             }
             for c in 0..n {
-                row_idx[col_ptr[c]..col_ptr[c + 1]].sort_unstable();
+                row_idx[col_ptr[c] as usize..col_ptr[c + 1] as usize].sort_unstable();
             }
             (col_ptr, row_idx)
         };
@@ -292,12 +294,15 @@ impl SparseLdlt {
             SymmetricOrdering::Identity,
             Default::default(),
         )
-        .map_err(lib_err)?;
+        .map_err(SolveError::from)?;
+        drop(inv);
         // faer's supernodal factorization reads the lower triangle, the
         // simplicial one the upper: given that side, it copies nothing.
         let lower = matches!(symbolic.raw(), SymbolicCholeskyRaw::Supernodal(_));
         let (tri_col_ptr, tri_row_idx) = if lower {
-            transpose(n, &p_col_ptr, &p_row_idx)
+            let t = transpose(n, &p_col_ptr, &p_row_idx);
+            drop((p_col_ptr, p_row_idx));
+            t
         } else {
             (p_col_ptr, p_row_idx)
         };
@@ -310,7 +315,8 @@ impl SparseLdlt {
         };
         let mut tri_src = Vec::with_capacity(tri_row_idx.len());
         for j in 0..n {
-            for &i in &tri_row_idx[tri_col_ptr[j]..tri_col_ptr[j + 1]] {
+            for &i in &tri_row_idx[tri_col_ptr[j] as usize..tri_col_ptr[j + 1] as usize] {
+                let i = i as usize;
                 let (r, c) = (fwd[i], fwd[j]);
                 tri_src.push([find(r, c), if i == j { NONE } else { find(c, r) }]);
             }
@@ -375,7 +381,7 @@ impl SparseLdlt {
     }
 
     /// The pattern of `A` and the values of the last factorization (pattern
-    /// order), rebuilt from the stored symmetric part and its differences
+    /// order), rebuilt from the stored symmetric part and unsymmetric pairs
     /// (for the LU fallback; allocates).
     pub fn matrix(&self) -> (Pattern, Vec<f64>) {
         let n = self.dim;
@@ -390,8 +396,8 @@ impl SparseLdlt {
             }
         };
         for j in 0..n {
-            for k in self.tri_col_ptr[j]..self.tri_col_ptr[j + 1] {
-                let i = self.tri_row_idx[k];
+            for k in self.tri_col_ptr[j] as usize..self.tri_col_ptr[j + 1] as usize {
+                let i = self.tri_row_idx[k] as usize;
                 let (r, c) = (self.fwd[i], self.fwd[j]);
                 let [ij, ji] = self.tri_src[k];
                 put(ij, r, c, self.tri_values[k]);
@@ -400,10 +406,9 @@ impl SparseLdlt {
         }
         for s in &self.skew {
             let [ij, ji] = self.tri_src[s.k as usize];
-            let v = self.tri_values[s.k as usize];
-            for (src, d) in [(ij, s.d_ij), (ji, s.d_ji)] {
+            for (src, a) in [(ij, s.a_ij), (ji, s.a_ji)] {
                 if src != NONE {
-                    values[src as usize] = v + d;
+                    values[src as usize] = a;
                 }
             }
         }
@@ -429,8 +434,8 @@ impl SparseLdlt {
         self.skew.clear();
         self.r.fill(0.0);
         for j in 0..n {
-            for k in self.tri_col_ptr[j]..self.tri_col_ptr[j + 1] {
-                let i = self.tri_row_idx[k];
+            for k in self.tri_col_ptr[j] as usize..self.tri_col_ptr[j + 1] as usize {
+                let i = self.tri_row_idx[k] as usize;
                 let [ij, ji] = self.tri_src[k];
                 let (a_ij, a_ji) = (at(ij), if i == j { at(ij) } else { at(ji) });
                 let v = 0.5 * (a_ij + a_ji);
@@ -446,8 +451,8 @@ impl SparseLdlt {
                     self.skew.push(Skew {
                         j: j as u32,
                         k: k as u32,
-                        d_ij: a_ij - v,
-                        d_ji: a_ji - v,
+                        a_ij,
+                        a_ji,
                     });
                 }
             }
@@ -525,8 +530,8 @@ impl SparseLdlt {
         for j in 0..self.dim {
             let xj = x[j];
             let mut rj = 0.0;
-            for k in self.tri_col_ptr[j]..self.tri_col_ptr[j + 1] {
-                let (i, v) = (self.tri_row_idx[k], self.tri_values[k]);
+            for k in self.tri_col_ptr[j] as usize..self.tri_col_ptr[j + 1] as usize {
+                let (i, v) = (self.tri_row_idx[k] as usize, self.tri_values[k]);
                 r[i] -= v * xj;
                 if i != j {
                     rj += v * x[i];
@@ -535,9 +540,10 @@ impl SparseLdlt {
             r[j] -= rj;
         }
         for s in &self.skew {
-            let (i, j) = (self.tri_row_idx[s.k as usize], s.j as usize);
-            r[i] -= s.d_ij * x[j];
-            r[j] -= s.d_ji * x[i];
+            let (i, j) = (self.tri_row_idx[s.k as usize] as usize, s.j as usize);
+            let v = self.tri_values[s.k as usize];
+            r[i] -= (s.a_ij - v) * x[j];
+            r[j] -= (s.a_ji - v) * x[i];
         }
         let norm = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         let den = self.a_inf * norm(x) + norm(&self.b);
