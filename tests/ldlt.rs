@@ -298,9 +298,9 @@ fn unknown_factorization_is_refused() {
 fn backward_error(p: &Pattern, v: &[f64], x: &[f64], b: &[f64]) -> f64 {
     let mut r = b.to_vec();
     let mut rows = vec![0.0f64; p.dim];
-    for c in 0..p.dim {
+    for (c, &xc) in x.iter().enumerate() {
         for k in p.col_ptr[c]..p.col_ptr[c + 1] {
-            r[p.row_idx[k]] -= v[k] * x[c];
+            r[p.row_idx[k]] -= v[k] * xc;
             rows[p.row_idx[k]] += v[k].abs();
         }
     }
@@ -337,10 +337,7 @@ fn ldlt_storage_is_exact() {
     }
     std::fs::remove_dir_all(&dir).ok();
     // (2, 0) has no mirror; (0, 1) and (1, 0) differ.
-    let p = Pattern::from_pairs(
-        3,
-        vec![(0, 0), (1, 1), (2, 2), (1, 0), (0, 1), (2, 0)],
-    );
+    let p = Pattern::from_pairs(3, vec![(0, 0), (1, 1), (2, 2), (1, 0), (0, 1), (2, 0)]);
     systems.push((p, vec![4.0, 1.1, 0.05, 1.0, 5.0, 6.0], vec![1.0, -2.0, 3.0]));
     for (pattern, values, b) in &systems {
         let n = pattern.dim;
@@ -348,7 +345,10 @@ fn ldlt_storage_is_exact() {
             let mut ldlt = SparseLdlt::new(pattern, o, faer::Par::Seq).unwrap();
             let mut perm = ldlt.permutation().to_vec();
             perm.sort_unstable();
-            assert!(perm.iter().copied().eq(0..n), "n {n} {o:?}: not a permutation");
+            assert!(
+                perm.iter().copied().eq(0..n),
+                "n {n} {o:?}: not a permutation"
+            );
             let least = ldlt.candidates().iter().map(|c| c.1).min().unwrap();
             let chosen = ldlt
                 .candidates()
@@ -362,7 +362,9 @@ fn ldlt_storage_is_exact() {
             assert_eq!(p2.col_ptr, pattern.col_ptr, "n {n} {o:?}");
             assert_eq!(p2.row_idx, pattern.row_idx, "n {n} {o:?}");
             assert!(
-                v2.iter().zip(values).all(|(a, b)| a.to_bits() == b.to_bits()),
+                v2.iter()
+                    .zip(values)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
                 "n {n} {o:?}: values not rebuilt exactly"
             );
             let mut x = b.clone();
