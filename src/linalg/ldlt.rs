@@ -25,7 +25,7 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
 use faer::perm::PermRef;
 use faer::sparse::linalg::cholesky::{
-    factorize_symbolic_cholesky, LdltRef, SymbolicCholesky, SymmetricOrdering,
+    factorize_symbolic_cholesky, LdltRef, SymbolicCholesky, SymbolicCholeskyRaw, SymmetricOrdering,
 };
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par, Side};
@@ -49,7 +49,7 @@ const EPSILON: f64 = 1e-13;
 const DELTA: f64 = 1e-8;
 
 /// No source entry.
-const NONE: usize = usize::MAX;
+const NONE: u32 = u32::MAX;
 
 /// Whether the pattern is structurally symmetric (entry (i, j) stored
 /// exactly when (j, i) is).
@@ -80,33 +80,81 @@ pub struct Refinement {
 }
 
 /// `LDLᵀ` of the symmetric part with static pivoting, refined against `A`.
+///
+/// Everything is kept in the chosen ordering: the triangle of `P Ā Pᵀ` that
+/// faer's numeric factorization reads as it is (the lower one for the
+/// supernodal factorization, the upper one for the simplicial), so faer makes
+/// no permuted copy of its own, and the symbolic factorization carries no
+/// permutation. `A` itself is not copied: its entries are `Ā`'s plus, for the
+/// pairs whose two values differ, their two values ([`Skew`]).
 pub struct SparseLdlt {
     dim: usize,
-    /// `A`'s pattern and the values of the last factorization.
-    pattern: Pattern,
-    values: Vec<f64>,
-    /// Upper triangle of `A + Aᵀ` with every diagonal entry, and for each of
-    /// its entries the indices of `a_ij` and `a_ji` in `A`'s values.
-    up_col_ptr: Vec<usize>,
-    up_row_idx: Vec<usize>,
-    up_src: Vec<[usize; 2]>,
-    up_values: Vec<f64>,
-    /// Index of each diagonal entry in `A`'s values.
-    diag_src: Vec<usize>,
+    /// The ordering: `fwd[new] = old`.
+    fwd: Vec<usize>,
+    /// The triangle of `P Ā Pᵀ` read by faer (CSC, every diagonal entry).
+    tri_col_ptr: Vec<u32>,
+    tri_row_idx: Vec<u32>,
+    tri_values: Vec<f64>,
+    /// Whether `tri` is the lower triangle (supernodal) or the upper one.
+    lower: bool,
+    /// For each `tri` entry at `(i, j)`: the positions of `a_ij` and `a_ji`
+    /// (original numbering) in the caller's values, [`NONE`] when absent.
+    tri_src: Vec<[u32; 2]>,
+    /// Entries of the caller's values (the length of `A`'s pattern).
+    nnz: usize,
+    /// The pairs of the last factored matrix whose two values differ. Its
+    /// capacity is one per off-diagonal `tri` entry, so it never grows; only
+    /// the part in use is ever written (resident).
+    skew: Vec<Skew>,
+    /// Pivot signs, in the chosen ordering.
     signs: Vec<i8>,
-    symbolic: SymbolicCholesky<usize>,
+    symbolic: SymbolicCholesky<u32>,
     ordering: Ordering,
     candidates: Vec<(Ordering, usize)>,
     l_values: Vec<f64>,
     a_inf: f64,
+    /// Right-hand side, solution and residual, in the chosen ordering.
     b: Vec<f64>,
+    x: Vec<f64>,
     r: Vec<f64>,
     mem: MemBuffer,
     par: Par,
 }
 
+/// One pair of `A` (in the chosen ordering) that differs from its transpose:
+/// its values `a_ij`, `a_ji` at `tri` entry `k` (row `i`) of column `j`, whose
+/// stored symmetric value is `ā_ij = (a_ij + a_ji) / 2`.
+#[derive(Debug, Clone, Copy)]
+struct Skew {
+    j: u32,
+    k: u32,
+    a_ij: f64,
+    a_ji: f64,
+}
+
 fn lib_err(e: impl std::fmt::Debug) -> SolveError {
     SolveError::Library(format!("{e:?}"))
+}
+
+/// CSC transpose of a structure (`n × n`); the rows of each output column
+/// come out sorted.
+fn transpose<I: faer::Index>(n: usize, col_ptr: &[I], row_idx: &[I]) -> (Vec<I>, Vec<I>) {
+    let mut count = vec![0usize; n + 1];
+    for &r in row_idx {
+        count[r.zx() + 1] += 1;
+    }
+    for c in 0..n {
+        count[c + 1] += count[c];
+    }
+    let mut next = count[..n].to_vec();
+    let mut t_idx = vec![I::truncate(0); row_idx.len()];
+    for c in 0..n {
+        for &r in &row_idx[col_ptr[c].zx()..col_ptr[c + 1].zx()] {
+            t_idx[next[r.zx()]] = I::truncate(c);
+            next[r.zx()] += 1;
+        }
+    }
+    (count.into_iter().map(I::truncate).collect(), t_idx)
 }
 
 impl SparseLdlt {
@@ -120,51 +168,11 @@ impl SparseLdlt {
     ) -> Result<Self, SolveError> {
         let n = pattern.dim;
         let nnz = pattern.nnz();
-        // Position of (r, c) in A, by column: a sorted row search.
-        let find = |r: usize, c: usize| -> usize {
-            let s = pattern.col_ptr[c];
-            pattern.row_idx[s..pattern.col_ptr[c + 1]]
-                .binary_search(&r)
-                .map_or(NONE, |k| s + k)
-        };
-        // Rows r <= c of column c of A + Aᵀ: from column c of A and from row c
-        // of A (column c of Aᵀ), plus the diagonal.
-        let mut lower_of: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for c in 0..n {
-            for &r in &pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]] {
-                if r > c {
-                    // (r, c) below the diagonal: (c, r) is in upper column r.
-                    lower_of[r].push(c);
-                }
-            }
+        if nnz.saturating_add(n) >= NONE as usize {
+            return Err(SolveError::Library(
+                "matrix too large for the LDLT's 32-bit entry map".into(),
+            ));
         }
-        let mut up_col_ptr = Vec::with_capacity(n + 1);
-        let mut up_row_idx = Vec::with_capacity(nnz / 2 + n);
-        let mut up_src = Vec::with_capacity(nnz / 2 + n);
-        let mut diag_src = vec![NONE; n];
-        up_col_ptr.push(0);
-        let mut col = Vec::new();
-        for c in 0..n {
-            col.clear();
-            col.extend(
-                pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]]
-                    .iter()
-                    .copied()
-                    .filter(|&r| r < c),
-            );
-            col.append(&mut lower_of[c]);
-            col.push(c);
-            col.sort_unstable();
-            col.dedup();
-            for &r in &col {
-                up_row_idx.push(r);
-                up_src.push([find(r, c), find(c, r)]);
-            }
-            diag_src[c] = find(c, c);
-            up_col_ptr.push(up_row_idx.len());
-        }
-        drop(lower_of);
-        let up = SymbolicSparseColMatRef::new_checked(n, n, &up_col_ptr, None, &up_row_idx);
         let tried: Vec<Ordering> = match ordering {
             Some(o @ (Ordering::Amd | Ordering::Metis)) => vec![o],
             Some(Ordering::Colamd) => {
@@ -174,14 +182,45 @@ impl SparseLdlt {
             }
             None => vec![Ordering::Amd, Ordering::Metis],
         };
+        // Upper triangle of the structure of A + Aᵀ with every diagonal entry.
+        let (up_col_ptr, up_row_idx) = {
+            let (t_ptr, t_idx) = transpose(n, &pattern.col_ptr, &pattern.row_idx);
+            let mut col_ptr = Vec::with_capacity(n + 1);
+            let mut row_idx = Vec::with_capacity(nnz / 2 + n);
+            col_ptr.push(0);
+            for c in 0..n {
+                let start = row_idx.len();
+                row_idx.extend(
+                    pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]]
+                        .iter()
+                        .chain(&t_idx[t_ptr[c]..t_ptr[c + 1]])
+                        .copied()
+                        .filter(|&r| r < c),
+                );
+                row_idx.push(c);
+                row_idx[start..].sort_unstable();
+                let mut w = start;
+                for k in start..row_idx.len() {
+                    if k == start || row_idx[k] != row_idx[w - 1] {
+                        row_idx[w] = row_idx[k];
+                        w += 1;
+                    }
+                }
+                row_idx.truncate(w);
+                col_ptr.push(row_idx.len());
+            }
+            (col_ptr, row_idx)
+        };
+        let up = SymbolicSparseColMatRef::new_checked(n, n, &up_col_ptr, None, &up_row_idx);
         let a =
             SymbolicSparseColMatRef::new_checked(n, n, &pattern.col_ptr, None, &pattern.row_idx);
-        let mut best: Option<(Ordering, SymbolicCholesky<usize>)> = None;
+        // Each candidate's permutation and factor size.
+        let mut best: Option<(Ordering, usize, Vec<usize>, Vec<usize>)> = None;
         let mut candidates = Vec::new();
         for o in tried {
-            let symbolic = match o {
+            let (mut fwd, mut inv) = (vec![0usize; n], vec![0usize; n]);
+            let fill = match o {
                 Ordering::Metis => {
-                    let (mut fwd, mut inv) = (vec![0usize; n], vec![0usize; n]);
                     if !super::metis::node_nd(a, &mut fwd, &mut inv)? {
                         continue;
                     }
@@ -192,38 +231,110 @@ impl SparseLdlt {
                         SymmetricOrdering::Custom(perm),
                         Default::default(),
                     )
+                    .map_err(lib_err)?
+                    .len_val()
                 }
-                _ => factorize_symbolic_cholesky(
-                    up,
-                    Side::Upper,
-                    SymmetricOrdering::Amd,
-                    Default::default(),
-                ),
-            }
-            .map_err(lib_err)?;
-            candidates.push((o, symbolic.len_val()));
-            if best
-                .as_ref()
-                .is_none_or(|(_, b)| symbolic.len_val() < b.len_val())
-            {
-                best = Some((o, symbolic));
+                _ => {
+                    let symbolic = factorize_symbolic_cholesky(
+                        up,
+                        Side::Upper,
+                        SymmetricOrdering::Amd,
+                        Default::default(),
+                    )
+                    .map_err(lib_err)?;
+                    let perm = symbolic
+                        .perm()
+                        .ok_or_else(|| SolveError::Library("AMD gave no permutation".into()))?;
+                    let (f, i) = perm.arrays();
+                    fwd.copy_from_slice(f);
+                    inv.copy_from_slice(i);
+                    symbolic.len_val()
+                }
+            };
+            candidates.push((o, fill));
+            if best.as_ref().is_none_or(|b| fill < b.1) {
+                best = Some((o, fill, fwd, inv));
             }
         }
-        let (ordering, symbolic) =
+        let (ordering, _, fwd, inv) =
             best.ok_or_else(|| SolveError::Library("no symmetric ordering succeeded".into()))?;
+        // Upper triangle of P (A + Aᵀ) Pᵀ: entry (r, c) of `up` goes to
+        // (inv r, inv c), in the upper triangle of its column. 32-bit indices
+        // from here on (faer's symbolic factor too): they halve the stored
+        // structure of the triangle and of L's supernodes.
+        let (p_col_ptr, p_row_idx) = {
+            let mut col_ptr = vec![0u32; n + 1];
+            for c in 0..n {
+                for &r in &up_row_idx[up_col_ptr[c]..up_col_ptr[c + 1]] {
+                    col_ptr[inv[r].max(inv[c]) + 1] += 1;
+                }
+            }
+            for c in 0..n {
+                col_ptr[c + 1] += col_ptr[c];
+            }
+            let mut next = col_ptr[..n].to_vec();
+            let mut row_idx = vec![0u32; up_row_idx.len()];
+            for c in 0..n {
+                for &r in &up_row_idx[up_col_ptr[c]..up_col_ptr[c + 1]] {
+                    let (pr, pc) = (inv[r].min(inv[c]), inv[r].max(inv[c]));
+                    row_idx[next[pc] as usize] = pr as u32;
+                    next[pc] += 1;
+                }
+            }
+            for c in 0..n {
+                row_idx[col_ptr[c] as usize..col_ptr[c + 1] as usize].sort_unstable();
+            }
+            (col_ptr, row_idx)
+        };
+        drop((up_col_ptr, up_row_idx));
+        let symbolic = factorize_symbolic_cholesky(
+            SymbolicSparseColMatRef::new_checked(n, n, &p_col_ptr, None, &p_row_idx),
+            Side::Upper,
+            SymmetricOrdering::Identity,
+            Default::default(),
+        )
+        .map_err(SolveError::from)?;
+        drop(inv);
+        // faer's supernodal factorization reads the lower triangle, the
+        // simplicial one the upper: given that side, it copies nothing.
+        let lower = matches!(symbolic.raw(), SymbolicCholeskyRaw::Supernodal(_));
+        let (tri_col_ptr, tri_row_idx) = if lower {
+            let t = transpose(n, &p_col_ptr, &p_row_idx);
+            drop((p_col_ptr, p_row_idx));
+            t
+        } else {
+            (p_col_ptr, p_row_idx)
+        };
+        // Position of (r, c) in A, by column: a sorted row search.
+        let find = |r: usize, c: usize| -> u32 {
+            let s = pattern.col_ptr[c];
+            pattern.row_idx[s..pattern.col_ptr[c + 1]]
+                .binary_search(&r)
+                .map_or(NONE, |k| (s + k) as u32)
+        };
+        let mut tri_src = Vec::with_capacity(tri_row_idx.len());
+        for j in 0..n {
+            for &i in &tri_row_idx[tri_col_ptr[j] as usize..tri_col_ptr[j + 1] as usize] {
+                let i = i as usize;
+                let (r, c) = (fwd[i], fwd[j]);
+                tri_src.push([find(r, c), if i == j { NONE } else { find(c, r) }]);
+            }
+        }
+        let off_diagonal = tri_row_idx.len() - n;
         let req = StackReq::any_of(&[
             symbolic.factorize_numeric_ldlt_scratch::<f64>(par, Default::default()),
             symbolic.solve_in_place_scratch::<f64>(1, par),
         ]);
         Ok(SparseLdlt {
             dim: n,
-            pattern: pattern.clone(),
-            values: vec![0.0; nnz],
-            up_values: vec![0.0; up_row_idx.len()],
-            up_col_ptr,
-            up_row_idx,
-            up_src,
-            diag_src,
+            fwd,
+            tri_values: vec![0.0; tri_row_idx.len()],
+            tri_col_ptr,
+            tri_row_idx,
+            lower,
+            tri_src,
+            nnz,
+            skew: Vec::with_capacity(off_diagonal),
             signs: vec![0; n],
             l_values: vec![0.0; symbolic.len_val()],
             symbolic,
@@ -231,6 +342,7 @@ impl SparseLdlt {
             candidates,
             a_inf: 0.0,
             b: vec![0.0; n],
+            x: vec![0.0; n],
             r: vec![0.0; n],
             mem: MemBuffer::try_new(req).map_err(lib_err)?,
             par,
@@ -240,6 +352,12 @@ impl SparseLdlt {
     /// The chosen ordering.
     pub fn ordering(&self) -> Ordering {
         self.ordering
+    }
+
+    /// The chosen permutation: entry `k` is the original index of the
+    /// `k`-th unknown eliminated.
+    pub fn permutation(&self) -> &[usize] {
+        &self.fwd
     }
 
     /// Every ordering analysed with the factor nonzeros it gives.
@@ -254,64 +372,112 @@ impl SparseLdlt {
 
     /// `supernodal` or `simplicial`.
     pub fn kind(&self) -> &'static str {
-        match self.symbolic.raw() {
-            faer::sparse::linalg::cholesky::SymbolicCholeskyRaw::Supernodal(_) => "supernodal",
-            faer::sparse::linalg::cholesky::SymbolicCholeskyRaw::Simplicial(_) => "simplicial",
+        if self.lower {
+            "supernodal"
+        } else {
+            "simplicial"
         }
     }
 
-    /// The values of the last factorization (pattern order).
-    pub fn values(&self) -> &[f64] {
-        &self.values
-    }
-
-    pub(super) fn values_mut(&mut self) -> &mut Vec<f64> {
-        &mut self.values
-    }
-
-    /// The pattern of `A`.
-    pub fn pattern(&self) -> &Pattern {
-        &self.pattern
+    /// The pattern of `A` and the values of the last factorization (pattern
+    /// order), rebuilt from the stored symmetric part and unsymmetric pairs
+    /// (for the LU fallback; allocates).
+    pub fn matrix(&self) -> (Pattern, Vec<f64>) {
+        let n = self.dim;
+        let mut row_idx = vec![0usize; self.nnz];
+        let mut col_ptr = vec![0usize; n + 1];
+        let mut values = vec![0.0; self.nnz];
+        let mut put = |src: u32, r: usize, c: usize, v: f64| {
+            if src != NONE {
+                row_idx[src as usize] = r;
+                col_ptr[c + 1] += 1;
+                values[src as usize] = v;
+            }
+        };
+        for j in 0..n {
+            for k in self.tri_col_ptr[j] as usize..self.tri_col_ptr[j + 1] as usize {
+                let i = self.tri_row_idx[k] as usize;
+                let (r, c) = (self.fwd[i], self.fwd[j]);
+                let [ij, ji] = self.tri_src[k];
+                put(ij, r, c, self.tri_values[k]);
+                put(ji, c, r, self.tri_values[k]);
+            }
+        }
+        for s in &self.skew {
+            let [ij, ji] = self.tri_src[s.k as usize];
+            for (src, a) in [(ij, s.a_ij), (ji, s.a_ji)] {
+                if src != NONE {
+                    values[src as usize] = a;
+                }
+            }
+        }
+        for c in 0..n {
+            col_ptr[c + 1] += col_ptr[c];
+        }
+        (
+            Pattern {
+                dim: n,
+                col_ptr,
+                row_idx,
+            },
+            values,
+        )
     }
 
     /// Numeric factorization of the symmetric part of the matrix with the
     /// given values (pattern order), with pivot signs from its diagonal.
     pub fn factor(&mut self, values: &[f64]) -> Result<(), SolveError> {
         let n = self.dim;
-        self.values.copy_from_slice(values);
-        let at = |k: usize| if k == NONE { 0.0 } else { values[k] };
-        for (v, &[ij, ji]) in self.up_values.iter_mut().zip(&self.up_src) {
-            *v = 0.5 * (at(ij) + at(ji));
-        }
-        for (s, &k) in self.signs.iter_mut().zip(&self.diag_src) {
-            *s = if at(k) > 0.0 { 1 } else { -1 };
+        let at = |k: u32| if k == NONE { 0.0 } else { values[k as usize] };
+        // Ā's entries, the pairs that differ, and the row sums of |A| (in r).
+        self.skew.clear();
+        self.r.fill(0.0);
+        for j in 0..n {
+            for k in self.tri_col_ptr[j] as usize..self.tri_col_ptr[j + 1] as usize {
+                let i = self.tri_row_idx[k] as usize;
+                let [ij, ji] = self.tri_src[k];
+                let (a_ij, a_ji) = (at(ij), if i == j { at(ij) } else { at(ji) });
+                let v = 0.5 * (a_ij + a_ji);
+                self.tri_values[k] = v;
+                if i == j {
+                    self.signs[i] = if a_ij > 0.0 { 1 } else { -1 };
+                    self.r[i] += a_ij.abs();
+                    continue;
+                }
+                self.r[i] += a_ij.abs();
+                self.r[j] += a_ji.abs();
+                if a_ij != a_ji {
+                    self.skew.push(Skew {
+                        j: j as u32,
+                        k: k as u32,
+                        a_ij,
+                        a_ji,
+                    });
+                }
+            }
         }
         // ‖A‖∞ for the backward error, ‖A‖_max for the regularization.
-        self.r.fill(0.0);
-        let mut a_max = 0.0f64;
-        for (&r, &v) in self.pattern.row_idx.iter().zip(values) {
-            self.r[r] += v.abs();
-            a_max = a_max.max(v.abs());
-        }
         self.a_inf = self.r.iter().fold(0.0, |m, &x| m.max(x));
-        if !self.a_inf.is_finite() {
+        let a_max = values.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        if !self.a_inf.is_finite() || !a_max.is_finite() {
             return Err(SolveError::NonFinite);
         }
-        let up = SparseColMatRef::new(
-            SymbolicSparseColMatRef::new_checked(n, n, &self.up_col_ptr, None, &self.up_row_idx),
-            &self.up_values,
+        let tri = SparseColMatRef::new(
+            SymbolicSparseColMatRef::new_checked(n, n, &self.tri_col_ptr, None, &self.tri_row_idx),
+            &self.tri_values,
         );
         let reg = LdltRegularization {
             dynamic_regularization_signs: Some(&self.signs),
             dynamic_regularization_delta: DELTA * a_max,
             dynamic_regularization_epsilon: EPSILON * a_max,
         };
+        let side = if self.lower { Side::Lower } else { Side::Upper };
         let stack = MemStack::new(&mut self.mem);
         self.symbolic
             .factorize_numeric_ldlt(
                 &mut self.l_values,
-                up,
-                Side::Upper,
+                tri,
+                side,
                 reg,
                 self.par,
                 stack,
@@ -329,6 +495,7 @@ impl SparseLdlt {
         }
     }
 
+    /// `x ← (L D Lᵀ)⁻¹ x` in the chosen ordering.
     fn apply_inverse(&mut self, x: &mut [f64]) {
         let n = self.dim;
         let stack = MemStack::new(&mut self.mem);
@@ -342,23 +509,47 @@ impl SparseLdlt {
 
     /// Solves `Ā x = rhs` in place with the factor alone (no refinement).
     pub fn solve_unrefined(&mut self, rhs: &mut [f64]) {
-        self.apply_inverse(rhs);
+        let mut x = std::mem::take(&mut self.x);
+        for (xi, &o) in x.iter_mut().zip(&self.fwd) {
+            *xi = rhs[o];
+        }
+        self.apply_inverse(&mut x);
+        for (&xi, &o) in x.iter().zip(&self.fwd) {
+            rhs[o] = xi;
+        }
+        self.x = x;
     }
 
-    /// `r = b − A x` and the normwise backward error of `x`.
-    fn residual(&mut self, x: &[f64]) -> f64 {
-        self.r.copy_from_slice(&self.b);
-        for (c, &xc) in x.iter().enumerate() {
-            for k in self.pattern.col_ptr[c]..self.pattern.col_ptr[c + 1] {
-                self.r[self.pattern.row_idx[k]] -= self.values[k] * xc;
+    /// `r = b − A x` (in the chosen ordering: `Ā`'s triangle used both ways,
+    /// then the differences of the unsymmetric pairs) and the normwise
+    /// backward error of `x`.
+    fn residual(&mut self) -> f64 {
+        let (x, r) = (&self.x, &mut self.r);
+        r.copy_from_slice(&self.b);
+        for j in 0..self.dim {
+            let xj = x[j];
+            let mut rj = 0.0;
+            for k in self.tri_col_ptr[j] as usize..self.tri_col_ptr[j + 1] as usize {
+                let (i, v) = (self.tri_row_idx[k] as usize, self.tri_values[k]);
+                r[i] -= v * xj;
+                if i != j {
+                    rj += v * x[i];
+                }
             }
+            r[j] -= rj;
+        }
+        for s in &self.skew {
+            let (i, j) = (self.tri_row_idx[s.k as usize] as usize, s.j as usize);
+            let v = self.tri_values[s.k as usize];
+            r[i] -= (s.a_ij - v) * x[j];
+            r[j] -= (s.a_ji - v) * x[i];
         }
         let norm = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         let den = self.a_inf * norm(x) + norm(&self.b);
         if den == 0.0 {
             0.0
         } else {
-            norm(&self.r) / den
+            norm(r) / den
         }
     }
 
@@ -366,19 +557,24 @@ impl SparseLdlt {
     /// `A` until the backward error is at most [`REFINE_TOL`]. When it does not
     /// converge `rhs` is left unchanged (for the caller's fallback).
     pub fn solve(&mut self, rhs: &mut [f64]) -> Refinement {
-        self.b.copy_from_slice(rhs);
-        self.apply_inverse(rhs);
-        let mut berr = self.residual(rhs);
+        for ((bi, xi), &o) in self.b.iter_mut().zip(self.x.iter_mut()).zip(&self.fwd) {
+            *bi = rhs[o];
+            *xi = rhs[o];
+        }
+        let mut x = std::mem::take(&mut self.x);
+        self.apply_inverse(&mut x);
+        self.x = x;
+        let mut berr = self.residual();
         let first_backward_error = berr;
         let mut steps = 0;
         while berr.is_finite() && berr > REFINE_TOL && steps < MAX_REFINE {
             let mut d = std::mem::take(&mut self.r);
             self.apply_inverse(&mut d);
-            for (xi, di) in rhs.iter_mut().zip(&d) {
+            for (xi, di) in self.x.iter_mut().zip(&d) {
                 *xi += di;
             }
             self.r = d;
-            let next = self.residual(rhs);
+            let next = self.residual();
             steps += 1;
             // Stagnation (or NaN): the contraction is too slow to reach the tolerance.
             let halved = next < 0.5 * berr;
@@ -388,8 +584,10 @@ impl SparseLdlt {
             }
         }
         let converged = berr <= REFINE_TOL;
-        if !converged {
-            rhs.copy_from_slice(&self.b);
+        if converged {
+            for (&xi, &o) in self.x.iter().zip(&self.fwd) {
+                rhs[o] = xi;
+            }
         }
         Refinement {
             steps,

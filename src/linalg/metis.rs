@@ -24,27 +24,51 @@ pub(super) fn node_nd(
 ) -> Result<bool, SolveError> {
     let n = a.ncols();
     let too_big = || SolveError::Library("matrix too large for METIS's 32-bit indices".into());
-    // Adjacency lists of A + Aᵀ: both directions of every off-diagonal entry,
-    // then sorted and deduplicated per vertex.
-    let mut adj: Vec<Vec<idx_t>> = vec![Vec::new(); n];
+    // Adjacency of A + Aᵀ in METIS's CSR form, built in place: both
+    // directions of every off-diagonal entry counted, placed, then sorted and
+    // deduplicated per vertex (one array, no list per vertex).
+    let mut xadj: Vec<idx_t> = vec![0; n + 1];
+    let mut total = 0usize;
     for c in 0..n {
         for &r in a.row_idx_of_col_raw(c) {
             if r != c {
-                adj[c].push(idx_t::try_from(r).map_err(|_| too_big())?);
-                adj[r].push(idx_t::try_from(c).map_err(|_| too_big())?);
+                xadj[c + 1] += 1;
+                xadj[r + 1] += 1;
+                total += 2;
             }
         }
     }
-    let mut xadj: Vec<idx_t> = Vec::with_capacity(n + 1);
-    let mut adjncy: Vec<idx_t> = Vec::new();
-    xadj.push(0);
-    for list in &mut adj {
-        list.sort_unstable();
-        list.dedup();
-        adjncy.extend_from_slice(list);
-        xadj.push(idx_t::try_from(adjncy.len()).map_err(|_| too_big())?);
+    idx_t::try_from(total).map_err(|_| too_big())?;
+    for v in 0..n {
+        xadj[v + 1] += xadj[v];
     }
-    drop(adj);
+    let mut next: Vec<idx_t> = xadj[..n].to_vec();
+    let mut adjncy: Vec<idx_t> = vec![0; total];
+    for c in 0..n {
+        for &r in a.row_idx_of_col_raw(c) {
+            if r != c {
+                adjncy[next[c] as usize] = r as idx_t;
+                next[c] += 1;
+                adjncy[next[r] as usize] = c as idx_t;
+                next[r] += 1;
+            }
+        }
+    }
+    drop(next);
+    let mut w = 0usize;
+    for v in 0..n {
+        let (start, end) = (xadj[v] as usize, xadj[v + 1] as usize);
+        adjncy[start..end].sort_unstable();
+        xadj[v] = w as idx_t;
+        for k in start..end {
+            if k == start || adjncy[k] != adjncy[k - 1] {
+                adjncy[w] = adjncy[k];
+                w += 1;
+            }
+        }
+    }
+    xadj[n] = w as idx_t;
+    adjncy.truncate(w);
     if adjncy.is_empty() {
         return Ok(false);
     }

@@ -537,7 +537,7 @@ impl LdltPath {
     fn factor_lu(&mut self, values: &[f64], par: Par) -> Result<(), SolveError> {
         let lu = match &mut self.lu {
             Some(lu) => lu,
-            none => none.insert(SparseLu::new(self.ldlt.pattern(), None, par)?),
+            none => none.insert(SparseLu::new(&self.ldlt.matrix().0, None, par)?),
         };
         lu.factor(values)
     }
@@ -573,10 +573,8 @@ impl LdltPath {
             self.fallbacks += 1;
             self.switched = true;
             self.on_lu = true;
-            let values = std::mem::take(self.ldlt.values_mut());
-            let res = self.factor_lu(&values, par);
-            *self.ldlt.values_mut() = values;
-            res?;
+            let (_, values) = self.ldlt.matrix();
+            self.factor_lu(&values, par)?;
         }
         self.lu
             .as_mut()
