@@ -57,6 +57,9 @@
 //! [`crate::assembly::Assembler::set_rate_rows`], shared with BDF-GGL); kappa is 1, or eq. 71 `kappa = 2 dK / (2 dK + W)`,
 //! `W = etaj^T Bj (v1 + vj - 2 vn) + eta1^T B1 (v1 - vj)`, evaluated at the
 //! iterate, clamped to [1 - h/2, 1 + h/2] and held constant in the matrix.
+//! On models whose TDG-sized system is dense-sized, each Newton solve
+//! eliminates the velocities and eta by a row combination and block
+//! elimination ([`reduce`]); the iterates are the full system's to round-off.
 //!
 //! The proofs need a constant mass matrix and a conservative system: models
 //! with 3-D bodies in Euler parameters (configuration-dependent inertia),
