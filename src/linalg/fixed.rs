@@ -5,7 +5,7 @@
 //! project's 2-core machine); faer's dense LU takes over above this size.
 
 use nalgebra::linalg::LU;
-use nalgebra::{Const, SMatrix, SVector};
+use nalgebra::{Const, Dyn, MatrixViewMut, SMatrix, SVector};
 
 /// Largest system factored on the stack.
 pub const FIXED_MAX: usize = 16;
@@ -18,6 +18,9 @@ pub(super) trait FixedLu: Send + Sync {
     fn factor(&mut self, a: &[f64], tol: &[f64]) -> Result<(), usize>;
     /// Solves with the last successful factorization, in place.
     fn solve(&self, rhs: &mut [f64]);
+    /// Solves every column of the column-major `rhs` (a multiple of the
+    /// size long) in place, in one call.
+    fn solve_columns(&self, rhs: &mut [f64]);
 }
 
 /// One stack LU type per size (nalgebra's fixed-size LU needs each size as
@@ -49,6 +52,13 @@ macro_rules! fixed_sizes {
                     let mut x = SVector::<f64, $k>::from_column_slice(rhs);
                     lu.solve_mut(&mut x);
                     rhs.copy_from_slice(x.as_slice());
+                }
+
+                fn solve_columns(&self, rhs: &mut [f64]) {
+                    let lu = self.lu.as_ref().expect("solve after a successful factor");
+                    let cols = rhs.len() / $k;
+                    let mut x = MatrixViewMut::<f64, Const<$k>, Dyn>::from_slice(rhs, cols);
+                    lu.solve_mut(&mut x);
                 }
             }
         )*

@@ -487,6 +487,32 @@ impl SaddlePointSolver {
         self.solve(b)
     }
 
+    /// Solves every column of the column-major `rhs` (its length a multiple
+    /// of the dimension) in place with the last factorization: one call of
+    /// the fixed-size LU for all columns (the Galerkin block elimination's
+    /// many right-hand sides), else column by column.
+    pub fn solve_columns(&mut self, rhs: &mut [f64]) -> Result<(), SolveError> {
+        assert!(
+            self.factored,
+            "solve called without a successful factorization"
+        );
+        if let (None, false, Backend::Dense { small: Some(s), .. }) =
+            (&self.capture, self.schur_active, &self.backend)
+        {
+            s.solve_columns(rhs);
+            return if rhs.iter().all(|v| v.is_finite()) {
+                Ok(())
+            } else {
+                Err(SolveError::NonFinite)
+            };
+        }
+        let dim = self.dim;
+        for col in rhs.chunks_mut(dim) {
+            self.solve(col)?;
+        }
+        Ok(())
+    }
+
     /// Solves `A x = rhs` in place with the last factorization.
     pub fn solve(&mut self, rhs: &mut [f64]) -> Result<(), SolveError> {
         assert!(

@@ -57,6 +57,9 @@
 //! [`crate::assembly::Assembler::set_rate_rows`], shared with BDF-GGL); kappa is 1, or eq. 71 `kappa = 2 dK / (2 dK + W)`,
 //! `W = etaj^T Bj (v1 + vj - 2 vn) + eta1^T B1 (v1 - vj)`, evaluated at the
 //! iterate, clamped to [1 - h/2, 1 + h/2] and held constant in the matrix.
+//! On models whose TDG-sized system is dense-sized, each Newton solve
+//! eliminates the velocities and eta by a row combination and block
+//! elimination ([`reduce`]); the iterates are the full system's to round-off.
 //!
 //! The proofs need a constant mass matrix and a conservative system: models
 //! with 3-D bodies in Euler parameters (configuration-dependent inertia),
@@ -65,6 +68,7 @@
 //! scleronomic constraints).
 
 pub mod blocks;
+pub mod reduce;
 
 use crate::assembly::{dot, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
 use crate::element::{GlobalLevel, LevelWeights};
@@ -75,6 +79,7 @@ use super::initial::consistent_initial;
 use super::newton::{weighted_rms, RoundOff, ScaledTest, Verdict, DIVERGENT_GROWTHS};
 use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 use blocks::{add_scaled, add_slots, clear, BlockPattern, ALL, COLUMN, MASS, ROWS, STIFF};
+use reduce::Reduction;
 
 /// Statistics of a TDG step: Newton iterations, residual evaluations,
 /// Newton-matrix evaluations (each is factored).
@@ -161,6 +166,30 @@ const MIDPOINT: LevelWeights = LevelWeights {
     c3: 0.5,
 };
 
+/// The solver of the block Newton system: the block matrix's LU, or for
+/// alpha–kappa on small models the block elimination of its velocities
+/// ([`reduce`]).
+enum NewtonSolver {
+    Full(SaddlePointSolver),
+    Reduced(Box<Reduction>),
+}
+
+impl NewtonSolver {
+    /// Factors the block matrix with `values` and solves `rhs` in place.
+    fn solve(&mut self, values: &[f64], rhs: &mut [f64]) -> Result<(), SolveError> {
+        match self {
+            NewtonSolver::Full(s) => {
+                s.factor(values)?;
+                s.solve(rhs)
+            }
+            NewtonSolver::Reduced(r) => {
+                r.factor(values)?;
+                r.solve(rhs)
+            }
+        }
+    }
+}
+
 /// The TDG and alpha–kappa integrator.
 pub struct Tdg {
     label: String,
@@ -206,7 +235,7 @@ struct Workspace {
     pattern: BlockPattern,
     values: Vec<f64>,
     rhs: Vec<f64>,
-    solver: SaddlePointSolver,
+    solver: NewtonSolver,
     /// The consistent start's solver and system (base pattern).
     start_solver: SaddlePointSolver,
     start_sys: SaddleSystem,
@@ -304,10 +333,21 @@ impl Tdg {
             _ => &AK_REGIONS,
         };
         let pattern = BlockPattern::new(base, n, &mass, k, regions);
-        let solver = SaddlePointSolver::preferring_band(&pattern.pattern, choice.force_sparse)
-            .map_err(|e| StepError::Setup {
-                reason: e.to_string(),
-            })?;
+        let setup = |e: SolveError| StepError::Setup {
+            reason: e.to_string(),
+        };
+        let reduction = match k {
+            2 => None,
+            _ => Reduction::new(&pattern.pattern, n, nb, settings.alpha, choice.force_sparse)
+                .map_err(setup)?,
+        };
+        let solver = match reduction {
+            Some(r) => NewtonSolver::Reduced(Box::new(r)),
+            None => NewtonSolver::Full(
+                SaddlePointSolver::preferring_band(&pattern.pattern, choice.force_sparse)
+                    .map_err(setup)?,
+            ),
+        };
         let z = |len: usize| vec![0.0; len];
         let mut start_sys = sys.asm.new_system();
         let stiffness_scale = sys
@@ -364,6 +404,18 @@ impl Tdg {
         &self.ws.pattern.pattern
     }
 
+    /// How the block Newton system is solved, e.g. `block elimination of the
+    /// velocities (reduced system: dense LU)`.
+    pub fn describe_solver(&self) -> String {
+        match &self.ws.solver {
+            NewtonSolver::Full(s) => s.describe(),
+            NewtonSolver::Reduced(r) => format!(
+                "block elimination of the velocities (reduced system: {})",
+                r.describe()
+            ),
+        }
+    }
+
     /// Fills the residual (blocks `[Ra; Rf]`, `[3Rb; Re]`, and for
     /// alpha–kappa `[2Rc; Rh]`, `[6Rd; Rg]`) into `res` and the block Newton
     /// matrix into `values`, at the unknowns `x` (`[q1; lg | qj; lj]`, then
@@ -401,7 +453,9 @@ impl Tdg {
         let s = self.settings;
         let ws = &mut self.ws;
         let (n, nb, k) = (ws.n, ws.nb, ws.k);
-        ws.solver.at_step(state.step + 1);
+        if let NewtonSolver::Full(solver) = &mut ws.solver {
+            solver.at_step(state.step + 1);
+        }
         ws.qn.copy_from_slice(&state.u);
         ws.vn.copy_from_slice(&state.v);
         // Predictor from the last step's acceleration a: q1 = qn + h vn + h^2/2 a,
@@ -476,13 +530,10 @@ impl Tdg {
             }
 
             ws.pattern.gather(&ws.blocks, &mut ws.values);
-            if let Err(e) = ws.solver.factor(&ws.values) {
-                return Err(singular(state.step + 1, t_next, e));
-            }
             for (r, e) in ws.rhs.iter_mut().zip(&ws.res) {
                 *r = -e;
             }
-            if let Err(e) = ws.solver.solve(&mut ws.rhs) {
+            if let Err(e) = ws.solver.solve(&ws.values, &mut ws.rhs) {
                 return Err(singular(state.step + 1, t_next, e));
             }
             for (x, d) in ws.x.iter_mut().zip(&ws.rhs) {
@@ -781,7 +832,7 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     half(tmp, q1, qj, &ws.mid_g, t1, None, lgm);
     add_scaled(tmp, None, blocks, &[(blk(0, 1), 1.0), (blk(1, 1), -1.0)]);
 
-    // h-terms: D_h + B*_h^T lj into 3Rb, and the jump state's constraint rows Re.
+    // h-terms: D_h + B*_h^T lj into 3Rb.
     half(
         tmp,
         &ws.qn,
@@ -791,13 +842,26 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
         Some(MultiplierMix::of(lj)),
         MultiplierMix::of(lj),
     );
-    asm.set_constraint_rows(model, qj, t_n, 1.0, true, tmp);
     add_scaled(
         tmp,
-        Some((&mut res[nb..2 * nb], 1.0)),
+        Some((&mut res[nb..nb + n], 1.0)),
         blocks,
         &[(blk(1, 1), 1.0)],
     );
+
+    // The constraint rows Re = Phi(qj), Rf = Phi(q1) with B(qj), B(q1); for
+    // alpha–kappa the same B is the velocity column of Rg, Rh (eq. 66g, h).
+    for (q, t, row) in [(qj, t_n, 1), (q1, t1, 0)] {
+        clear(tmp);
+        asm.set_constraint_rows(model, q, t, 1.0, true, tmp);
+        let both = [(blk(row, row), 1.0), (blk(row + 2, row + 2), 1.0)];
+        add_scaled(
+            tmp,
+            Some((&mut res[row * nb..(row + 1) * nb], 1.0)),
+            blocks,
+            &both[..k / 2],
+        );
+    }
 
     // alpha/6 P(qj) (times 3) with its tangent.
     if alpha != 0.0 && !model.elements.is_empty() {
@@ -810,16 +874,6 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
             &[(blk(1, 1), 0.5 * alpha)],
         );
     }
-
-    // End state's constraint rows Rf.
-    clear(tmp);
-    asm.set_constraint_rows(model, q1, t1, 1.0, true, tmp);
-    add_scaled(
-        tmp,
-        Some((&mut res[..nb], 1.0)),
-        blocks,
-        &[(blk(0, 0), 1.0)],
-    );
 
     if k == 2 {
         return;
@@ -882,16 +936,13 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
             &[(blk(2, col - 2), -kap), (blk(3, col - 2), sign_d * kap)],
         );
     }
-    // Rh = B(q1) v1 (row block 2), Rg = B(qj) vj (row block 3): B into the
-    // velocity column, (B v)_q into the coordinate column.
+    // Rh = B(q1) v1 (row block 2), Rg = B(qj) vj (row block 3): (B v)_q into
+    // the coordinate column (B, the velocity column, came with Rf, Re).
     for (q, v, t, row) in [(q1, v1, t1, 2), (qj, vj, t_n, 3)] {
         clear(tmp);
         asm.set_rate_rows(model, q, v, t, true, tmp);
         res[row * nb + n..(row + 1) * nb].copy_from_slice(&tmp.residual[n..]);
         add_scaled(tmp, None, blocks, &[(blk(row, row - 2), 1.0)]);
-        clear(tmp);
-        asm.set_constraint_rows(model, q, t, 1.0, true, tmp);
-        add_scaled(tmp, None, blocks, &[(blk(row, row), 1.0)]);
     }
 }
 
