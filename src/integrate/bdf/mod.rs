@@ -479,30 +479,23 @@ impl Bdf {
         }
     }
 
-    /// The Newton test's weights for the step h: `wt`, with both multipliers
-    /// weighed by `wt / h`, i.e. their corrections measured as `h dmu` and
-    /// `h dlambda`. mu and lambda are the index-2 variables of the GGL form:
-    /// a correction dmu moves q by `G^T dmu / cj ~ h G^T dmu` through the
-    /// kinematic row and dlambda moves v by `h M^-1 G^T dlambda` through the
-    /// dynamic row, so `h dmu` and `h dlambda` are their effects on the
-    /// solution. Unscaled, the round-off of the converged residual (`cj (y -
-    /// y0)` in y') reaches the multipliers amplified by cj ~ 1/h and, where a
-    /// multiplier is near zero and so weighed by atol alone, never passes the
-    /// test: with mu unscaled Andrews' mechanism failed at step 1 at every h,
-    /// with lambda unscaled at rtol 1e-8 (its first steps are about 1e-13,
-    /// where lambda's round-off is about 1e-10 against atol 1e-9). This is
-    /// the index-2 scaling of Hairer and Wanner (Solving ODEs II, §VII.4;
-    /// RADAU5 divides the weight of index-2 variables by h in its Newton and
-    /// error norms); the error test still leaves the multipliers out, as
-    /// DASSL does for index-2 systems. CS and CM do not test the multipliers
-    /// (their unknowns are (q, v)).
+    /// The Newton test's weights for the step h: `wt`, with the stabilizing
+    /// multipliers mu weighed by `wt / h`, i.e. their corrections measured
+    /// as `h dmu`. mu is an index-2 variable, zero on the exact solution
+    /// (1.3a): a correction dmu moves q by `G^T dmu / cj ~ h G^T dmu`
+    /// through the kinematic row, so `h dmu` is its effect on the solution,
+    /// in the units of q. Unscaled, the round-off of the converged residual
+    /// (`cj u (q - q0)` in q') reaches mu amplified by cj ~ 1/h and, weighed
+    /// by atol alone, never passes the test (Andrews' mechanism failed at
+    /// step 1 at every h). This is the index-2 scaling of Hairer and Wanner
+    /// (Solving ODEs II, §VII.4; RADAU5 divides the weight of index-2
+    /// variables by h in its Newton and error norms); the error test still
+    /// leaves the multipliers out, as DASSL does for index-2 systems.
+    /// CS and CM do not test the multipliers (their unknowns are (q, v)).
     fn newton_weights(&mut self) {
         let (n, n1, h) = (self.n, self.n + self.m, self.h);
         self.wt_newton.copy_from_slice(&self.wt);
         for w in &mut self.wt_newton[n..n1] {
-            *w /= h;
-        }
-        for w in &mut self.wt_newton[n1 + n..] {
             *w /= h;
         }
     }
