@@ -86,7 +86,7 @@ pub struct Refinement {
 /// supernodal factorization, the upper one for the simplicial), so faer makes
 /// no permuted copy of its own, and the symbolic factorization carries no
 /// permutation. `A` itself is not copied: its entries are `Ā`'s plus, for the
-/// pairs whose two values differ, their two values ([`Skew`]).
+/// pairs whose two values differ, their two values.
 pub struct SparseLdlt {
     dim: usize,
     /// The ordering: `fwd[new] = old`.
