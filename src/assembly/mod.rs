@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use sprs::{CsMat, TriMat};
 
 use crate::element::{gather, ElementSet, GlobalLevel, RateForce, RateState, MAX_LOCAL_DOFS};
-use crate::joint::{ConstraintLevel, MAX_ROWS};
+use crate::joint::{ConstraintLevel, JointSet, MAX_ROWS};
 use crate::load::TimeFunction;
 use crate::model::{DofKind, Model};
 use crate::output::{ConstraintNorms, Energy};
@@ -1120,18 +1120,11 @@ impl Assembler {
 
     /// Writes the velocity constraints `B(u, t) v + Phi_t(u, t)` (m rows) into `out`.
     pub fn constraint_rates(&self, model: &Model, u: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
-        let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
-        let mut vl = [0.0; MAX_LOCAL_DOFS];
         for (blk, s) in model.joints.iter().zip(&self.joints) {
-            let (rows, k) = (blk.rows(), blk.ndof());
+            let rows = blk.rows();
             for i in 0..blk.len() {
                 let r0 = s.row0 + i * rows;
-                blk.jacobian(i, u, t, &mut bl[..rows * k]);
-                blk.phi_t(i, u, t, &mut out[r0..r0 + rows]);
-                gather(v, blk.dofs(i), &mut vl[..k]);
-                for r in 0..rows {
-                    out[r0 + r] += (0..k).map(|p| bl[r * k + p] * vl[p]).sum::<f64>();
-                }
+                rate_rows(blk.as_ref(), i, u, v, t, &mut out[r0..r0 + rows]);
             }
         }
     }
@@ -1147,19 +1140,12 @@ impl Assembler {
         phi: &mut [f64],
         rate: &mut [f64],
     ) {
-        let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
-        let mut vl = [0.0; MAX_LOCAL_DOFS];
         for (blk, s) in model.joints.iter().zip(&self.joints) {
-            let (rows, k) = (blk.rows(), blk.ndof());
+            let rows = blk.rows();
             for i in 0..blk.len() {
-                let r0 = s.row0 + i * rows;
-                blk.phi(i, u, t, &mut phi[r0..r0 + rows]);
-                blk.jacobian(i, u, t, &mut bl[..rows * k]);
-                blk.phi_t(i, u, t, &mut rate[r0..r0 + rows]);
-                gather(v, blk.dofs(i), &mut vl[..k]);
-                for r in 0..rows {
-                    rate[r0 + r] += (0..k).map(|p| bl[r * k + p] * vl[p]).sum::<f64>();
-                }
+                let r = s.row0 + i * rows..s.row0 + (i + 1) * rows;
+                blk.phi(i, u, t, &mut phi[r.clone()]);
+                rate_rows(blk.as_ref(), i, u, v, t, &mut rate[r]);
             }
         }
     }
@@ -1395,4 +1381,18 @@ fn mass_mul(m: &CsMat<f64>, x: &[f64], out: &mut [f64]) {
 /// Dot product.
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// `B v + Phi_t` of row block `i` of the joint set `blk` at (u, v, t) into
+/// `out` (its rows).
+fn rate_rows(blk: &dyn JointSet, i: usize, u: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
+    let (rows, k) = (blk.rows(), blk.ndof());
+    let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
+    let mut vl = [0.0; MAX_LOCAL_DOFS];
+    blk.jacobian(i, u, t, &mut bl[..rows * k]);
+    blk.phi_t(i, u, t, out);
+    gather(v, blk.dofs(i), &mut vl[..k]);
+    for (r, o) in out.iter_mut().enumerate() {
+        *o += (0..k).map(|p| bl[r * k + p] * vl[p]).sum::<f64>();
+    }
 }
