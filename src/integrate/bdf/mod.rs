@@ -29,7 +29,7 @@
 mod ggl;
 
 use super::index1::Index1;
-use super::newton::weighted_rms;
+use super::newton::{weighted_rms, FLOOR_FACTOR};
 use super::{Integrator, StatSpec, State, StepError, StepReport, System};
 use crate::output::AttrValue;
 use ggl::Ggl;
@@ -183,8 +183,12 @@ pub struct Bdf {
     delta: Vec<f64>,
     wt: Vec<f64>,
     /// Weights of the Newton test: `wt`, those of the stabilizing
-    /// multipliers mu divided by h ([`Bdf::newton_weights`]).
+    /// multipliers mu divided by h, those of lambda at least their
+    /// round-off floor ([`Bdf::newton_weights`]).
     wt_newton: Vec<f64>,
+    /// `FLOOR_FACTOR eps L max |M|` (L = 1 + max |q0|): times cj^2, the
+    /// multiplier change that moves q by its round-off.
+    lambda_floor: f64,
     /// Error-test and Newton-test masks (true: counted).
     err_mask: Vec<bool>,
     conv_mask: Vec<bool>,
@@ -252,6 +256,15 @@ impl Bdf {
             delta: z(),
             wt: z(),
             wt_newton: z(),
+            lambda_floor: FLOOR_FACTOR
+                * f64::EPSILON
+                * (1.0 + sys.model.u0.iter().fold(0.0_f64, |a, x| a.max(x.abs())))
+                * sys
+                    .asm
+                    .mass_matrix()
+                    .data()
+                    .iter()
+                    .fold(0.0_f64, |a, x| a.max(x.abs())),
             err_mask: vec![false; dim],
             conv_mask: vec![false; dim],
             phi_c: vec![0.0; m],
@@ -492,11 +505,26 @@ impl Bdf {
     /// variables by h in its Newton and error norms); the error test still
     /// leaves the multipliers out, as DASSL does for index-2 systems.
     /// CS and CM do not test the multipliers (their unknowns are (q, v)).
+    ///
+    /// lambda keeps `wt` (it is not zero on the solution; weighing it by h
+    /// too lengthened the runs, §2), but not below its round-off floor
+    /// `cj^2 FLOOR_FACTOR eps L max |M|`: a lambda correction moves q by
+    /// about `M^-1 G^T dlambda / cj^2` (through v' and q' = cj (q - q0)), so
+    /// below that floor it is round-off of q (the floor of the GSSSS test,
+    /// docs/theory/gssss.md §12, with cj^2 for 1 / (beta dt^2)). It matters
+    /// only at steps far below the solution's time scale: Andrews' mechanism
+    /// at rtol 1e-8 starts with DASSL's h = 3.1e-13 s, where lambda's rows
+    /// near zero (weight atol 1e-9) kept round-off corrections of 0.3–0.6 of
+    /// their weight, growing 4 times with every step cut.
     fn newton_weights(&mut self) {
         let (n, n1, h) = (self.n, self.n + self.m, self.h);
         self.wt_newton.copy_from_slice(&self.wt);
         for w in &mut self.wt_newton[n..n1] {
             *w /= h;
+        }
+        let floor = self.lambda_floor * self.cj * self.cj;
+        for w in &mut self.wt_newton[n1 + n..] {
+            *w = w.max(floor);
         }
     }
 
