@@ -11,7 +11,8 @@
 //! `y' = y0' + cj (y - y0)`, `cj = -alpha_s / h`; modified Newton with the
 //! iteration matrix kept across steps while `cj / cj_old` stays in
 //! [0.6, 1.667], each correction scaled by `2 / (1 + cj / cj_old)`, at most 4
-//! iterations, convergence when `s |delta| <= 0.33` with the rate estimate `s`;
+//! iterations, convergence when `s |delta| <= 0.33` with the rate estimate `s`
+//! (an attempt's first iterate also needs `|delta| <= 1`);
 //! local error `e = y - y0`, error test `ck |e| <= 1`; DASSL's order selection
 //! (terk-1, terk, terk+1) and step rules (`r = (2 est + 1e-4)^(-1/(k+1))`,
 //! doubling, at most halving; failures: h / 4 after a convergence failure,
@@ -599,7 +600,15 @@ impl Bdf {
             } else {
                 oldnrm = delnrm;
             }
-            if self.s * delnrm <= 0.33 {
+            // DASSL's test, with one safeguard: the first iterate of an
+            // attempt is not accepted on a rate carried over from earlier
+            // steps when its correction exceeds the tolerance itself
+            // (delnrm > 1). A superlinear iteration leaves s tiny (2e-6 on
+            // the circular track), which let DASSL's rule accept first
+            // corrections of 17 times the tolerance; the iterate then failed
+            // the error test or left the constraints off by more than the
+            // Newton tolerance (docs/theory/bdf-ggl.md §2).
+            if self.s * delnrm <= 0.33 && (m > 0 || delnrm <= 1.0) {
                 return Ok(true);
             }
             m += 1;
