@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use sprs::{CsMat, TriMat};
 
 use crate::element::{gather, ElementSet, GlobalLevel, RateForce, RateState, MAX_LOCAL_DOFS};
-use crate::joint::{ConstraintLevel, JointSet, MAX_ROWS};
+use crate::joint::{ConstraintLevel, DiscreteExtras, JointSet, MAX_ROWS};
 use crate::load::TimeFunction;
 use crate::model::{DofKind, Model};
 use crate::output::{ConstraintNorms, Energy};
@@ -797,9 +797,35 @@ impl Assembler {
     /// `terms.discrete_from = Some(u0)`
     /// ([`crate::joint::JointSet::discrete_jacobian`]).
     pub fn add_joint_terms(&self, model: &Model, terms: &JointTerms<'_>, sys: &mut SaddleSystem) {
-        let Local { b: bl, h: hl, .. } = &mut *sys.local;
+        self.add_discrete_joint_terms(model, terms, sys, None, None);
+    }
+
+    /// [`Self::add_joint_terms`] with Gonzalez's discrete Jacobian
+    /// `B_d(u0, u)` (`terms.discrete_from = Some(u0)`) and, from the same
+    /// joint evaluations ([`crate::joint::DiscreteExtras`]): with `from`,
+    /// the curvature's derivative with respect to u0, `c d(B_d^T w)/du0`,
+    /// added into `from` (base pattern order; the swapped call's curvature);
+    /// with `rows`, the constraint rows `Phi(u)` and `B(u)` written into
+    /// `rows` as [`Self::set_constraint_rows`] with scale 1 writes them.
+    pub fn add_discrete_joint_terms(
+        &self,
+        model: &Model,
+        terms: &JointTerms<'_>,
+        sys: &mut SaddleSystem,
+        mut from: Option<&mut [f64]>,
+        mut rows_out: Option<&mut SaddleSystem>,
+    ) {
+        let n = self.n;
+        let Local {
+            b: bl,
+            h: hl,
+            c: h0l,
+            m: b1l,
+            ..
+        } = &mut *sys.local;
         let mut w = [0.0; MAX_ROWS];
         let mut wc = [0.0; MAX_ROWS];
+        let mut phi = [0.0; MAX_ROWS];
         for (blk, s) in model.joints.iter().zip(&self.joints) {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
@@ -811,6 +837,7 @@ impl Assembler {
                     }
                     c
                 });
+                let blk_slots = i * rows * k..(i + 1) * rows * k;
                 match terms.discrete_from {
                     Some(u0) => {
                         hl[..k * k].fill(0.0);
@@ -821,7 +848,17 @@ impl Assembler {
                             terms.t,
                             &mut bl[..rows * k],
                             curvature.map(|_| (&wc[..rows], &mut hl[..k * k])),
+                            DiscreteExtras {
+                                tangent_from: from.is_some().then(|| &mut h0l[..k * k]),
+                                end: rows_out
+                                    .is_some()
+                                    .then(|| (&mut phi[..rows], &mut b1l[..rows * k])),
+                            },
                         );
+                        if let Some(r) = rows_out.as_deref_mut() {
+                            r.residual[n + r0..n + r0 + rows].copy_from_slice(&phi[..rows]);
+                            scatter_set(&mut r.values, &s.b[blk_slots.clone()], &b1l[..rows * k]);
+                        }
                     }
                     None => blk.jacobian(i, terms.u, terms.t, &mut bl[..rows * k]),
                 }
@@ -835,7 +872,6 @@ impl Assembler {
                         }
                     }
                 }
-                let blk_slots = i * rows * k..(i + 1) * rows * k;
                 if terms.column != 0.0 {
                     scatter_add(
                         &mut sys.values,
@@ -849,12 +885,11 @@ impl Assembler {
                         hl[..k * k].fill(0.0);
                         blk.add_curvature(i, terms.u, terms.t, &wc[..rows], 1.0, &mut hl[..k * k]);
                     }
-                    scatter_add(
-                        &mut sys.values,
-                        &s.h[i * k * k..(i + 1) * k * k],
-                        &hl[..k * k],
-                        c,
-                    );
+                    let h_slots = &s.h[i * k * k..(i + 1) * k * k];
+                    scatter_add(&mut sys.values, h_slots, &hl[..k * k], c);
+                    if let (Some(f), Some(_)) = (from.as_deref_mut(), terms.discrete_from) {
+                        scatter_add(f, h_slots, &h0l[..k * k], c);
+                    }
                 }
             }
         }

@@ -57,6 +57,18 @@ use crate::element::{gather, MAX_LOCAL_DOFS};
 /// Largest number of constraint rows of one joint.
 pub const MAX_ROWS: usize = 8;
 
+/// Further outputs of [`JointSet::discrete_jacobian`] from the evaluations it
+/// makes anyway (the Galerkin schemes' fused joint pass,
+/// docs/theory/galerkin.md §5).
+#[derive(Default)]
+pub struct DiscreteExtras<'a> {
+    /// `d(B_d^T w)/du0` (ndof x ndof, with the tangent's w): the tangent of
+    /// the swapped call `(u1, u0)`, whose `B_d` is the same.
+    pub tangent_from: Option<&'a mut [f64]>,
+    /// `Phi(u1)` (rows) and `B(u1)` (rows x ndof) at time t.
+    pub end: Option<(&'a mut [f64], &'a mut [f64])>,
+}
+
 /// Largest number of local DOFs of one joint (two points).
 pub const MAX_JOINT_DOFS: usize = 2 * point::MAX_POINT_DOFS;
 
@@ -210,6 +222,8 @@ pub trait JointSet: Send + Sync {
     /// the discrete gradient's derivative (`crate::element::gonzalez`) of the
     /// scalar `w . Phi`, whose discrete gradient is `B_d^T w`. A
     /// velocity-level joint has no `Phi`: its `B_d` is `A(u_m)` (no correction).
+    /// `extras` asks for more outputs from the same evaluations
+    /// ([`DiscreteExtras`]).
     fn discrete_jacobian(
         &self,
         i: usize,
@@ -218,6 +232,7 @@ pub trait JointSet: Send + Sync {
         t: f64,
         b: &mut [f64],
         tangent: Option<(&[f64], &mut [f64])>,
+        extras: DiscreteExtras<'_>,
     );
     /// Phi_t of joint `i`.
     fn phi_t(&self, i: usize, u: &[f64], t: f64, out: &mut [f64]);
@@ -287,11 +302,16 @@ impl<J: Joint> JointSet for JointBlock<J> {
         t: f64,
         b: &mut [f64],
         tangent: Option<(&[f64], &mut [f64])>,
+        extras: DiscreteExtras<'_>,
     ) {
         let (rows, n) = (self.rows, self.ndof);
         let joint = &self.joints[i];
         let (u0, u1) = (self.local(i, u0), self.local(i, u1));
         let (u0, u1) = (&u0[..n], &u1[..n]);
+        let DiscreteExtras {
+            mut tangent_from,
+            end,
+        } = extras;
         let mut um = [0.0; MAX_LOCAL_DOFS];
         let mut du = [0.0; MAX_LOCAL_DOFS];
         for p in 0..n {
@@ -301,28 +321,39 @@ impl<J: Joint> JointSet for JointBlock<J> {
         let (um, du) = (&um[..n], &du[..n]);
         joint.jacobian(um, t, &mut b[..rows * n]);
         let mut tangent = tangent.map(|(w, h)| {
-            // d B(u_m)^T w / du1 = (sum_r w_r d^2 Phi_r(u_m)) / 2.
+            // d B(u_m)^T w / du1 = (sum_r w_r d^2 Phi_r(u_m)) / 2, and the
+            // same with respect to u0.
             h[..n * n].fill(0.0);
             joint.add_curvature(um, t, w, 0.5, h);
+            if let Some(h0) = tangent_from.as_deref_mut() {
+                h0[..n * n].copy_from_slice(&h[..n * n]);
+            }
             (w, h)
         });
-        if joint.level() == ConstraintLevel::Velocity {
-            return;
-        }
         let scale = um.iter().fold(1.0_f64, |m, x| m.max(x.abs()));
-        let Some(n2) = significant_norm2(du, scale) else {
+        let significant = match joint.level() {
+            ConstraintLevel::Velocity => None,
+            _ => significant_norm2(du, scale),
+        };
+        let Some(n2) = significant else {
+            if let Some((phi, b1)) = end {
+                joint.phi(u1, t, &mut phi[..rows]);
+                joint.jacobian(u1, t, &mut b1[..rows * n]);
+            }
             return;
         };
         let (mut phi0, mut phi1) = ([0.0; MAX_ROWS], [0.0; MAX_ROWS]);
+        let mut b1 = [0.0; MAX_ROWS * MAX_JOINT_DOFS];
         joint.phi(u0, t, &mut phi0[..rows]);
         joint.phi(u1, t, &mut phi1[..rows]);
         let mut c = [0.0; MAX_ROWS];
         for r in 0..rows {
             c[r] = coefficient(du, n2, phi0[r], phi1[r], &b[r * n..(r + 1) * n]);
         }
-        if let Some((w, h)) = tangent.as_mut() {
-            let mut b1 = [0.0; MAX_ROWS * MAX_JOINT_DOFS];
+        if tangent.is_some() || end.is_some() {
             joint.jacobian(u1, t, &mut b1[..rows * n]);
+        }
+        if let Some((w, h)) = tangent.as_mut() {
             let (mut g_m, mut g1) = ([0.0; MAX_LOCAL_DOFS], [0.0; MAX_LOCAL_DOFS]);
             for p in 0..n {
                 g_m[p] = (0..rows).map(|r| w[r] * b[r * n + p]).sum();
@@ -330,6 +361,29 @@ impl<J: Joint> JointSet for JointBlock<J> {
             }
             let s: f64 = (0..rows).map(|r| w[r] * c[r]).sum();
             add_tangent(du, n2, s, &g_m[..n], &g1[..n], h);
+            if let Some(h0) = tangent_from {
+                // The swapped call (u1, u0): increment -du, the ends' roles
+                // exchanged, the same B(u_m) and curvature.
+                let mut dn = [0.0; MAX_LOCAL_DOFS];
+                for p in 0..n {
+                    dn[p] = u0[p] - u1[p];
+                }
+                let dn = &dn[..n];
+                let mut b0 = [0.0; MAX_ROWS * MAX_JOINT_DOFS];
+                joint.jacobian(u0, t, &mut b0[..rows * n]);
+                let mut g0 = [0.0; MAX_LOCAL_DOFS];
+                for p in 0..n {
+                    g0[p] = (0..rows).map(|r| w[r] * b0[r * n + p]).sum();
+                }
+                let s0: f64 = (0..rows)
+                    .map(|r| w[r] * coefficient(dn, n2, phi1[r], phi0[r], &b[r * n..(r + 1) * n]))
+                    .sum();
+                add_tangent(dn, n2, s0, &g_m[..n], &g0[..n], h0);
+            }
+        }
+        if let Some((phi, bend)) = end {
+            phi[..rows].copy_from_slice(&phi1[..rows]);
+            bend[..rows * n].copy_from_slice(&b1[..rows * n]);
         }
         for r in 0..rows {
             for p in 0..n {

@@ -228,8 +228,11 @@ struct Workspace {
     bw: Vec<f64>,
     /// Residual, k blocks of nb rows: [Ra; Rf], [3Rb; Re], [2Rc; Rh], [6Rd; Rg].
     res: Vec<f64>,
-    /// One term of the assembly.
+    /// One term of the assembly, the derivatives of the g-terms with
+    /// respect to qj, and the constraint rows of one state.
     tmp: SaddleSystem,
+    swapped: SaddleSystem,
+    rows: SaddleSystem,
     /// The blocks' values, `blocks[I k + J]`.
     blocks: Vec<SaddleSystem>,
     pattern: BlockPattern,
@@ -377,6 +380,8 @@ impl Tdg {
                 bw: z(m),
                 res: z(k * nb),
                 tmp: sys.asm.new_system(),
+                swapped: sys.asm.new_system(),
+                rows: sys.asm.new_system(),
                 blocks: (0..k * k).map(|_| sys.asm.new_system()).collect(),
                 values: z(pattern.pattern.nnz()),
                 rhs: z(k * nb),
@@ -708,33 +713,68 @@ fn kappa(sys: &System<'_>, ws: &mut Workspace, kappa: Kappa, t_n: f64, h: f64) -
     }
 }
 
-/// Into `tmp` (cleared): the discrete gradients of the elements and of the
+/// The systems a half-step's terms go to ([`add_half_step_terms`]), each
+/// cleared first.
+struct HalfStepOut<'a> {
+    /// The terms and their derivatives with respect to the end state.
+    terms: &'a mut SaddleSystem,
+    /// The derivatives with respect to the start state (the swapped call's).
+    swapped: Option<&'a mut SaddleSystem>,
+    /// The constraint rows `Phi`, `B` at the end state.
+    rows: Option<&'a mut SaddleSystem>,
+}
+
+/// Into `out.terms`: the discrete gradients of the elements and of the
 /// joint rows between the states `from` and `to` (midpoint `mid`) with their
 /// derivatives with respect to `to` (seed 002 eqs. 18, 19), the constraint
 /// force `B*^T lambda` when `force` is given (with its column block), and the
 /// curvature with the multipliers `curvature`: one half-step's terms of the
-/// TDG and alpha-kappa equations (eqs. 28, 47, 66).
+/// TDG and alpha-kappa equations (eqs. 28, 47, 66). From the same joint
+/// evaluations, the derivatives with respect to `from` into `out.swapped`
+/// (every discrete gradient is symmetric in its states) and the constraint
+/// rows at `to` into `out.rows`.
 fn add_half_step_terms(
     sys: &System<'_>,
     zeros: &[f64],
-    tmp: &mut SaddleSystem,
+    out: HalfStepOut<'_>,
     [from, to, mid]: [&[f64]; 3],
     t: f64,
     force: Option<MultiplierMix<'_>>,
     curvature: MultiplierMix<'_>,
 ) {
-    clear(tmp);
-    let level = GlobalLevel {
-        u_n: from,
+    let HalfStepOut {
+        terms: tmp,
+        mut swapped,
+        mut rows,
+    } = out;
+    let level = |u_n, u_next| GlobalLevel {
+        u_n,
         v_n: zeros,
         a_n: zeros,
-        u_next: to,
+        u_next,
         u_tilde: mid,
         w: MIDPOINT,
     };
-    sys.asm
-        .add_element_forces(sys.model, &ElementEval::Level(level), Some(1.0), tmp);
-    sys.asm.add_joint_terms(
+    clear(tmp);
+    sys.asm.add_element_forces(
+        sys.model,
+        &ElementEval::Level(level(from, to)),
+        Some(1.0),
+        tmp,
+    );
+    if let Some(sw) = swapped.as_deref_mut() {
+        clear(sw);
+        sys.asm.add_element_forces(
+            sys.model,
+            &ElementEval::Level(level(to, from)),
+            Some(1.0),
+            sw,
+        );
+    }
+    if let Some(r) = rows.as_deref_mut() {
+        clear(r);
+    }
+    sys.asm.add_discrete_joint_terms(
         sys.model,
         &JointTerms {
             u: to,
@@ -745,6 +785,8 @@ fn add_half_step_terms(
             curvature: Some((1.0, curvature)),
         },
         tmp,
+        swapped.map(|sw| &mut sw.values[..]),
+        rows,
     );
 }
 
@@ -813,13 +855,26 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     let (q1, lg) = x[..nb].split_at(n);
     let (qj, lj) = x[nb..2 * nb].split_at(n);
 
-    // g-terms, derivative with respect to q1: D_g + B*_g^T lg into Ra (+) and 3Rb (-).
+    // g-terms: D_g + B*_g^T lg into Ra (+) and 3Rb (-), their derivatives
+    // with respect to q1 (in tmp) and qj (in swapped, the symmetric swapped
+    // call's), and the constraint rows Rf = Phi(q1) with B(q1); for
+    // alpha–kappa the same B is the velocity column of Rh (eq. 66h).
     let lgm = MultiplierMix::of(lg);
     let zeros = &ws.zeros;
-    let half = |tmp: &mut SaddleSystem, from, to, mid, t, force, curvature| {
-        add_half_step_terms(sys, zeros, tmp, [from, to, mid], t, force, curvature)
-    };
-    half(tmp, qj, q1, &ws.mid_g, t1, Some(lgm), lgm);
+    let (swapped, rows) = (&mut ws.swapped, &mut ws.rows);
+    add_half_step_terms(
+        sys,
+        zeros,
+        HalfStepOut {
+            terms: &mut *tmp,
+            swapped: Some(&mut *swapped),
+            rows: Some(&mut *rows),
+        },
+        [qj, q1, &ws.mid_g],
+        t1,
+        Some(lgm),
+        lgm,
+    );
     add_scaled(
         tmp,
         Some((&mut res[..n], 1.0)),
@@ -827,17 +882,31 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
         &[(blk(0, 0), 1.0), (blk(1, 0), -1.0)],
     );
     add_scaled(tmp, Some((&mut res[nb..nb + n], -1.0)), &mut [], &[]);
+    add_scaled(
+        swapped,
+        None,
+        blocks,
+        &[(blk(0, 1), 1.0), (blk(1, 1), -1.0)],
+    );
+    let row_blocks = |row: usize| [(blk(row, row), 1.0), (blk(row + 2, row + 2), 1.0)];
+    add_scaled(
+        rows,
+        Some((&mut res[..nb], 1.0)),
+        blocks,
+        &row_blocks(0)[..k / 2],
+    );
 
-    // g-terms, derivative with respect to qj (the swapped symmetric call).
-    half(tmp, q1, qj, &ws.mid_g, t1, None, lgm);
-    add_scaled(tmp, None, blocks, &[(blk(0, 1), 1.0), (blk(1, 1), -1.0)]);
-
-    // h-terms: D_h + B*_h^T lj into 3Rb.
-    half(
-        tmp,
-        &ws.qn,
-        qj,
-        &ws.mid_h,
+    // h-terms: D_h + B*_h^T lj into 3Rb, and the constraint rows Re =
+    // Phi(qj) with B(qj) (the velocity column of Rg for alpha–kappa).
+    add_half_step_terms(
+        sys,
+        zeros,
+        HalfStepOut {
+            terms: &mut *tmp,
+            swapped: None,
+            rows: Some(&mut *rows),
+        },
+        [&ws.qn, qj, &ws.mid_h],
         t_n,
         Some(MultiplierMix::of(lj)),
         MultiplierMix::of(lj),
@@ -848,20 +917,12 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
         blocks,
         &[(blk(1, 1), 1.0)],
     );
-
-    // The constraint rows Re = Phi(qj), Rf = Phi(q1) with B(qj), B(q1); for
-    // alpha–kappa the same B is the velocity column of Rg, Rh (eq. 66g, h).
-    for (q, t, row) in [(qj, t_n, 1), (q1, t1, 0)] {
-        clear(tmp);
-        asm.set_constraint_rows(model, q, t, 1.0, true, tmp);
-        let both = [(blk(row, row), 1.0), (blk(row + 2, row + 2), 1.0)];
-        add_scaled(
-            tmp,
-            Some((&mut res[row * nb..(row + 1) * nb], 1.0)),
-            blocks,
-            &both[..k / 2],
-        );
-    }
+    add_scaled(
+        rows,
+        Some((&mut res[nb..2 * nb], 1.0)),
+        blocks,
+        &row_blocks(1)[..k / 2],
+    );
 
     // alpha/6 P(qj) (times 3) with its tangent.
     if alpha != 0.0 && !model.elements.is_empty() {
