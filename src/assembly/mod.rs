@@ -90,6 +90,21 @@ pub struct JointTerms<'a> {
     pub curvature: Option<(f64, MultiplierMix<'a>)>,
 }
 
+/// Further outputs of [`Assembler::add_discrete_joint_terms`] with
+/// Gonzalez's discrete Jacobian `B_d(u0, u)`, from the joint evaluations it
+/// makes anyway ([`crate::joint::DiscreteExtras`]).
+#[derive(Default)]
+pub struct DiscreteOutputs<'a> {
+    /// Adds the curvature's derivative with respect to u0, `c d(B_d^T
+    /// w)/du0` (base pattern order: the swapped call's curvature).
+    pub from: Option<&'a mut [f64]>,
+    /// Writes the constraint rows `Phi(u)`, `B(u)` as
+    /// [`Assembler::set_constraint_rows`] with scale 1 writes them.
+    pub rows: Option<&'a mut SaddleSystem>,
+    /// `Phi(u0, t)` (m rows), when the caller has it.
+    pub phi_from: Option<&'a [f64]>,
+}
+
 /// Values of the saddle-point system `A x = -r` and assembly workspace.
 #[derive(Debug, Clone)]
 pub struct SaddleSystem {
@@ -797,24 +812,24 @@ impl Assembler {
     /// `terms.discrete_from = Some(u0)`
     /// ([`crate::joint::JointSet::discrete_jacobian`]).
     pub fn add_joint_terms(&self, model: &Model, terms: &JointTerms<'_>, sys: &mut SaddleSystem) {
-        self.add_discrete_joint_terms(model, terms, sys, None, None);
+        self.add_discrete_joint_terms(model, terms, sys, DiscreteOutputs::default());
     }
 
-    /// [`Self::add_joint_terms`] with Gonzalez's discrete Jacobian
-    /// `B_d(u0, u)` (`terms.discrete_from = Some(u0)`) and, from the same
-    /// joint evaluations ([`crate::joint::DiscreteExtras`]): with `from`,
-    /// the curvature's derivative with respect to u0, `c d(B_d^T w)/du0`,
-    /// added into `from` (base pattern order; the swapped call's curvature);
-    /// with `rows`, the constraint rows `Phi(u)` and `B(u)` written into
-    /// `rows` as [`Self::set_constraint_rows`] with scale 1 writes them.
+    /// [`Self::add_joint_terms`] with the further outputs of `out`
+    /// ([`DiscreteOutputs`]) from the same joint evaluations when
+    /// `terms.discrete_from` is given.
     pub fn add_discrete_joint_terms(
         &self,
         model: &Model,
         terms: &JointTerms<'_>,
         sys: &mut SaddleSystem,
-        mut from: Option<&mut [f64]>,
-        mut rows_out: Option<&mut SaddleSystem>,
+        out: DiscreteOutputs<'_>,
     ) {
+        let DiscreteOutputs {
+            mut from,
+            rows: mut rows_out,
+            phi_from,
+        } = out;
         let n = self.n;
         let Local {
             b: bl,
@@ -853,6 +868,7 @@ impl Assembler {
                                 end: rows_out
                                     .is_some()
                                     .then(|| (&mut phi[..rows], &mut b1l[..rows * k])),
+                                start_phi: phi_from.map(|p| &p[r0..r0 + rows]),
                             },
                         );
                         if let Some(r) = rows_out.as_deref_mut() {

@@ -67,6 +67,8 @@ pub struct DiscreteExtras<'a> {
     pub tangent_from: Option<&'a mut [f64]>,
     /// `Phi(u1)` (rows) and `B(u1)` (rows x ndof) at time t.
     pub end: Option<(&'a mut [f64], &'a mut [f64])>,
+    /// `Phi(u0)` at time t when the caller has it (not evaluated again).
+    pub start_phi: Option<&'a [f64]>,
 }
 
 /// Largest number of local DOFs of one joint (two points).
@@ -311,6 +313,7 @@ impl<J: Joint> JointSet for JointBlock<J> {
         let DiscreteExtras {
             mut tangent_from,
             end,
+            start_phi,
         } = extras;
         let mut um = [0.0; MAX_LOCAL_DOFS];
         let mut du = [0.0; MAX_LOCAL_DOFS];
@@ -344,7 +347,10 @@ impl<J: Joint> JointSet for JointBlock<J> {
         };
         let (mut phi0, mut phi1) = ([0.0; MAX_ROWS], [0.0; MAX_ROWS]);
         let mut b1 = [0.0; MAX_ROWS * MAX_JOINT_DOFS];
-        joint.phi(u0, t, &mut phi0[..rows]);
+        match start_phi {
+            Some(p) => phi0[..rows].copy_from_slice(&p[..rows]),
+            None => joint.phi(u0, t, &mut phi0[..rows]),
+        }
         joint.phi(u1, t, &mut phi1[..rows]);
         let mut c = [0.0; MAX_ROWS];
         for r in 0..rows {

@@ -3,9 +3,10 @@
 //! For the 10-unknown double pendulum a factorization and solve take about
 //! 0.6 µs against 1.2 µs with faer's dense LU (100,000 repetitions on this
 //! project's 2-core machine); faer's dense LU takes over above this size.
-//! The solves run nalgebra's substitutions ([`substitute`]) on plain arrays:
-//! the same operations in the same order (bitwise the same solution), without
-//! the generic views' overhead.
+//! The solves run nalgebra's substitutions ([`substitute`]) on the packed
+//! factors as plain arrays (nalgebra's `LU::lu_internal`, the matrix its own
+//! solve reads): the same operations in the same order, bitwise the same
+//! solution, without the generic views' overhead.
 
 use nalgebra::linalg::LU;
 use nalgebra::{Const, Dyn, MatrixViewMut, SMatrix};
@@ -27,7 +28,8 @@ pub(super) trait FixedLu: Send + Sync {
 }
 
 /// Solves `L U x = b` in place (`b` already permuted) with the packed
-/// factors `lu` (column-major K x K, unit L below the diagonal): nalgebra's
+/// factors `lu` (column-major K x K: U on and above the diagonal, unit L's
+/// multipliers below): nalgebra's
 /// `solve_lower_triangular_with_diag_mut` and `solve_upper_triangular_mut`
 /// column sweeps, `x[k] -= x[i] lu[k, i]`, in their order.
 fn substitute<const K: usize>(lu: &[f64], x: &mut [f64]) {
@@ -56,27 +58,18 @@ macro_rules! fixed_sizes {
         $(
             struct $name {
                 lu: Option<LU<f64, Const<$k>, Const<$k>>>,
-                /// The factors packed column-major: U on and above the
-                /// diagonal, L's multipliers below.
-                packed: SMatrix<f64, $k, $k>,
             }
 
             impl FixedLu for $name {
                 fn factor(&mut self, a: &[f64], tol: &[f64]) -> Result<(), usize> {
                     let lu = SMatrix::<f64, $k, $k>::from_column_slice(a).lu();
-                    let u = lu.u();
+                    // The packed factors (U's diagonal is the pivots).
+                    let packed = lu.lu_internal();
                     self.lu = None;
                     for i in 0..$k {
-                        let p = u[(i, i)];
+                        let p = packed[(i, i)];
                         if p.is_nan() || p.abs() <= tol[i] {
                             return Err(i);
-                        }
-                    }
-                    let l = lu.l();
-                    self.packed = u;
-                    for c in 0..$k {
-                        for r in c + 1..$k {
-                            self.packed[(r, c)] = l[(r, c)];
                         }
                     }
                     self.lu = Some(lu);
@@ -92,8 +85,9 @@ macro_rules! fixed_sizes {
                     let cols = rhs.len() / $k;
                     let mut x = MatrixViewMut::<f64, Const<$k>, Dyn>::from_slice(rhs, cols);
                     lu.p().permute_rows(&mut x);
+                    let packed = lu.lu_internal().as_slice();
                     for col in rhs.chunks_exact_mut($k) {
-                        substitute::<$k>(self.packed.as_slice(), col);
+                        substitute::<$k>(packed, col);
                     }
                 }
             }
@@ -102,7 +96,7 @@ macro_rules! fixed_sizes {
         /// The fixed-size LU for `n` unknowns, if `n <= FIXED_MAX`.
         pub(super) fn fixed_lu(n: usize) -> Option<Box<dyn FixedLu>> {
             match n {
-                $($k => Some(Box::new($name { lu: None, packed: SMatrix::zeros() })),)*
+                $($k => Some(Box::new($name { lu: None })),)*
                 _ => None,
             }
         }

@@ -31,9 +31,10 @@ pub struct BlockPattern {
     pub pattern: Pattern,
     /// Blocks per side.
     k: usize,
-    /// `slots[I k + J][s]`: slot in the block matrix of base slot `s` of
-    /// block (I, J), or `NONE` outside the block's regions.
-    slots: Vec<Vec<usize>>,
+    /// `(block I k + J, base slot, block-matrix slot)` of every held entry.
+    held: Vec<(usize, usize, usize)>,
+    /// `(block, base slot)` of the entries outside the blocks' regions.
+    outside: Vec<(usize, usize)>,
 }
 
 impl BlockPattern {
@@ -66,7 +67,7 @@ impl BlockPattern {
             }
         }
         let pattern = Pattern::from_pairs(k * nb, pairs);
-        let slots = regions
+        let slots: Vec<Vec<usize>> = regions
             .iter()
             .enumerate()
             .map(|(b, &r)| {
@@ -84,7 +85,21 @@ impl BlockPattern {
                 out
             })
             .collect();
-        BlockPattern { pattern, k, slots }
+        let (mut held, mut outside) = (Vec::new(), Vec::new());
+        for (b, map) in slots.iter().enumerate() {
+            for (s, &t) in map.iter().enumerate() {
+                match t {
+                    NONE => outside.push((b, s)),
+                    _ => held.push((b, s, t)),
+                }
+            }
+        }
+        BlockPattern {
+            pattern,
+            k,
+            held,
+            outside,
+        }
     }
 
     /// Writes the values of the blocks (`blocks[I k + J]`, base order) into
@@ -92,14 +107,11 @@ impl BlockPattern {
     /// zero by construction of the fill and are skipped.
     pub fn gather(&self, blocks: &[SaddleSystem], values: &mut [f64]) {
         debug_assert_eq!(blocks.len(), self.k * self.k);
-        for (b, slots) in blocks.iter().zip(&self.slots) {
-            for (&s, &v) in slots.iter().zip(&b.values) {
-                if s != NONE {
-                    values[s] = v;
-                } else {
-                    debug_assert_eq!(v, 0.0, "a value outside its block's regions");
-                }
-            }
+        for &(b, s, t) in &self.held {
+            values[t] = blocks[b].values[s];
+        }
+        for &(b, s) in &self.outside {
+            debug_assert_eq!(blocks[b].values[s], 0.0, "a value outside its block's regions");
         }
     }
 }

@@ -70,7 +70,9 @@
 pub mod blocks;
 pub mod reduce;
 
-use crate::assembly::{dot, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
+use crate::assembly::{
+    dot, DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, SaddleSystem,
+};
 use crate::element::{GlobalLevel, LevelWeights};
 use crate::linalg::{SaddlePointSolver, SolveError};
 use crate::output::AttrValue;
@@ -216,8 +218,9 @@ struct Workspace {
     /// Midpoints (qj + q1)/2 and (qn + qj)/2.
     mid_g: Vec<f64>,
     mid_h: Vec<f64>,
-    /// Elements' P(qn) of the step.
+    /// Elements' P(qn) and the constraints Phi(qn, t_n) of the step.
     pn: Vec<f64>,
+    phi_n: Vec<f64>,
     zeros: Vec<f64>,
     /// Scratch n-vectors.
     w: Vec<f64>,
@@ -373,6 +376,7 @@ impl Tdg {
                 mid_g: z(n),
                 mid_h: z(n),
                 pn: z(n),
+                phi_n: z(m),
                 zeros: z(n),
                 w: z(n),
                 mw: z(n),
@@ -442,7 +446,7 @@ impl Tdg {
         ws.qn.copy_from_slice(qn);
         ws.vn.copy_from_slice(vn);
         ws.x.copy_from_slice(x);
-        elements_at_qn(sys, ws);
+        at_step_start(sys, ws, t_n);
         fill(sys, ws, &self.settings, t_n, h);
         res.copy_from_slice(&ws.res);
         ws.pattern.gather(&ws.blocks, values);
@@ -478,7 +482,7 @@ impl Tdg {
         }
         ws.x[n..nb].copy_from_slice(&state.lambda);
         ws.x[nb + n..2 * nb].copy_from_slice(&state.lambda);
-        elements_at_qn(sys, ws);
+        at_step_start(sys, ws, state.t);
 
         let ro = ws.round_off;
         let atol_u = s.atol.unwrap_or(s.rtol * ro.coord_scale);
@@ -632,8 +636,12 @@ fn singular(step: u64, time: f64, e: SolveError) -> StepError {
     }
 }
 
-/// The elements' true force P(qn) of the step (its alpha/6 term, eq. 47b).
-fn elements_at_qn(sys: &System<'_>, ws: &mut Workspace) {
+/// What a step's start state fixes: the elements' true force P(qn) (its
+/// alpha/6 term, eq. 47b) and the constraints Phi(qn, t_n) (of the h-terms'
+/// discrete Jacobian).
+fn at_step_start(sys: &System<'_>, ws: &mut Workspace, t_n: f64) {
+    sys.asm
+        .constraint_values(sys.model, &ws.qn, t_n, &mut ws.phi_n);
     clear(&mut ws.tmp);
     sys.asm
         .add_element_forces(sys.model, &ElementEval::At(&ws.qn), None, &mut ws.tmp);
@@ -722,6 +730,8 @@ struct HalfStepOut<'a> {
     swapped: Option<&'a mut SaddleSystem>,
     /// The constraint rows `Phi`, `B` at the end state.
     rows: Option<&'a mut SaddleSystem>,
+    /// `Phi` at the start state, when known.
+    phi_from: Option<&'a [f64]>,
 }
 
 /// Into `out.terms`: the discrete gradients of the elements and of the
@@ -746,6 +756,7 @@ fn add_half_step_terms(
         terms: tmp,
         mut swapped,
         mut rows,
+        phi_from,
     } = out;
     let level = |u_n, u_next| GlobalLevel {
         u_n,
@@ -785,8 +796,11 @@ fn add_half_step_terms(
             curvature: Some((1.0, curvature)),
         },
         tmp,
-        swapped.map(|sw| &mut sw.values[..]),
-        rows,
+        DiscreteOutputs {
+            from: swapped.map(|sw| &mut sw.values[..]),
+            rows,
+            phi_from,
+        },
     );
 }
 
@@ -869,6 +883,7 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
             terms: &mut *tmp,
             swapped: Some(&mut *swapped),
             rows: Some(&mut *rows),
+            phi_from: None,
         },
         [qj, q1, &ws.mid_g],
         t1,
@@ -905,6 +920,7 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
             terms: &mut *tmp,
             swapped: None,
             rows: Some(&mut *rows),
+            phi_from: Some(&ws.phi_n),
         },
         [&ws.qn, qj, &ws.mid_h],
         t_n,
