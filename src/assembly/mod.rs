@@ -103,6 +103,9 @@ pub struct DiscreteOutputs<'a> {
     pub rows: Option<&'a mut SaddleSystem>,
     /// `Phi(u0, t)` (m rows), when the caller has it.
     pub phi_from: Option<&'a [f64]>,
+    /// `Phi(u0)`, `B(u0)` as [`Assembler::set_constraint_rows`] writes
+    /// them, at another time: used for the joints that are not rheonomic.
+    pub from_rows: Option<&'a SaddleSystem>,
 }
 
 /// Values of the saddle-point system `A x = -r` and assembly workspace.
@@ -829,6 +832,7 @@ impl Assembler {
             mut from,
             rows: mut rows_out,
             phi_from,
+            from_rows,
         } = out;
         let n = self.n;
         let Local {
@@ -836,6 +840,7 @@ impl Assembler {
             h: hl,
             c: h0l,
             m: b1l,
+            k: b0l,
             ..
         } = &mut *sys.local;
         let mut w = [0.0; MAX_ROWS];
@@ -856,6 +861,12 @@ impl Assembler {
                 match terms.discrete_from {
                     Some(u0) => {
                         hl[..k * k].fill(0.0);
+                        let known = from_rows.filter(|_| !blk.is_rheonomic(i));
+                        if let Some(r) = known {
+                            for (b, &s) in b0l.iter_mut().zip(&s.b[blk_slots.clone()]) {
+                                *b = r.values[s];
+                            }
+                        }
                         blk.discrete_jacobian(
                             i,
                             u0,
@@ -868,7 +879,11 @@ impl Assembler {
                                 end: rows_out
                                     .is_some()
                                     .then(|| (&mut phi[..rows], &mut b1l[..rows * k])),
-                                start_phi: phi_from.map(|p| &p[r0..r0 + rows]),
+                                start_phi: match known {
+                                    Some(r) => Some(&r.residual[n + r0..n + r0 + rows]),
+                                    None => phi_from.map(|p| &p[r0..r0 + rows]),
+                                },
+                                start_b: known.map(|_| &b0l[..rows * k]),
                             },
                         );
                         if let Some(r) = rows_out.as_deref_mut() {

@@ -67,8 +67,10 @@ pub struct DiscreteExtras<'a> {
     pub tangent_from: Option<&'a mut [f64]>,
     /// `Phi(u1)` (rows) and `B(u1)` (rows x ndof) at time t.
     pub end: Option<(&'a mut [f64], &'a mut [f64])>,
-    /// `Phi(u0)` at time t when the caller has it (not evaluated again).
+    /// `Phi(u0)` (rows) at time t when the caller has it (not evaluated again).
     pub start_phi: Option<&'a [f64]>,
+    /// `B(u0)` (rows x ndof) at time t when the caller has it.
+    pub start_b: Option<&'a [f64]>,
 }
 
 /// Largest number of local DOFs of one joint (two points).
@@ -314,6 +316,7 @@ impl<J: Joint> JointSet for JointBlock<J> {
             mut tangent_from,
             end,
             start_phi,
+            start_b,
         } = extras;
         let mut um = [0.0; MAX_LOCAL_DOFS];
         let mut du = [0.0; MAX_LOCAL_DOFS];
@@ -376,7 +379,10 @@ impl<J: Joint> JointSet for JointBlock<J> {
                 }
                 let dn = &dn[..n];
                 let mut b0 = [0.0; MAX_ROWS * MAX_JOINT_DOFS];
-                joint.jacobian(u0, t, &mut b0[..rows * n]);
+                match start_b {
+                    Some(b) => b0[..rows * n].copy_from_slice(&b[..rows * n]),
+                    None => joint.jacobian(u0, t, &mut b0[..rows * n]),
+                }
                 let mut g0 = [0.0; MAX_LOCAL_DOFS];
                 for p in 0..n {
                     g0[p] = (0..rows).map(|r| w[r] * b0[r * n + p]).sum();

@@ -231,11 +231,13 @@ struct Workspace {
     bw: Vec<f64>,
     /// Residual, k blocks of nb rows: [Ra; Rf], [3Rb; Re], [2Rc; Rh], [6Rd; Rg].
     res: Vec<f64>,
-    /// One term of the assembly, the derivatives of the g-terms with
-    /// respect to qj, and the constraint rows of one state.
+    /// One term of the assembly (the g-terms), the h-terms, the derivatives
+    /// of the g-terms with respect to qj, and the constraint rows at q1, qj.
     tmp: SaddleSystem,
+    tmp_h: SaddleSystem,
     swapped: SaddleSystem,
-    rows: SaddleSystem,
+    rows_1: SaddleSystem,
+    rows_j: SaddleSystem,
     /// The blocks' values, `blocks[I k + J]`.
     blocks: Vec<SaddleSystem>,
     pattern: BlockPattern,
@@ -384,8 +386,10 @@ impl Tdg {
                 bw: z(m),
                 res: z(k * nb),
                 tmp: sys.asm.new_system(),
+                tmp_h: sys.asm.new_system(),
                 swapped: sys.asm.new_system(),
-                rows: sys.asm.new_system(),
+                rows_1: sys.asm.new_system(),
+                rows_j: sys.asm.new_system(),
                 blocks: (0..k * k).map(|_| sys.asm.new_system()).collect(),
                 values: z(pattern.pattern.nnz()),
                 rhs: z(k * nb),
@@ -732,6 +736,8 @@ struct HalfStepOut<'a> {
     rows: Option<&'a mut SaddleSystem>,
     /// `Phi` at the start state, when known.
     phi_from: Option<&'a [f64]>,
+    /// `Phi`, `B` at the start state at another time (for scleronomic joints).
+    from_rows: Option<&'a SaddleSystem>,
 }
 
 /// Into `out.terms`: the discrete gradients of the elements and of the
@@ -757,6 +763,7 @@ fn add_half_step_terms(
         mut swapped,
         mut rows,
         phi_from,
+        from_rows,
     } = out;
     let level = |u_n, u_next| GlobalLevel {
         u_n,
@@ -800,6 +807,7 @@ fn add_half_step_terms(
             from: swapped.map(|sw| &mut sw.values[..]),
             rows,
             phi_from,
+            from_rows,
         },
     );
 }
@@ -869,27 +877,49 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     let (q1, lg) = x[..nb].split_at(n);
     let (qj, lj) = x[nb..2 * nb].split_at(n);
 
-    // g-terms: D_g + B*_g^T lg into Ra (+) and 3Rb (-), their derivatives
-    // with respect to q1 (in tmp) and qj (in swapped, the symmetric swapped
-    // call's), and the constraint rows Rf = Phi(q1) with B(q1); for
-    // alpha–kappa the same B is the velocity column of Rh (eq. 66h).
-    let lgm = MultiplierMix::of(lg);
+    // h-terms (in tmp_h): D_h + B*_h^T lj and their derivative with respect
+    // to qj, and the constraint rows Re = Phi(qj) with B(qj) (in rows_j; the
+    // velocity column of Rg for alpha–kappa).
     let zeros = &ws.zeros;
-    let (swapped, rows) = (&mut ws.swapped, &mut ws.rows);
+    let (tmp_h, swapped) = (&mut ws.tmp_h, &mut ws.swapped);
+    let (rows_1, rows_j) = (&mut ws.rows_1, &mut ws.rows_j);
+    add_half_step_terms(
+        sys,
+        zeros,
+        HalfStepOut {
+            terms: &mut *tmp_h,
+            swapped: None,
+            rows: Some(&mut *rows_j),
+            phi_from: Some(&ws.phi_n),
+            from_rows: None,
+        },
+        [&ws.qn, qj, &ws.mid_h],
+        t_n,
+        Some(MultiplierMix::of(lj)),
+        MultiplierMix::of(lj),
+    );
+    // g-terms: D_g + B*_g^T lg and their derivatives with respect to q1 (in
+    // tmp) and qj (in swapped, the symmetric swapped call's), and the
+    // constraint rows Rf = Phi(q1) with B(q1) (in rows_1; the velocity
+    // column of Rh for alpha–kappa). Phi(qj), B(qj) of scleronomic joints
+    // come from rows_j.
+    let lgm = MultiplierMix::of(lg);
     add_half_step_terms(
         sys,
         zeros,
         HalfStepOut {
             terms: &mut *tmp,
             swapped: Some(&mut *swapped),
-            rows: Some(&mut *rows),
+            rows: Some(&mut *rows_1),
             phi_from: None,
+            from_rows: Some(&*rows_j),
         },
         [qj, q1, &ws.mid_g],
         t1,
         Some(lgm),
         lgm,
     );
+    // Into Ra (+) and 3Rb (-) the g-terms, into 3Rb the h-terms.
     add_scaled(
         tmp,
         Some((&mut res[..n], 1.0)),
@@ -905,36 +935,19 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     );
     let row_blocks = |row: usize| [(blk(row, row), 1.0), (blk(row + 2, row + 2), 1.0)];
     add_scaled(
-        rows,
+        rows_1,
         Some((&mut res[..nb], 1.0)),
         blocks,
         &row_blocks(0)[..k / 2],
     );
-
-    // h-terms: D_h + B*_h^T lj into 3Rb, and the constraint rows Re =
-    // Phi(qj) with B(qj) (the velocity column of Rg for alpha–kappa).
-    add_half_step_terms(
-        sys,
-        zeros,
-        HalfStepOut {
-            terms: &mut *tmp,
-            swapped: None,
-            rows: Some(&mut *rows),
-            phi_from: Some(&ws.phi_n),
-        },
-        [&ws.qn, qj, &ws.mid_h],
-        t_n,
-        Some(MultiplierMix::of(lj)),
-        MultiplierMix::of(lj),
-    );
     add_scaled(
-        tmp,
+        tmp_h,
         Some((&mut res[nb..nb + n], 1.0)),
         blocks,
         &[(blk(1, 1), 1.0)],
     );
     add_scaled(
-        rows,
+        rows_j,
         Some((&mut res[nb..2 * nb], 1.0)),
         blocks,
         &row_blocks(1)[..k / 2],
