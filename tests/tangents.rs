@@ -49,8 +49,8 @@ use flexmb::integrate::gssss::{constraint_force, fill_step, ConstraintForce, Ste
 use flexmb::integrate::gssss::{ConstraintOption, JacobianKind, LinearScheme, PredCorr};
 use flexmb::integrate::gssss::{Family, Gssss, SolveForm};
 use flexmb::joint::{
-    Coincident, ConstraintLevel, Curve, DirectorConstraints, DiskContact, DiskGeometry,
-    DiskRolling, Distance, DistanceForm, DotJoint, DotRow, EulerNormalization, Joint,
+    Coincident, ConstraintLevel, Curve, DirectorConstraints, DiscreteExtras, DiskContact,
+    DiskGeometry, DiskRolling, Distance, DistanceForm, DotJoint, DotRow, EulerNormalization, Joint,
     LinearCombination, Motion, PathJoint, Point, PointPair, Prescribed, Side, Slider, Slope,
     SlopeTarget, Vector,
 };
@@ -1940,6 +1940,67 @@ fn discrete_joint_derivative() {
                 midpoint_miss > 1e-4,
                 "{label}: no nonlinear joint exercised"
             );
+        }
+    }
+}
+
+/// The further outputs of `discrete_jacobian_with` (the Galerkin schemes'
+/// fused passes) are the separate evaluations' values bit for bit: the
+/// derivative with respect to u0 is the swapped call's tangent, the end rows
+/// are Phi(u1) and B(u1), and known start values Phi(u0), B(u0) give the
+/// same B_d and tangents as evaluating them.
+#[test]
+fn discrete_joint_extras() {
+    let mut rng = Rng(0xE47);
+    let t = 0.4;
+    for model in [
+        mechanism(),
+        path_mechanism(),
+        mechanism3d(Attitude::EulerParameters, EulerKinetic::Quadratic),
+        mechanism3d(Attitude::Directors, EulerKinetic::Quadratic),
+    ] {
+        let u0: Vec<f64> = model.u0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
+        let u1: Vec<f64> = u0.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
+        for blk in &model.joints {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            for i in 0..blk.len() {
+                let what = format!("{} '{}'", blk.kind(i), blk.name(i));
+                let w = rng.vec(rows, -2.0, 2.0);
+                let (mut b, mut h) = (vec![0.0; rows * k], vec![0.0; k * k]);
+                blk.discrete_jacobian(i, &u0, &u1, t, &mut b, Some((&w, &mut h)));
+                let (mut bs, mut h0) = (vec![0.0; rows * k], vec![0.0; k * k]);
+                blk.discrete_jacobian(i, &u1, &u0, t, &mut bs, Some((&w, &mut h0)));
+                let (mut p0, mut p1) = (vec![0.0; rows], vec![0.0; rows]);
+                blk.phi(i, &u0, t, &mut p0);
+                blk.phi(i, &u1, t, &mut p1);
+                let (mut b0, mut b1) = (vec![0.0; rows * k], vec![0.0; rows * k]);
+                blk.jacobian(i, &u0, t, &mut b0);
+                blk.jacobian(i, &u1, t, &mut b1);
+                for known in [false, true] {
+                    let (mut bx, mut hx, mut h0x) =
+                        (vec![0.0; rows * k], vec![0.0; k * k], vec![0.0; k * k]);
+                    let (mut phi_end, mut b_end) = (vec![0.0; rows], vec![0.0; rows * k]);
+                    blk.discrete_jacobian_with(
+                        i,
+                        &u0,
+                        &u1,
+                        t,
+                        &mut bx,
+                        Some((&w, &mut hx)),
+                        DiscreteExtras {
+                            tangent_from: Some(&mut h0x),
+                            end: Some((&mut phi_end, &mut b_end)),
+                            start_phi: known.then_some(&p0[..]),
+                            start_b: known.then_some(&b0[..]),
+                        },
+                    );
+                    assert_eq!(bx, b, "{what} (known start {known}): B_d");
+                    assert_eq!(hx, h, "{what} (known start {known}): tangent");
+                    assert_eq!(h0x, h0, "{what} (known start {known}): swapped tangent");
+                    assert_eq!(phi_end, p1, "{what} (known start {known}): Phi(u1)");
+                    assert_eq!(b_end, b1, "{what} (known start {known}): B(u1)");
+                }
+            }
         }
     }
 }

@@ -867,7 +867,7 @@ impl Assembler {
                                 *b = r.values[s];
                             }
                         }
-                        blk.discrete_jacobian(
+                        blk.discrete_jacobian_with(
                             i,
                             u0,
                             terms.u,

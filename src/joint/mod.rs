@@ -57,9 +57,9 @@ use crate::element::{gather, MAX_LOCAL_DOFS};
 /// Largest number of constraint rows of one joint.
 pub const MAX_ROWS: usize = 8;
 
-/// Further outputs of [`JointSet::discrete_jacobian`] from the evaluations it
-/// makes anyway (the Galerkin schemes' fused joint pass,
-/// docs/theory/galerkin.md §5).
+/// Further outputs of [`JointSet::discrete_jacobian_with`] from the
+/// evaluations it makes anyway, and end values the caller already has (the
+/// Galerkin schemes' fused joint passes, docs/theory/galerkin.md §5).
 #[derive(Default)]
 pub struct DiscreteExtras<'a> {
     /// `d(B_d^T w)/du0` (ndof x ndof, with the tangent's w): the tangent of
@@ -226,9 +226,21 @@ pub trait JointSet: Send + Sync {
     /// the discrete gradient's derivative (`crate::element::gonzalez`) of the
     /// scalar `w . Phi`, whose discrete gradient is `B_d^T w`. A
     /// velocity-level joint has no `Phi`: its `B_d` is `A(u_m)` (no correction).
-    /// `extras` asks for more outputs from the same evaluations
-    /// ([`DiscreteExtras`]).
     fn discrete_jacobian(
+        &self,
+        i: usize,
+        u0: &[f64],
+        u1: &[f64],
+        t: f64,
+        b: &mut [f64],
+        tangent: Option<(&[f64], &mut [f64])>,
+    ) {
+        self.discrete_jacobian_with(i, u0, u1, t, b, tangent, DiscreteExtras::default());
+    }
+    /// [`Self::discrete_jacobian`] with the further outputs and known inputs
+    /// of `extras` ([`DiscreteExtras`]), from the same evaluations.
+    #[allow(clippy::too_many_arguments)]
+    fn discrete_jacobian_with(
         &self,
         i: usize,
         u0: &[f64],
@@ -298,7 +310,7 @@ impl<J: Joint> JointSet for JointBlock<J> {
         let (ul, vl) = (self.local(i, u), self.local(i, v));
         self.joints[i].velocity_curvature(&ul[..self.ndof], &vl[..self.ndof], t, out);
     }
-    fn discrete_jacobian(
+    fn discrete_jacobian_with(
         &self,
         i: usize,
         u0: &[f64],

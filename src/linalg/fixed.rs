@@ -119,7 +119,9 @@ mod tests {
     fn solves_are_nalgebras_bitwise() {
         let mut seed = 12345_u64;
         let mut rand = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
         };
         for n in 1..=FIXED_MAX {

@@ -111,7 +111,10 @@ impl BlockPattern {
             values[t] = blocks[b].values[s];
         }
         for &(b, s) in &self.outside {
-            debug_assert_eq!(blocks[b].values[s], 0.0, "a value outside its block's regions");
+            debug_assert_eq!(
+                blocks[b].values[s], 0.0,
+                "a value outside its block's regions"
+            );
         }
     }
 }

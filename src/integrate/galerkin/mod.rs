@@ -70,9 +70,7 @@
 pub mod blocks;
 pub mod reduce;
 
-use crate::assembly::{
-    dot, DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, SaddleSystem,
-};
+use crate::assembly::{dot, DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
 use crate::element::{GlobalLevel, LevelWeights};
 use crate::linalg::{SaddlePointSolver, SolveError};
 use crate::output::AttrValue;
