@@ -106,6 +106,10 @@ pub struct DiscreteOutputs<'a> {
     /// `Phi(u0)`, `B(u0)` as [`Assembler::set_constraint_rows`] writes
     /// them, at another time: used for the joints that are not rheonomic.
     pub from_rows: Option<&'a SaddleSystem>,
+    /// Without `discrete_from`: `B(u, t)` of the same u and t as
+    /// [`Assembler::set_constraint_rows`] writes it, read instead of
+    /// evaluated.
+    pub known_b: Option<&'a SaddleSystem>,
 }
 
 /// Values of the saddle-point system `A x = -r` and assembly workspace.
@@ -203,6 +207,14 @@ fn gathered_dot(f: &[f64], idx: &[usize], x: &[f64]) -> f64 {
 fn scatter_set(values: &mut [f64], slots: &[usize], x: &[f64]) {
     for (&s, &v) in slots.iter().zip(x) {
         values[s] = v;
+    }
+}
+
+/// Reads a joint's `B` block (its `slots` in the rows' block) from `rows`,
+/// a system whose constraint rows [`Assembler::set_constraint_rows`] wrote.
+fn read_b(rows: &SaddleSystem, slots: &[usize], b: &mut [f64]) {
+    for (x, &s) in b.iter_mut().zip(slots) {
+        *x = rows.values[s];
     }
 }
 
@@ -734,6 +746,35 @@ impl Assembler {
         matrix: bool,
         sys: &mut SaddleSystem,
     ) {
+        self.rate_rows_pass(model, u, v, t, matrix, None, sys);
+    }
+
+    /// [`Self::set_rate_rows`] with the matrix, reading B(u, t) from
+    /// `rows` (constraint rows of the same u and t that
+    /// [`Self::set_constraint_rows`] wrote) instead of evaluating it.
+    pub fn set_rate_rows_from(
+        &self,
+        model: &Model,
+        rows: &SaddleSystem,
+        u: &[f64],
+        v: &[f64],
+        t: f64,
+        sys: &mut SaddleSystem,
+    ) {
+        self.rate_rows_pass(model, u, v, t, true, Some(rows), sys);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn rate_rows_pass(
+        &self,
+        model: &Model,
+        u: &[f64],
+        v: &[f64],
+        t: f64,
+        matrix: bool,
+        known_b: Option<&SaddleSystem>,
+        sys: &mut SaddleSystem,
+    ) {
         let n = self.n;
         let mut zeros = std::mem::take(&mut sys.zeros);
         let Local {
@@ -750,7 +791,11 @@ impl Assembler {
             for i in 0..blk.len() {
                 let r0 = s.row0 + i * rows;
                 let d = blk.dofs(i);
-                blk.jacobian(i, u, t, &mut bl[..rows * k]);
+                let slots = &s.b[i * rows * k..(i + 1) * rows * k];
+                match known_b {
+                    Some(r) => read_b(r, slots, &mut bl[..rows * k]),
+                    None => blk.jacobian(i, u, t, &mut bl[..rows * k]),
+                }
                 gather(v, d, &mut vl[..k]);
                 let out = &mut sys.residual[n + r0..n + r0 + rows];
                 blk.phi_t(i, u, t, out);
@@ -781,7 +826,6 @@ impl Assembler {
                         }
                     }
                 }
-                let slots = &s.b[i * rows * k..(i + 1) * rows * k];
                 scatter_set(&mut sys.values, slots, &dl[..rows * k]);
             }
         }
@@ -833,6 +877,7 @@ impl Assembler {
             rows: mut rows_out,
             phi_from,
             from_rows,
+            known_b,
         } = out;
         let n = self.n;
         let Local {
@@ -863,9 +908,7 @@ impl Assembler {
                         hl[..k * k].fill(0.0);
                         let known = from_rows.filter(|_| !blk.is_rheonomic(i));
                         if let Some(r) = known {
-                            for (b, &s) in b0l.iter_mut().zip(&s.b[blk_slots.clone()]) {
-                                *b = r.values[s];
-                            }
+                            read_b(r, &s.b[blk_slots.clone()], &mut b0l[..rows * k]);
                         }
                         blk.discrete_jacobian_with(
                             i,
@@ -891,7 +934,10 @@ impl Assembler {
                             scatter_set(&mut r.values, &s.b[blk_slots.clone()], &b1l[..rows * k]);
                         }
                     }
-                    None => blk.jacobian(i, terms.u, terms.t, &mut bl[..rows * k]),
+                    None => match known_b {
+                        Some(r) => read_b(r, &s.b[blk_slots.clone()], &mut bl[..rows * k]),
+                        None => blk.jacobian(i, terms.u, terms.t, &mut bl[..rows * k]),
+                    },
                 }
                 if let Some((c, mix)) = terms.force {
                     for (r, x) in w.iter_mut().enumerate().take(rows) {

@@ -806,6 +806,7 @@ fn add_half_step_terms(
             rows,
             phi_from,
             from_rows,
+            known_b: None,
         },
     );
 }
@@ -981,13 +982,14 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     // The slots of the coordinate columns (S, B) and of the multiplier columns (C).
     let c0 = asm.pattern().col_ptr[n];
     let nnz = asm.pattern().nnz();
+    let rows_at = [&*rows_1, &*rows_j];
     for (q, eta, t, sign_d, col) in [(q1, eta1, t1, 1.0, 2), (qj, etaj, t_n, -1.0, 3)] {
         let em = MultiplierMix::of(eta);
         // B^T eta into 2Rc (-kappa) and 6Rd (+-kappa), its column B^T into
         // the eta column and its curvature C(q; eta) into the q column: one
-        // pass, split by region.
+        // pass, split by region; B(q) from the constraint rows.
         clear(tmp);
-        asm.add_joint_terms(
+        asm.add_discrete_joint_terms(
             model,
             &JointTerms {
                 u: q,
@@ -998,6 +1000,10 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
                 curvature: Some((1.0, em)),
             },
             tmp,
+            DiscreteOutputs {
+                known_b: Some(rows_at[col - 2]),
+                ..DiscreteOutputs::default()
+            },
         );
         add_scaled(
             tmp,
@@ -1028,7 +1034,7 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     // the coordinate column (B, the velocity column, came with Rf, Re).
     for (q, v, t, row) in [(q1, v1, t1, 2), (qj, vj, t_n, 3)] {
         clear(tmp);
-        asm.set_rate_rows(model, q, v, t, true, tmp);
+        asm.set_rate_rows_from(model, rows_at[row - 2], q, v, t, tmp);
         res[row * nb + n..(row + 1) * nb].copy_from_slice(&tmp.residual[n..]);
         add_scaled(tmp, None, blocks, &[(blk(row, row - 2), 1.0)]);
     }
