@@ -1232,11 +1232,37 @@ impl Assembler {
 
     /// Writes the velocity constraints `B(u, t) v + Phi_t(u, t)` (m rows) into `out`.
     pub fn constraint_rates(&self, model: &Model, u: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
+        self.rates_pass(model, [u, v], t, None, out);
+    }
+
+    /// [`Self::constraint_rates`] reading B(u, t) from `rows` (constraint
+    /// rows of the same u and t that [`Self::set_constraint_rows`] wrote).
+    pub fn constraint_rates_from(
+        &self,
+        model: &Model,
+        rows: &SaddleSystem,
+        [u, v]: [&[f64]; 2],
+        t: f64,
+        out: &mut [f64],
+    ) {
+        self.rates_pass(model, [u, v], t, Some(rows), out);
+    }
+
+    fn rates_pass(
+        &self,
+        model: &Model,
+        uv: [&[f64]; 2],
+        t: f64,
+        known: Option<&SaddleSystem>,
+        out: &mut [f64],
+    ) {
         for (blk, s) in model.joints.iter().zip(&self.joints) {
-            let rows = blk.rows();
+            let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
                 let r0 = s.row0 + i * rows;
-                rate_rows(blk.as_ref(), i, u, v, t, &mut out[r0..r0 + rows]);
+                let slots = &s.b[i * rows * k..(i + 1) * rows * k];
+                let known = known.map(|r| (r, slots));
+                rate_rows(blk.as_ref(), i, uv, t, known, &mut out[r0..r0 + rows]);
             }
         }
     }
@@ -1257,7 +1283,7 @@ impl Assembler {
             for i in 0..blk.len() {
                 let r = s.row0 + i * rows..s.row0 + (i + 1) * rows;
                 blk.phi(i, u, t, &mut phi[r.clone()]);
-                rate_rows(blk.as_ref(), i, u, v, t, &mut rate[r]);
+                rate_rows(blk.as_ref(), i, [u, v], t, None, &mut rate[r]);
             }
         }
     }
@@ -1497,11 +1523,23 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// `B v + Phi_t` of row block `i` of the joint set `blk` at (u, v, t) into
 /// `out` (its rows).
-fn rate_rows(blk: &dyn JointSet, i: usize, u: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
+/// With `known = Some((rows, slots))`, B is read from `rows` (constraint
+/// rows of the same u and t, the block's `slots`) instead of evaluated.
+fn rate_rows(
+    blk: &dyn JointSet,
+    i: usize,
+    [u, v]: [&[f64]; 2],
+    t: f64,
+    known: Option<(&SaddleSystem, &[usize])>,
+    out: &mut [f64],
+) {
     let (rows, k) = (blk.rows(), blk.ndof());
     let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
     let mut vl = [0.0; MAX_LOCAL_DOFS];
-    blk.jacobian(i, u, t, &mut bl[..rows * k]);
+    match known {
+        Some((r, slots)) => read_b(r, slots, &mut bl[..rows * k]),
+        None => blk.jacobian(i, u, t, &mut bl[..rows * k]),
+    }
     blk.phi_t(i, u, t, out);
     gather(v, blk.dofs(i), &mut vl[..k]);
     for (r, o) in out.iter_mut().enumerate() {

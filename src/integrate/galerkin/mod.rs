@@ -695,12 +695,12 @@ fn kappa(sys: &System<'_>, ws: &mut Workspace, kappa: Kappa, t_n: f64, h: f64) -
     for i in 0..n {
         ws.w[i] = ws.v1[i] + ws.vj[i] - 2.0 * ws.vn[i];
     }
-    asm.constraint_rates(model, qj, &ws.w, t_n, &mut ws.bw);
+    asm.constraint_rates_from(model, &ws.rows_j, [qj, &ws.w], t_n, &mut ws.bw);
     let mut w = dot(etaj, &ws.bw);
     for i in 0..n {
         ws.w[i] = ws.v1[i] - ws.vj[i];
     }
-    asm.constraint_rates(model, q1, &ws.w, t_n + h, &mut ws.bw);
+    asm.constraint_rates_from(model, &ws.rows_1, [q1, &ws.w], t_n + h, &mut ws.bw);
     w += dot(eta1, &ws.bw);
     // W at the round-off of the kinetic energies (velocity constraints met
     // to round-off): kappa = 1 keeps the energy balance (eq. 70 with the
@@ -841,37 +841,18 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     for (r, p) in ws.res[nb..nb + n].iter_mut().zip(&ws.pn) {
         *r -= 0.5 * alpha * p;
     }
-    let kap = match s.scheme {
-        Scheme::Tdg => {
-            let c = 1.0 / ((1.0 + alpha) * h * h);
-            for ((i, j), coef) in [
-                ((0, 0), 2.0 * alpha * c),
-                ((0, 1), -6.0 * c),
-                ((1, 0), 6.0 * c),
-                ((1, 1), 18.0 * c),
-            ] {
-                asm.add_mass(&mut ws.blocks[blk(i, j)].values, coef);
-            }
-            1.0
+    if s.scheme == Scheme::Tdg {
+        let c = 1.0 / ((1.0 + alpha) * h * h);
+        for ((i, j), coef) in [
+            ((0, 0), 2.0 * alpha * c),
+            ((0, 1), -6.0 * c),
+            ((1, 0), 6.0 * c),
+            ((1, 1), 18.0 * c),
+        ] {
+            asm.add_mass(&mut ws.blocks[blk(i, j)].values, coef);
         }
-        Scheme::AlphaKappa(kappa_setting) => {
-            let kap = kappa(sys, ws, kappa_setting, t_n, h);
-            for ((i, j), coef) in [
-                ((0, 2), 1.0 / h),
-                ((1, 3), 3.0 / h),
-                ((2, 0), 2.0 / h),
-                ((3, 1), 6.0 / h),
-                ((2, 2), -kap),
-                ((2, 3), -kap),
-                ((3, 2), kap),
-                ((3, 3), -alpha * kap),
-            ] {
-                asm.add_mass(&mut ws.blocks[blk(i, j)].values, coef);
-            }
-            kap
-        }
-    };
-    ws.kappa = kap;
+    }
+    ws.kappa = 1.0;
     let (x, tmp, res, blocks) = (&ws.x, &mut ws.tmp, &mut ws.res, &mut ws.blocks);
     let (q1, lg) = x[..nb].split_at(n);
     let (qj, lj) = x[nb..2 * nb].split_at(n);
@@ -964,10 +945,30 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
         );
     }
 
-    if k == 2 {
+    let Scheme::AlphaKappa(kappa_setting) = s.scheme else {
         return;
+    };
+    // alpha–kappa: kappa (eq. 71, with B(q1), B(qj) from the constraint
+    // rows), the mass blocks (regions that the terms above do not touch),
+    // 2Rc, 6Rd (eqs. 66c, d) and the velocity constraints (66g, h).
+    let kap = kappa(sys, ws, kappa_setting, t_n, h);
+    ws.kappa = kap;
+    for ((i, j), coef) in [
+        ((0, 2), 1.0 / h),
+        ((1, 3), 3.0 / h),
+        ((2, 0), 2.0 / h),
+        ((3, 1), 6.0 / h),
+        ((2, 2), -kap),
+        ((2, 3), -kap),
+        ((3, 2), kap),
+        ((3, 3), -alpha * kap),
+    ] {
+        asm.add_mass(&mut ws.blocks[blk(i, j)].values, coef);
     }
-    // alpha–kappa: 2Rc, 6Rd (eqs. 66c, d) and the velocity constraints (66g, h).
+    let (x, tmp, res, blocks) = (&ws.x, &mut ws.tmp, &mut ws.res, &mut ws.blocks);
+    let (rows_1, rows_j) = (&ws.rows_1, &ws.rows_j);
+    let q1 = &x[..n];
+    let qj = &x[nb..nb + n];
     let (v1, eta1) = x[2 * nb..3 * nb].split_at(n);
     let (vj, etaj) = x[3 * nb..].split_at(n);
     for i in 0..n {
@@ -982,7 +983,7 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     // The slots of the coordinate columns (S, B) and of the multiplier columns (C).
     let c0 = asm.pattern().col_ptr[n];
     let nnz = asm.pattern().nnz();
-    let rows_at = [&*rows_1, &*rows_j];
+    let rows_at = [rows_1, rows_j];
     for (q, eta, t, sign_d, col) in [(q1, eta1, t1, 1.0, 2), (qj, etaj, t_n, -1.0, 3)] {
         let em = MultiplierMix::of(eta);
         // B^T eta into 2Rc (-kappa) and 6Rd (+-kappa), its column B^T into
