@@ -1444,7 +1444,7 @@ fn truss_model() -> flexmb::model::Model {
 
 fn double_pendulum() -> (flexmb::model::Model, String) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/models/double_pendulum.toml");
-    let file = flexmb::model::load_model_file(path).unwrap();
+    let file = flexmb::input::load_model_file(path).unwrap();
     (file.model, std::fs::read_to_string(path).unwrap())
 }
 

@@ -15,7 +15,12 @@
 //! 14 % more CPU time and 150 MiB more memory for the slab and the gather
 //! map than the serial path, docs/bench.md).
 
+mod diagnose;
+mod measures;
+
 pub use crate::linalg::Pattern;
+pub use diagnose::diagnose_singular;
+pub use measures::{ConstraintNorms, Energy};
 
 use rayon::prelude::*;
 use sprs::{CsMat, TriMat};
@@ -24,7 +29,6 @@ use crate::element::{gather, ElementSet, GlobalLevel, RateForce, RateState, MAX_
 use crate::joint::{ConstraintLevel, JointSet, MAX_ROWS};
 use crate::load::TimeFunction;
 use crate::model::{DofKind, Model};
-use crate::output::{ConstraintNorms, Energy};
 
 /// How [`Assembler::add_element_forces`] evaluates the internal forces.
 #[derive(Debug, Clone, Copy)]

@@ -14,8 +14,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use flexmb::batch::{
     merge_shards, run_batch, summary_file_name, BatchError, BatchOptions, Shard, Sweep,
 };
+use flexmb::input::{load_model_with_sets, ModelFile};
 use flexmb::integrate::{IntegratorSpec, OptionChoice, StepError};
-use flexmb::model::{load_model_with_sets, ModelFile};
 use flexmb::run::Simulation;
 
 /// Exit code of a model-file or command-line error.

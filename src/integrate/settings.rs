@@ -15,7 +15,7 @@ use super::newton::{NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFA
 use super::projector::{Metric, Passes};
 use super::rk::{RungeKutta, Tableau};
 use super::{Integrator, StepError, System};
-use crate::output::AttrValue;
+use crate::integrate::AttrValue;
 
 /// The most steps a fixed-step run may take (`t_end / dt`): beyond it the
 /// run would take days and its output terabytes, so it is refused before

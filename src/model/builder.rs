@@ -330,7 +330,7 @@ pub struct ModelBuilder {
     /// The beams' quadrature tables, one per distinct length.
     beam_shapes: BeamShapes,
     /// Probes, with a multiplier reference (joint id, row) resolved at `build`.
-    probes: Vec<(crate::probe::Probe, Option<(String, usize)>)>,
+    probes: Vec<(super::Probe, Option<(String, usize)>)>,
 }
 
 fn finite(what: &'static str, id: &str, field: &'static str, xs: &[f64]) -> Result<(), BuildError> {

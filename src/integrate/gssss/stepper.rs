@@ -11,13 +11,13 @@
 use std::time::{Duration, Instant};
 
 use crate::element::GlobalLevel;
-use crate::linalg::{diagnose_singular, SaddlePointSolver, SolveError};
-use crate::output::AttrValue;
+use crate::integrate::AttrValue;
+use crate::linalg::{SaddlePointSolver, SolveError};
 
 use super::residual::{constraint_force, fill_step, StepInput};
 use super::scheme::{ConstraintOption, LinearScheme, PredCorr};
 use super::Variant;
-use crate::assembly::SaddleSystem;
+use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::integrate::initial::consistent_initial;
 use crate::integrate::newton::{
     weighted_rms, NewtonSettings, NewtonStop, NewtonTimings, RoundOff, ScaledTest, Verdict,

@@ -29,7 +29,7 @@ use super::{
     Recorder, RunInfo, RunStatus, RunTotals, StepRecord,
 };
 use crate::attitude::Attitude;
-use crate::probe::ProbeSummary;
+use crate::output::ProbeSummary;
 
 // ---------------------------------------------------------------------------
 // Layout shared by both backends
