@@ -8,9 +8,7 @@
 
 mod config;
 mod estimate;
-#[cfg(feature = "hdf5-c")]
-mod hdf5_c;
-mod hdf5_rust;
+mod hdf5;
 mod memory;
 mod mesh;
 mod probe;
@@ -18,12 +16,12 @@ mod xdmf;
 
 pub use config::{Field, OutputConfig, OutputInterval};
 pub use estimate::{SizeError, SizeEstimate, DEFAULT_MAX_BYTES};
-#[cfg(feature = "hdf5-c")]
-pub use hdf5_c::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
-pub use hdf5_rust::{
+pub use hdf5::{
     path_component, read_hdf5, write_table, Hdf5Reader, Hdf5Recorder, Hdf5Run, RunSource,
     TableColumn,
 };
+#[cfg(feature = "hdf5-c")]
+pub use hdf5::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
 pub use memory::MemoryRecorder;
 pub use mesh::{CellBlock, Mesh, MeshBody, MeshJoint, MeshPoint};
 pub use probe::ProbeSummary;
