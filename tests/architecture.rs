@@ -17,7 +17,7 @@ const FLOORS: &[&[&str]] = &[
     &["output"],
     &["run"],
     &["input"],
-    &["factor", "batch", "bench", "plot", "bin"],
+    &["factor", "batch", "bench", "plot"],
 ];
 
 fn floor(module: &str) -> Option<usize> {
@@ -82,7 +82,9 @@ fn no_module_imports_a_higher_floor() {
     let mut unknown = vec![];
     for path in &files {
         let rel = path.strip_prefix(&src).expect("under src");
-        if rel == Path::new("lib.rs") {
+        // lib.rs declares the modules; src/bin is a crate of its own on the
+        // top floor (its `crate::` is the binary, the library is `flexmb::`).
+        if rel == Path::new("lib.rs") || rel.starts_with("bin") {
             continue;
         }
         let me = module_of(rel);
