@@ -1366,12 +1366,14 @@ impl Assembler {
     }
 }
 
-/// out += M x for a CSC matrix M.
+/// out += M x for a CSC matrix M (column by column, on the raw arrays).
 fn mass_mul(m: &CsMat<f64>, x: &[f64], out: &mut [f64]) {
-    for (c, col) in m.outer_iterator().enumerate() {
-        let xc = x[c];
+    let (idx, val) = (m.indices(), m.data());
+    let ptr = m.indptr();
+    for (c, &xc) in x[..m.cols()].iter().enumerate() {
         if xc != 0.0 {
-            for (r, v) in col.iter() {
+            let span = ptr.outer_inds_sz(c);
+            for (&r, &v) in idx[span.clone()].iter().zip(&val[span]) {
                 out[r] += v * xc;
             }
         }
