@@ -172,78 +172,32 @@ impl BandLu {
         }
         // Column j of L (rows j+1..=j+km) and of U (rows j-len..j) are
         // contiguous in band storage, next to the diagonal at `j ld + kv`.
-        // Both loops take a fixed-length kernel for the full-width columns
-        // (all but the last or first few).
-        let (ab, ld, piv, work) = (&self.ab[..], self.ld, &self.piv[..n], &mut self.work[..n]);
-        macro_rules! fixed {
-            ($w:expr, $f:ident $args:tt, $($k:literal)*) => {
-                match $w {
-                    $($k => $f::<$k> $args,)*
-                    _ => $f::<0> $args,
+        let ld = self.ld;
+        for j in 0..n {
+            self.work.swap(j, self.piv[j]);
+            let b = self.work[j];
+            let km = kl.min(n - 1 - j);
+            if b != 0.0 && km > 0 {
+                let col = &self.ab[j * ld + kv + 1..j * ld + kv + 1 + km];
+                for (w, &l) in self.work[j + 1..j + 1 + km].iter_mut().zip(col) {
+                    *w -= l * b;
                 }
-            };
+            }
         }
-        fixed!(kl, forward(ab, ld, kl, kv, piv, work), 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
-        fixed!(
-            kv,
-            backward(ab, ld, kv, work),
-            1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32
-        );
+        for j in (0..n).rev() {
+            let d = j * ld + kv;
+            let b = self.work[j] / self.ab[d];
+            self.work[j] = b;
+            let len = kv.min(j);
+            if b != 0.0 {
+                let col = &self.ab[d - len..d];
+                for (w, &u) in self.work[j - len..j].iter_mut().zip(col) {
+                    *w -= u * b;
+                }
+            }
+        }
         for (&p, &w) in self.perm.iter().zip(&self.work) {
             rhs[p] = w;
-        }
-    }
-}
-
-/// `y -= b x` on slices of equal length, unrolled when the length is `K` (> 0).
-#[inline(always)]
-fn sub_scaled<const K: usize>(y: &mut [f64], x: &[f64], b: f64) {
-    if K > 0 && y.len() == K {
-        let y: &mut [f64; K] = y.try_into().expect("length K");
-        let x: &[f64; K] = x.try_into().expect("length K");
-        for r in 0..K {
-            y[r] -= x[r] * b;
-        }
-    } else {
-        for (w, &l) in y.iter_mut().zip(x) {
-            *w -= l * b;
-        }
-    }
-}
-
-/// Forward substitution `L y = P b` in place in `work`, column by column
-/// (`K`: the lower bandwidth when it is small, else 0).
-fn forward<const K: usize>(
-    ab: &[f64],
-    ld: usize,
-    kl: usize,
-    kv: usize,
-    piv: &[usize],
-    work: &mut [f64],
-) {
-    let n = work.len();
-    for j in 0..n {
-        work.swap(j, piv[j]);
-        let b = work[j];
-        let km = kl.min(n - 1 - j);
-        if b != 0.0 && km > 0 {
-            let col = &ab[j * ld + kv + 1..j * ld + kv + 1 + km];
-            sub_scaled::<K>(&mut work[j + 1..j + 1 + km], col, b);
-        }
-    }
-}
-
-/// Back substitution `U x = y` in place in `work`, column by column (`K`:
-/// `kl + ku` when it is small, else 0).
-fn backward<const K: usize>(ab: &[f64], ld: usize, kv: usize, work: &mut [f64]) {
-    let n = work.len();
-    for j in (0..n).rev() {
-        let d = j * ld + kv;
-        let b = work[j] / ab[d];
-        work[j] = b;
-        let len = kv.min(j);
-        if b != 0.0 {
-            sub_scaled::<K>(&mut work[j - len..j], &ab[d - len..d], b);
         }
     }
 }
