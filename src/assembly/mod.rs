@@ -1366,14 +1366,12 @@ impl Assembler {
     }
 }
 
-/// out += M x for a CSC matrix M (column by column, on the raw arrays).
+/// out += M x for a CSC matrix M.
 fn mass_mul(m: &CsMat<f64>, x: &[f64], out: &mut [f64]) {
-    let (idx, val) = (m.indices(), m.data());
-    let ptr = m.indptr();
-    for (c, &xc) in x[..m.cols()].iter().enumerate() {
+    for (c, col) in m.outer_iterator().enumerate() {
+        let xc = x[c];
         if xc != 0.0 {
-            let span = ptr.outer_inds_sz(c);
-            for (&r, &v) in idx[span.clone()].iter().zip(&val[span]) {
+            for (r, v) in col.iter() {
                 out[r] += v * xc;
             }
         }
