@@ -30,9 +30,10 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
+use flexmb::input::{apply_sets, load_model_file, load_model_str};
 use flexmb::integrate::{IntegratorSpec, State};
 use flexmb::linalg::SaddlePointSolver;
-use flexmb::model::{apply_sets, hanging_truss_chain, load_model_file, load_model_str};
+use flexmb::model::hanging_truss_chain;
 use flexmb::output::NullRecorder;
 use flexmb::run::Simulation;
 

@@ -6,8 +6,8 @@
 //!
 //! Run: `cargo run --release --example read_hdf5`
 
+use flexmb::input::load_model_file;
 use flexmb::integrate::IntegratorSpec;
-use flexmb::model::load_model_file;
 use flexmb::output::read_hdf5;
 use flexmb::run::{Simulation, Stepper};
 

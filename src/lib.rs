@@ -34,7 +34,7 @@
 //!
 //! ```
 //! use flexmb::integrate::IntegratorSpec;
-//! use flexmb::model::load_model_file;
+//! use flexmb::input::load_model_file;
 //! use flexmb::output::MemoryRecorder;
 //! use flexmb::run::Simulation;
 //!
@@ -63,6 +63,7 @@ pub mod bench;
 pub mod element;
 pub mod factor;
 pub mod fmt;
+pub mod input;
 pub mod integrate;
 pub mod joint;
 pub mod linalg;
@@ -71,7 +72,6 @@ pub mod model;
 pub mod output;
 #[cfg(feature = "cli")]
 pub mod plot;
-pub mod probe;
 pub mod rotation;
 pub mod run;
 pub mod statics;

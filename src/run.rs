@@ -11,12 +11,12 @@ use crate::integrate::{
     RkStep, StatSpec, State, StepError, System, DEFAULT_MAX_STEPS,
 };
 use crate::model::Model;
+use crate::output::ProbeSummary;
 use crate::output::{AttrValue, RunSource};
 use crate::output::{
     Hdf5Recorder, Mesh, NewtonStats, NullRecorder, OutputConfig, OutputError, OutputInterval,
     Recorder, RunInfo, RunStatus, RunTotals, SizeEstimate, StepRecord,
 };
-use crate::probe::ProbeSummary;
 
 mod stepper;
 

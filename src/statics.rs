@@ -17,8 +17,10 @@
 //! eps = (r'.r' - 1)/2), f_scale the largest of |s (F + M g)|_inf, |P|_inf and
 //! 1, u_scale the largest of |u|_inf and 1.
 
-use crate::assembly::{Assembler, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
-use crate::linalg::{diagnose_singular, SaddlePointSolver, SolveError};
+use crate::assembly::{
+    diagnose_singular, Assembler, ElementEval, JointTerms, MultiplierMix, SaddleSystem,
+};
+use crate::linalg::{SaddlePointSolver, SolveError};
 use crate::model::Model;
 
 /// Settings of a static solve.

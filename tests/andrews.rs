@@ -18,8 +18,8 @@
 mod common;
 
 use common::*;
+use flexmb::input::{load_model_file, load_model_str, ModelFile};
 use flexmb::integrate::{IntegratorSpec, OptionChoice};
-use flexmb::model::{load_model_file, load_model_str, ModelFile};
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 

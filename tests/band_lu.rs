@@ -8,9 +8,10 @@ mod common;
 use common::fd::Rng;
 use common::{max_abs, max_diff, model_path};
 use flexmb::assembly::Pattern;
+use flexmb::input::{apply_sets, load_model_str};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::linalg::{BandLu, SaddlePointSolver, SolveError, BAND_MAX};
-use flexmb::model::{apply_sets, hanging_truss_chain, load_model_str};
+use flexmb::model::hanging_truss_chain;
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 

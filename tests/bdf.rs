@@ -8,9 +8,9 @@ mod common;
 
 use common::*;
 use flexmb::assembly::Assembler;
+use flexmb::input::load_model_str;
 use flexmb::integrate::bdf::{Bdf, BdfSettings, ErrorTest, NewtonIteration};
 use flexmb::integrate::{self, Integrator, IntegratorSpec, State};
-use flexmb::model::load_model_str;
 use flexmb::run::RunSummary;
 
 /// The integrator table of the [`common::oscillator`] runs.

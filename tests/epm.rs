@@ -27,7 +27,7 @@ fn epm(tableau: &str, dt: f64, t_end: f64) -> IntegratorSpec {
 fn run_every(name: &str, over: &IntegratorSpec, sets: &[&str]) -> (RunSummary, MemoryRecorder) {
     let text = std::fs::read_to_string(model_path(name)).unwrap();
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let file = flexmb::model::load_model_with_sets(&text, name, &sets).unwrap();
+    let file = flexmb::input::load_model_with_sets(&text, name, &sets).unwrap();
     let (s, r) = run_file(file, over);
     assert!(s.failure.is_none(), "{name}: {}", s.line());
     (s, r)
@@ -261,7 +261,7 @@ fn axisymmetric_body_against_analytic_precession() {
 /// What the method refuses, naming the cause: velocity-level rows.
 #[test]
 fn refusals_name_the_cause() {
-    let file = flexmb::model::load_model_file(model_path("rolling_disk")).unwrap();
+    let file = flexmb::input::load_model_file(model_path("rolling_disk")).unwrap();
     let (s, _) = run_file(file, &epm("rk4", 1e-3, 0.01));
     let e = s.failure.expect("refused").to_string();
     assert!(

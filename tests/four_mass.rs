@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use flexmb::model::load_model_file;
+use flexmb::input::load_model_file;
 use flexmb::output::MemoryRecorder;
 
 const MODEL: &str = "four_mass";

@@ -14,9 +14,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use flexmb::input::load_model_str;
 use flexmb::integrate::IntegratorSpec;
 use flexmb::linalg::SaddlePointSolver;
-use flexmb::model::load_model_str;
 use flexmb::output::NullRecorder;
 use flexmb::run::Simulation;
 use proptest::prelude::*;

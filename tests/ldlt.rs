@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use common::model_path;
 use flexmb::assembly::Pattern;
 use flexmb::bench::{matrix_file, run_case, BenchCase, Problem};
+use flexmb::input::load_model_file;
 use flexmb::integrate::IntegratorSpec;
 use flexmb::linalg::{
     read_matrix, read_vector, rhs_path, Factorization, MatrixExport, Ordering, SaddlePointSolver,
     SparseLdlt, SparseLu, LDLT_MIN, REFINE_TOL,
 };
-use flexmb::model::load_model_file;
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 

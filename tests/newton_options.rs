@@ -170,8 +170,9 @@ fn modified_newton_on_the_flexible_slider_crank() {
 /// motion as Newton to the tolerance.
 #[test]
 fn modified_newton_factors_once_per_step_on_every_solver_path() {
+    use flexmb::input::load_model_file;
     use flexmb::integrate::State;
-    use flexmb::model::{hanging_truss_chain, load_model_file};
+    use flexmb::model::hanging_truss_chain;
     use flexmb::run::Simulation;
     let dp = load_model_file(common::model_path("double_pendulum")).unwrap();
     let cases = [

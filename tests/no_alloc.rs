@@ -15,8 +15,9 @@
 use std::alloc::{GlobalAlloc, Layout, System as SystemAlloc};
 use std::cell::Cell;
 
+use flexmb::input::load_model_file;
 use flexmb::integrate::{IntegratorSpec, State};
-use flexmb::model::{hanging_truss_chain, load_model_file};
+use flexmb::model::hanging_truss_chain;
 use flexmb::run::Simulation;
 
 struct Counting;

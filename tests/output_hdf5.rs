@@ -1444,7 +1444,7 @@ fn truss_model() -> flexmb::model::Model {
 
 fn double_pendulum() -> (flexmb::model::Model, String) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/models/double_pendulum.toml");
-    let file = flexmb::model::load_model_file(path).unwrap();
+    let file = flexmb::input::load_model_file(path).unwrap();
     (file.model, std::fs::read_to_string(path).unwrap())
 }
 
@@ -1680,7 +1680,7 @@ fn wide_mesh_tiles_points() {
 /// libhdf5 reads the Rust backend's file at every moment between two
 /// records (between flushes, and between a flush and the bands that complete
 /// what it wrote partial), not only after a flush; the moments inside a
-/// flush are `flush_window_tests` in `src/output/hdf5_rust/`. The file is
+/// flush are `flush_window_tests` in `src/output/hdf5/rust_backend/`. The file is
 /// copied after every record, with flushes every fifth record, and every
 /// numeric dataset of every copy read by libhdf5.
 #[cfg(feature = "hdf5-c")]

@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use flexmb::input::{load_model_with_sets, ModelFile};
 use flexmb::integrate::IntegratorSpec;
-use flexmb::model::{load_model_with_sets, ModelFile};
 use flexmb::output::{xdmf_path, MemoryRecorder, OutputInterval, SizeError, SizeEstimate};
 use flexmb::run::{recorded_rows, Simulation};
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::model_path;
-use flexmb::model::{apply_sets, load_model_str};
+use flexmb::input::{apply_sets, load_model_str};
 use flexmb::output::{Hdf5Recorder, OutputConfig};
 use flexmb::plot::{draw_png, probe_chart, table_chart, TableQuery};
 use flexmb::run::Simulation;

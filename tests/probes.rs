@@ -5,7 +5,7 @@
 mod common;
 
 use common::model_path;
-use flexmb::model::{apply_sets, load_model_str};
+use flexmb::input::{apply_sets, load_model_str};
 use flexmb::output::{
     AttrValue, Hdf5Reader, Hdf5Recorder, MemoryRecorder, OutputConfig, Recorder, RunSource,
 };

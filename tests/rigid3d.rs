@@ -8,8 +8,8 @@ mod common;
 use common::fd::{fd_gradient, fd_jacobian_h, Rng};
 use common::{max_abs, max_diff, model_path, order, run_file};
 use flexmb::element::{Element, EulerKinetic, MidpointStart, RateForce, RateState, Rigid3d};
+use flexmb::input::load_model_str;
 use flexmb::integrate::IntegratorSpec;
-use flexmb::model::load_model_str;
 use flexmb::output::MemoryRecorder;
 use flexmb::rotation::{
     body_angular_velocity, g_matrix, g_transpose_derivative, rotate, rotate_hessian,

@@ -19,10 +19,11 @@ mod common;
 
 use flexmb::assembly::Assembler;
 use flexmb::attitude::Attitude;
+use flexmb::input::load_model_file;
 use flexmb::integrate::{system, IntegratorSpec, StepError};
 use flexmb::joint::ConstraintLevel;
 use flexmb::linalg::SaddlePointSolver;
-use flexmb::model::{load_model_file, Model};
+use flexmb::model::Model;
 use nalgebra::{DMatrix, DVector};
 
 use common::disk::{body_state, disk_model, tilted_state};

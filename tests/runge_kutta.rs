@@ -7,8 +7,8 @@
 mod common;
 
 use common::*;
+use flexmb::input::load_model_str;
 use flexmb::integrate::IntegratorSpec;
-use flexmb::model::load_model_str;
 use flexmb::output::MemoryRecorder;
 use flexmb::run::RunSummary;
 
@@ -190,7 +190,7 @@ fn andrews(rtol: f64, stabilization: &str, datol: Option<f64>) -> RunSummary {
         datol,
         ..IntegratorSpec::default()
     };
-    let file = flexmb::model::load_model_with_sets(
+    let file = flexmb::input::load_model_with_sets(
         &std::fs::read_to_string(model_path("andrews")).unwrap(),
         "andrews.toml",
         &["output.dt_out = 0.003".to_string()],

@@ -11,9 +11,9 @@ mod common;
 use common::fd::Rng;
 use common::max_diff;
 use flexmb::assembly::{Assembler, Pattern};
+use flexmb::input::load_model_file;
 use flexmb::integrate::{mass_system_solver, system, IntegratorSpec};
 use flexmb::linalg::{SaddlePointSolver, SolveError};
-use flexmb::model::load_model_file;
 
 /// `n` DOFs coupled to their neighbours (stiffness slots), `m` constraint
 /// rows each touching 3 to 6 random DOFs, with the mirrored `C` block.

@@ -26,8 +26,8 @@
 mod common;
 
 use common::model_path;
+use flexmb::input::{load_model_with_sets, ModelFile};
 use flexmb::integrate::IntegratorSpec;
-use flexmb::model::{load_model_with_sets, ModelFile};
 use flexmb::output::{MemoryRecorder, NullRecorder, OutputConfig};
 use flexmb::run::{RunSummary, Simulation};
 
@@ -142,7 +142,7 @@ fn drifts(s: &RunSummary) -> (f64, f64) {
     (stat(s, "drift_position"), stat(s, "drift_velocity"))
 }
 
-fn probe(s: &RunSummary, name: &str) -> flexmb::probe::ProbeSummary {
+fn probe(s: &RunSummary, name: &str) -> flexmb::output::ProbeSummary {
     s.probes
         .iter()
         .find(|p| p.0 == name)

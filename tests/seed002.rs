@@ -5,10 +5,10 @@ mod common;
 
 use common::*;
 use flexmb::assembly::Assembler;
+use flexmb::input::load_model_file;
 use flexmb::integrate::galerkin::{Kappa, Scheme, Tdg, TdgSettings};
 use flexmb::integrate::State;
 use flexmb::integrate::{system, IntegratorSpec};
-use flexmb::model::load_model_file;
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 
@@ -358,7 +358,7 @@ fn tdg_orders() {
     };
     let (eu, _) = errors(
         |h| {
-            let file = flexmb::model::load_model_with_sets(FREE_TRUSS, "free_truss", &[]).unwrap();
+            let file = flexmb::input::load_model_with_sets(FREE_TRUSS, "free_truss", &[]).unwrap();
             let (s, rec) = run_file(file, &tdg(1.0, h, t_end, 1e-12));
             assert!(s.failure.is_none(), "h = {h}: {}", s.line());
             last(&rec)

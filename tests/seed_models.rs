@@ -20,8 +20,9 @@
 mod common;
 
 use common::{model_path, order, qmul, run_file};
+use flexmb::input::{load_model_file, load_model_with_sets, ModelFile};
 use flexmb::integrate::IntegratorSpec;
-use flexmb::model::{load_model_file, load_model_with_sets, Model, ModelFile};
+use flexmb::model::Model;
 use flexmb::output::{MemoryRecorder, OutputConfig};
 use flexmb::rotation::rotate;
 use flexmb::run::RunSummary;
@@ -426,7 +427,7 @@ fn path_and_linear_joint_keys() {
         "type = \"path\"\npoint = \"n\"\ncurve = \"sine_squared\"\nomega = 3.0",
         "type = \"linear\"\ncoordinates = [\"b.theta\", \"n.x\"]\ncoefficients = [2.0, -1.0]",
     ] {
-        let file = flexmb::model::load_model_str(&model(joint), "m.toml")
+        let file = flexmb::input::load_model_str(&model(joint), "m.toml")
             .unwrap_or_else(|e| panic!("{joint}: {e}"));
         let (pos, vel) = initial_residuals(&file.model);
         assert!(pos < 1e-15 && vel == 0.0, "{joint}");
@@ -477,14 +478,14 @@ fn path_and_linear_joint_keys() {
             "the initial positions violate this linear joint by 5.000e-1",
         ),
     ] {
-        let e = flexmb::model::load_model_str(&model(joint), "m.toml")
+        let e = flexmb::input::load_model_str(&model(joint), "m.toml")
             .err()
             .unwrap_or_else(|| panic!("accepted: {joint}"))
             .to_string();
         assert!(e.contains(expect), "{joint}:\n got {e}\n expected {expect}");
     }
     // Path joints are planar.
-    let e = flexmb::model::load_model_str(
+    let e = flexmb::input::load_model_str(
         "dimension = 3\n[[node]]\nid = \"n\"\nposition = [0.0, 0.0, 0.0]\nmass = 1.0\n\
          [[joint]]\nid = \"j\"\ntype = \"path\"\npoint = \"n\"\ncurve = \"sine_squared\"\nomega = 1.0\n",
         "m.toml",

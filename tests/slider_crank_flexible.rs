@@ -5,7 +5,7 @@
 //! 180 rad/s, more than 3x from 60 to 120 rad/s), converges under mesh
 //! refinement and time-step halving, over 0.07 s at dt = 1e-5.
 
-use flexmb::model::{apply_sets, load_model_str};
+use flexmb::input::{apply_sets, load_model_str};
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 

@@ -4,8 +4,8 @@
 //! x = r cos(theta) + sqrt(l^2 - r^2 sin^2(theta)) with theta = 10 t, the
 //! constraints must hold at round-off, and the error must be second order.
 
+use flexmb::input::load_model_file;
 use flexmb::integrate::IntegratorSpec;
-use flexmb::model::load_model_file;
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 

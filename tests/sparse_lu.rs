@@ -15,12 +15,12 @@ use common::model_path;
 use flexmb::assembly::{Assembler, Pattern};
 use flexmb::bench::{matrix_file, run_case, BenchCase, Problem};
 use flexmb::factor::{factor_file, FactorPath};
+use flexmb::input::load_model_file;
 use flexmb::integrate::IntegratorSpec;
 use flexmb::linalg::{
     read_matrix, read_vector, rhs_path, write_matrix, MatrixExport, Ordering, SaddlePointSolver,
     SparseLu,
 };
-use flexmb::model::load_model_file;
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 

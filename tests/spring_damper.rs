@@ -4,8 +4,8 @@
 //! convergence, the energy balance E(t) - E(0) - W_nc(t) = 0 of the midpoint
 //! scheme (W_nc: damper work) and the static offset of an actuator.
 
+use flexmb::input::load_model_str;
 use flexmb::integrate::IntegratorSpec;
-use flexmb::model::load_model_str;
 use flexmb::output::MemoryRecorder;
 use flexmb::run::{RunSummary, Simulation};
 

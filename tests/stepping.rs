@@ -4,11 +4,11 @@
 
 mod common;
 
+use flexmb::input::load_model_file;
 use flexmb::integrate::{ConstraintOption, IntegratorConfig, IntegratorSpec, StepError};
-use flexmb::model::load_model_file;
 use flexmb::run::{Simulation, SimulationError, Stepper};
 
-fn double_pendulum() -> flexmb::model::ModelFile {
+fn double_pendulum() -> flexmb::input::ModelFile {
     load_model_file(common::model_path("double_pendulum")).expect("shipped model")
 }
 

@@ -464,8 +464,8 @@ mass = 1.0
 "#;
 
 /// Loads NODES plus `element`; the error message, if any.
-fn load_with(element: &str) -> Result<flexmb::model::ModelFile, String> {
-    flexmb::model::load_model_str(&format!("{NODES}\n[[element]]\n{element}"), "m.toml")
+fn load_with(element: &str) -> Result<flexmb::input::ModelFile, String> {
+    flexmb::input::load_model_str(&format!("{NODES}\n[[element]]\n{element}"), "m.toml")
         .map_err(|e| e.to_string())
 }
 

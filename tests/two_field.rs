@@ -13,8 +13,8 @@
 mod common;
 
 use common::{max_abs, max_diff, model_path};
+use flexmb::input::load_model_file;
 use flexmb::integrate::{IntegratorSpec, State};
-use flexmb::model::load_model_file;
 use flexmb::run::Simulation;
 
 fn relative_step_difference(model: &str, scheme: &str, option: u8) -> f64 {

@@ -9,9 +9,9 @@
 
 use std::path::Path;
 
-use crate::model::ModelFile;
+use crate::input::ModelFile;
+use crate::output::ProbeSummary;
 use crate::output::{read_hdf5, AttrValue, Hdf5Reader, RunSource};
-use crate::probe::ProbeSummary;
 use crate::run::RunSummary;
 
 /// The summary of the completed run of `file`'s model in `path`, or `None`

@@ -10,8 +10,8 @@ use super::resume::resumed_summary;
 use super::shard::Shard;
 use super::summary::{summary_stem, write_summary, Row};
 use super::sweep::{Case, Sweep};
+use crate::input::{load_model_with_sets, ModelFile};
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
-use crate::model::{load_model_with_sets, ModelFile};
 use crate::output::{SizeError, SizeEstimate};
 use crate::run::{output_estimate, RunSummary, Simulation};
 

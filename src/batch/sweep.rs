@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::{Spanned, Table, Value};
 
-use crate::model::{ModelError, ModelSpec};
+use crate::input::{ModelError, ModelSpec};
 
 /// The file as written.
 #[derive(Deserialize)]
@@ -219,7 +219,7 @@ impl Sweep {
                 continue;
             }
             let sets = self.sets(case);
-            crate::model::apply_sets(&self.base_text, &sets)
+            crate::input::apply_sets(&self.base_text, &sets)
                 .and_then(|text| {
                     toml::from_str::<ModelSpec>(&text)
                         .map(|_| ())
@@ -238,7 +238,7 @@ impl Sweep {
         Ok(())
     }
 
-    /// The `KEY=VALUE` assignments of `case` for [`crate::model::apply_sets`]:
+    /// The `KEY=VALUE` assignments of `case` for [`crate::input::apply_sets`]:
     /// `[set]` first, then the case's own values.
     pub fn sets(&self, case: &Case) -> Vec<String> {
         self.fixed

@@ -187,12 +187,17 @@ fn levi_civita(d: usize) -> &'static [(usize, usize, usize, f64)] {
     }
 }
 
-/// Per-Gauss-point kinematics: g = r'.r', x = r' x r'' (M components) and
-/// their gradients with respect to e, `d = [dg, dx_0, .., dx_{M-1}]`.
-struct Point {
-    g: f64,
-    x: [f64; 3],
-    d: [[f64; NMAX]; 4],
+/// Kinematics at every Gauss point: r', r'', g = r'.r', x = r' x r''
+/// (M components) and g^{-1}, g^{-3/2}. All points are computed before any
+/// of them is used, so that the points' divisions and square roots overlap
+/// instead of each stalling its own point's force and tangent.
+struct Points {
+    r1: [[f64; 3]; NG],
+    r2: [[f64; 3]; NG],
+    g: [f64; NG],
+    x: [[f64; 3]; NG],
+    gi: [f64; NG],
+    g32: [f64; NG],
 }
 
 /// Bending state at a Gauss point: `rho` (energy density EI/2 |rho|^2), the
@@ -237,8 +242,9 @@ impl<const D: usize> Beam<D> {
             kap0: [0.0; NG],
         };
         if let Some(e0) = e0 {
+            let p = b.points(e0);
             for q in 0..NG {
-                let (g, x) = b.strains(q, e0);
+                let (g, x) = (p.g[q], p.x[q]);
                 b.eps0[q] = 0.5 * (g - 1.0);
                 b.kap0[q] = if D == 2 {
                     x[0] / (g * g.sqrt())
@@ -260,9 +266,9 @@ impl<const D: usize> Beam<D> {
         self.shape.length
     }
 
-    /// r' and r'' at Gauss point q.
+    /// r' and r'' at Gauss point q (`e` the local DOFs, zero padded).
     #[inline]
-    fn derivatives(&self, q: usize, e: &[f64]) -> ([f64; 3], [f64; 3]) {
+    fn derivatives(&self, q: usize, e: &[f64; NMAX]) -> ([f64; 3], [f64; 3]) {
         let (h1, h2) = (&self.shape.h1[q], &self.shape.h2[q]);
         let mut r1 = [0.0; 3];
         let mut r2 = [0.0; 3];
@@ -286,35 +292,30 @@ impl<const D: usize> Beam<D> {
         (g, x)
     }
 
-    /// g and x at Gauss point q.
-    fn strains(&self, q: usize, e: &[f64]) -> (f64, [f64; 3]) {
-        let (r1, r2) = self.derivatives(q, e);
-        Self::invariants(&r1, &r2)
-    }
-
-    /// g, x and their gradients at Gauss point q.
+    /// The kinematics of every Gauss point at the local DOFs `e`.
     #[inline]
-    fn point(&self, q: usize, e: &[f64]) -> Point {
-        let (h1, h2) = (&self.shape.h1[q], &self.shape.h2[q]);
-        let (r1, r2) = self.derivatives(q, e);
-        let (g, x) = Self::invariants(&r1, &r2);
-        // dx_a/dr'_i = (E_a r'')_i, dx_a/dr''_i = -(E_a r')_i.
-        let mut er1 = [[0.0; 3]; 3];
-        let mut er2 = [[0.0; 3]; 3];
-        for &(a, i, j, s) in levi_civita(D) {
-            er1[a][i] += s * r1[j];
-            er2[a][i] += s * r2[j];
+    fn points(&self, e: &[f64]) -> Points {
+        let mut el = [0.0; NMAX];
+        el[..Self::N].copy_from_slice(&e[..Self::N]);
+        let mut p = Points {
+            r1: [[0.0; 3]; NG],
+            r2: [[0.0; 3]; NG],
+            g: [0.0; NG],
+            x: [[0.0; 3]; NG],
+            gi: [0.0; NG],
+            g32: [0.0; NG],
+        };
+        for q in 0..NG {
+            let (r1, r2) = self.derivatives(q, &el);
+            (p.g[q], p.x[q]) = Self::invariants(&r1, &r2);
+            (p.r1[q], p.r2[q]) = (r1, r2);
         }
-        let mut d = [[0.0; NMAX]; 4];
-        for k in 0..4 {
-            for i in 0..D {
-                d[0][D * k + i] = 2.0 * h1[k] * r1[i];
-                for a in 0..Self::M {
-                    d[a + 1][D * k + i] = h1[k] * er2[a][i] - h2[k] * er1[a][i];
-                }
-            }
+        for q in 0..NG {
+            let gi = 1.0 / p.g[q];
+            p.gi[q] = gi;
+            p.g32[q] = gi * gi.sqrt();
         }
-        Point { g, x, d }
+        p
     }
 
     /// The bending state at Gauss point q from g^{-3/2} and x.
@@ -360,11 +361,10 @@ impl<const D: usize> Beam<D> {
 
     /// Energy only.
     fn energy(&self, e: &[f64]) -> f64 {
+        let p = self.points(e);
         let mut v = 0.0;
         for q in 0..NG {
-            let (g, x) = self.strains(q, e);
-            let gi = 1.0 / g;
-            v += self.density(q, g, &self.bend(q, gi * gi.sqrt(), &x));
+            v += self.density(q, p.g[q], &self.bend(q, p.g32[q], &p.x[q]));
         }
         v
     }
@@ -372,7 +372,6 @@ impl<const D: usize> Beam<D> {
     /// Energy, gradient and (optionally) Hessian of the element at e.
     fn eval(&self, e: &[f64], f: &mut [f64], k: Option<&mut [f64]>) -> f64 {
         let (n, m) = (Self::N, Self::M);
-        f[..n].fill(0.0);
         let mut v = 0.0;
         let want_k = k.is_some();
         // With k_a = x_a g^{-3/2} and its gradient dk_a = al dx_a + be_a dg
@@ -386,22 +385,42 @@ impl<const D: usize> Beam<D> {
         let mut kk = [0.0; NMAX * NMAX];
         let mut sg = [[0.0; 4]; 4];
         let mut sc = [[[0.0; 4]; 4]; 3];
+        let mut fl = [0.0; NMAX];
+        let pts = self.points(e);
         for q in 0..NG {
-            let p = self.point(q, e);
+            let (h1, h2) = (&self.shape.h1[q], &self.shape.h2[q]);
+            let (r1, r2, x) = (&pts.r1[q], &pts.r2[q], &pts.x[q]);
+            // Gradients d = [dg, dx_0, ..]: dg = 2 h1 r', and with
+            // dx_a/dr'_i = (E_a r'')_i, dx_a/dr''_i = -(E_a r')_i,
+            // dx_a = h1 E_a r'' - h2 E_a r'.
+            let mut er1 = [[0.0; 3]; 3];
+            let mut er2 = [[0.0; 3]; 3];
+            for &(a, i, j, s) in levi_civita(D) {
+                er1[a][i] += s * r1[j];
+                er2[a][i] += s * r2[j];
+            }
+            let mut d = [[0.0; NMAX]; 4];
+            for k in 0..4 {
+                for i in 0..D {
+                    d[0][D * k + i] = 2.0 * h1[k] * r1[i];
+                    for a in 0..m {
+                        d[a + 1][D * k + i] = h1[k] * er2[a][i] - h2[k] * er1[a][i];
+                    }
+                }
+            }
             let w = self.shape.w[q];
-            let gi = 1.0 / p.g;
-            let g32 = gi * gi.sqrt(); // g^{-3/2}
+            let (g, gi, g32) = (pts.g[q], pts.gi[q], pts.g32[q]);
             let g52 = g32 * gi;
-            let bd = self.bend(q, g32, &p.x);
-            let eps = 0.5 * (p.g - 1.0) - self.eps0[q];
-            v += self.density(q, p.g, &bd);
-            let (al, be) = (g32, p.x.map(|x| -1.5 * x * g52));
-            let rx: f64 = (0..m).map(|a| bd.rho[a] * p.x[a]).sum(); // rho . x
-            for (i, fi) in f[..n].iter_mut().enumerate() {
+            let bd = self.bend(q, g32, x);
+            let eps = 0.5 * (g - 1.0) - self.eps0[q];
+            v += self.density(q, g, &bd);
+            let (al, be) = (g32, x.map(|x| -1.5 * x * g52));
+            let rx: f64 = (0..m).map(|a| bd.rho[a] * x[a]).sum(); // rho . x
+            for (i, fi) in fl[..n].iter_mut().enumerate() {
                 let fb: f64 = (0..m)
-                    .map(|a| bd.rho[a] * (al * p.d[a + 1][i] + be[a] * p.d[0][i]))
+                    .map(|a| bd.rho[a] * (al * d[a + 1][i] + be[a] * d[0][i]))
                     .sum();
-                *fi += w * (0.5 * self.ea * eps * p.d[0][i] + self.ei * fb);
+                *fi += w * (0.5 * self.ea * eps * d[0][i] + self.ei * fb);
             }
             if want_k {
                 let b = w * self.ei;
@@ -436,14 +455,13 @@ impl<const D: usize> Beam<D> {
                 for i in 0..n {
                     let mut ui = [0.0; 4];
                     for (u, qr) in ui.iter_mut().zip(&qm).take(m + 1) {
-                        *u = (0..=m).map(|c| qr[c] * p.d[c][i]).sum();
+                        *u = (0..=m).map(|c| qr[c] * d[c][i]).sum();
                     }
                     for j in i..n {
-                        kk[i * n + j] += (0..=m).map(|r| ui[r] * p.d[r][j]).sum::<f64>();
+                        kk[i * n + j] += (0..=m).map(|r| ui[r] * d[r][j]).sum::<f64>();
                     }
                 }
                 let zeta = bd.rho.map(|r| b * r * al);
-                let (h1, h2) = (&self.shape.h1[q], &self.shape.h2[q]);
                 for kx in 0..4 {
                     for l in 0..4 {
                         sg[kx][l] += 2.0 * dlt * h1[kx] * h1[l];
@@ -455,6 +473,7 @@ impl<const D: usize> Beam<D> {
                 }
             }
         }
+        f[..n].copy_from_slice(&fl[..n]);
         if let Some(k) = k {
             for i in 1..n {
                 for j in 0..i {

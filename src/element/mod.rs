@@ -384,12 +384,14 @@ impl<E: Element> ElementSet for ElementBlock<E> {
     fn eom_force(&self, i: usize, g: &GlobalLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         let n = self.ndof;
         let d = self.dofs(i);
+        // One pass over the element's DOFs gathers all five vectors.
         let mut buf = [[0.0; MAX_LOCAL_DOFS]; 5];
-        for (b, src) in buf
-            .iter_mut()
-            .zip([g.u_n, g.v_n, g.a_n, g.u_next, g.u_tilde])
-        {
-            gather(src, d, &mut b[..n]);
+        for (p, &i) in d.iter().enumerate() {
+            buf[0][p] = g.u_n[i];
+            buf[1][p] = g.v_n[i];
+            buf[2][p] = g.a_n[i];
+            buf[3][p] = g.u_next[i];
+            buf[4][p] = g.u_tilde[i];
         }
         let lvl = EomLevel {
             u_n: &buf[0][..n],

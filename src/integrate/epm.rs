@@ -38,8 +38,8 @@
 //! joint: rheonomic rows are `g(u) - f(t)`); models with velocity-level rows
 //! are refused.
 
-use crate::assembly::{JointTerms, MultiplierMix, SaddleSystem};
-use crate::linalg::{diagnose_singular, SaddlePointSolver};
+use crate::assembly::{diagnose_singular, JointTerms, MultiplierMix, SaddleSystem};
+use crate::linalg::SaddlePointSolver;
 
 use super::index1::Index1;
 use super::{StepError, System};

@@ -6,8 +6,8 @@
 //! model's [`SaddlePointSolver`] and solves for the acceleration and the
 //! multipliers.
 
-use crate::assembly::SaddleSystem;
-use crate::linalg::{diagnose_singular, SaddlePointSolver, SolveError};
+use crate::assembly::{diagnose_singular, SaddleSystem};
+use crate::linalg::{SaddlePointSolver, SolveError};
 
 use super::{StepError, System};
 

@@ -4,8 +4,8 @@
 //! before them, the check or projection of the initial positions and
 //! velocities onto the constraints ([`initialize`]).
 
-use crate::assembly::SaddleSystem;
-use crate::linalg::{diagnose_singular, SaddlePointSolver};
+use crate::assembly::{diagnose_singular, SaddleSystem};
+use crate::linalg::SaddlePointSolver;
 
 use super::projector::{Metric, Projector};
 use super::{State, StepError, System};

@@ -39,7 +39,18 @@ pub use settings::{
 
 use crate::assembly::Assembler;
 use crate::model::Model;
-use crate::output::AttrValue;
+
+/// A scalar value of a method's parameters ([`Integrator::parameters`]),
+/// written by the recorders as run metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrValue {
+    /// A floating point parameter (dt, rho1, tolerance, ...).
+    F64(f64),
+    /// An integer parameter (option, max_iter, ...).
+    I64(i64),
+    /// A string parameter (family, form, jacobian, ...).
+    Str(String),
+}
 
 /// The model and its assembled operators, as integrators see them.
 #[derive(Clone, Copy)]

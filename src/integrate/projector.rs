@@ -8,8 +8,8 @@
 //! (eq. 3.69). One factorization of the matrix at the unstabilized point
 //! serves every correction of a step (Algorithm 3.3, step 2).
 
-use crate::assembly::SaddleSystem;
-use crate::linalg::{diagnose_singular, SaddlePointSolver};
+use crate::assembly::{diagnose_singular, SaddleSystem};
+use crate::linalg::SaddlePointSolver;
 
 use super::{StepError, System};
 

@@ -77,9 +77,6 @@ pub struct DiscreteExtras<'a> {
 pub const MAX_JOINT_DOFS: usize = 2 * point::MAX_POINT_DOFS;
 
 /// Level of a joint's constraint rows (module doc).
-///
-/// Not to be confused with [`crate::probe::ConstraintLevel`], which selects a
-/// residual norm (position, velocity, acceleration) for a probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ConstraintLevel {
     /// Holonomic rows `Phi(u, t) = 0`, `B = dPhi/du`.

@@ -17,7 +17,6 @@
 
 mod band;
 mod capture;
-mod diagnose;
 mod fixed;
 mod ldlt;
 mod market;
@@ -28,7 +27,6 @@ mod sparse;
 
 pub use band::{BandLu, BAND_MAX};
 pub use capture::{rhs_path, MatrixExport};
-pub use diagnose::diagnose_singular;
 pub use fixed::FIXED_MAX;
 pub use ldlt::{structurally_symmetric, Refinement, SparseLdlt, MAX_REFINE, REFINE_TOL};
 pub use market::{read_matrix, read_vector, write_matrix, write_vector};

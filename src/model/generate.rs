@@ -73,7 +73,7 @@ fn bounded(name: &str, field: &'static str, x: usize, dofs: u128) -> Result<(), 
 }
 
 /// Parameters of a `[generator]` of a model file: one of the SPEC.md §7
-/// problems with its size (`crate::model::file`).
+/// problems with its size (`crate::input`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScalableProblem {
     /// [`hanging_beam`] with `elements` elements.

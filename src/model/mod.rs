@@ -1,28 +1,25 @@
 //! The mechanism: DOFs, inertia, elements, joints, loads and initial state.
 //!
-//! A [`Model`] is built either from a model file ([`load_model_file`], schema
+//! A [`Model`] is built either from a model file ([`crate::input::load_model_file`], schema
 //! in `docs/model-format.md`) or in Rust code with [`ModelBuilder`]. Both paths
 //! validate references and values and report errors naming the entity.
 
 mod builder;
 mod dof;
-mod file;
 mod generate;
-mod spec;
+mod probe;
 
 pub use builder::{
     Body2d, Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget,
     RotationalSpringDamper, SpringDamper,
 };
 pub use dof::{DofKind, DofMap};
-pub use file::{
-    apply_sets, load_model_file, load_model_str, load_model_with_sets, ModelError, ModelFile,
-};
 pub use generate::{
-    hanging_beam, hanging_truss_chain, rigid_chain, slider_crank_flexible, space_truss_lattice,
-    truss_lattice, ScalableProblem, SliderCrankParams, MAX_GENERATED_DOFS,
+    hanging_beam, hanging_truss_chain, rigid_chain, slider_crank_flexible,
+    slider_crank_flexible_builder, space_truss_lattice, truss_lattice, ScalableProblem,
+    SliderCrankParams, MAX_GENERATED_DOFS,
 };
-pub use spec::ModelSpec;
+pub use probe::{pair_points, EnergyTerm, Probe, ProbeKind, ProbePoint, ResidualLevel};
 
 use crate::element::ElementSet;
 use crate::joint::{ConstraintLevel, JointSet};
@@ -59,7 +56,7 @@ pub struct Model {
     /// Initial velocities.
     pub v0: Vec<f64>,
     /// Probes recorded with every step.
-    pub probes: Vec<crate::probe::Probe>,
+    pub probes: Vec<Probe>,
 }
 
 impl Model {

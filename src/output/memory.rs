@@ -45,7 +45,7 @@ impl MemoryRecorder {
     ///
     /// ```
     /// use flexmb::integrate::IntegratorSpec;
-    /// use flexmb::model::load_model_file;
+    /// use flexmb::input::load_model_file;
     /// use flexmb::output::MemoryRecorder;
     /// use flexmb::run::Simulation;
     ///

@@ -8,35 +8,28 @@
 
 mod config;
 mod estimate;
-#[cfg(feature = "hdf5-c")]
-mod hdf5_c;
-mod hdf5_rust;
+mod hdf5;
 mod memory;
 mod mesh;
+mod probe;
 mod xdmf;
 
 pub use config::{Field, OutputConfig, OutputInterval};
 pub use estimate::{SizeError, SizeEstimate, DEFAULT_MAX_BYTES};
-#[cfg(feature = "hdf5-c")]
-pub use hdf5_c::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
-pub use hdf5_rust::{
+pub use hdf5::{
     path_component, read_hdf5, write_table, Hdf5Reader, Hdf5Recorder, Hdf5Run, RunSource,
     TableColumn,
 };
+#[cfg(feature = "hdf5-c")]
+pub use hdf5::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
 pub use memory::MemoryRecorder;
 pub use mesh::{CellBlock, Mesh, MeshBody, MeshJoint, MeshPoint};
+pub use probe::ProbeSummary;
 pub use xdmf::xdmf_path;
 
-/// A scalar attribute value of the run metadata.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AttrValue {
-    /// A floating point parameter (dt, rho1, tolerance, ...).
-    F64(f64),
-    /// An integer parameter (option, max_iter, ...).
-    I64(i64),
-    /// A string parameter (family, form, jacobian, ...).
-    Str(String),
-}
+// Vocabulary of the records, defined on the lowest floor that computes it.
+pub use crate::assembly::{ConstraintNorms, Energy};
+pub use crate::integrate::AttrValue;
 
 /// What a run is: written once, as root attributes and name datasets, before the first step.
 #[derive(Debug, Clone, Default)]
@@ -58,30 +51,6 @@ pub struct RunInfo {
     pub probe_names: Vec<String>,
     /// The method's statistics (`/stats/<name>`), in the order of [`StepRecord::stats`].
     pub stat_names: Vec<String>,
-}
-
-/// Kinetic, potential and total energy and the work of external loads.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Energy {
-    /// 1/2 v^T M v.
-    pub kinetic: f64,
-    /// Elastic plus gravity potential.
-    pub potential: f64,
-    /// kinetic + potential.
-    pub total: f64,
-    /// Accumulated work of the non-conservative forces (loads other than gravity, dampers) since t = 0.
-    pub external_work: f64,
-}
-
-/// Max-norms of the constraint residuals at position, velocity and acceleration level.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ConstraintNorms {
-    /// max |Phi(u, t)|.
-    pub position: f64,
-    /// max |B v + Phi_t|.
-    pub velocity: f64,
-    /// max |B a + (B v)_u v + 2 Phi_tu v + Phi_tt|.
-    pub acceleration: f64,
 }
 
 /// Newton statistics of one step.

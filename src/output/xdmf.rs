@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::hdf5_rust::{path_component, MESH_BODIES, POINTS};
+use super::hdf5::{path_component, MESH_BODIES, POINTS};
 use super::{Mesh, OutputError};
 
 /// Escapes `s` for an XML attribute value or text node.

@@ -5,8 +5,8 @@
 pub mod disk;
 pub mod fd;
 
+use flexmb::input::{load_model_file, ModelFile};
 use flexmb::integrate::IntegratorSpec;
-use flexmb::model::{load_model_file, ModelFile};
 use flexmb::output::MemoryRecorder;
 use flexmb::run::{RunSummary, Simulation};
 

@@ -49,10 +49,12 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::lu::partial_pivoting::{factor as dense_factor, solve as dense_solve};
 use faer::{Conj, MatMut, MatRef, Par};
 
-use crate::assembly::{ElementEval, JointTerms, MultiplierMix, Pattern, SaddleSystem};
+use crate::assembly::{
+    diagnose_singular, ElementEval, JointTerms, MultiplierMix, Pattern, SaddleSystem,
+};
 use crate::element::RateState;
 use crate::joint::ConstraintLevel;
-use crate::linalg::{diagnose_singular, SaddlePointSolver};
+use crate::linalg::SaddlePointSolver;
 
 use super::super::{StepError, System};
 use super::NewtonIteration;
@@ -567,8 +569,8 @@ impl Split {
 mod tests {
     use super::*;
     use crate::assembly::Assembler;
+    use crate::input::load_model_str;
     use crate::integrate::system;
-    use crate::model::load_model_str;
 
     /// The assembled GGL iteration matrix equals `dF/dy + cj dF/dy'` by
     /// central differences of the residual, on the TSDA slider-crank

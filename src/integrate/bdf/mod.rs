@@ -32,7 +32,7 @@ mod ggl;
 use super::index1::Index1;
 use super::newton::{weighted_rms, FLOOR_FACTOR};
 use super::{Integrator, StatSpec, State, StepError, StepReport, System};
-use crate::output::AttrValue;
+use crate::integrate::AttrValue;
 use ggl::Ggl;
 
 /// The nonlinear iteration of each BDF step (seed 003).

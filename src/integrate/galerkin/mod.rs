@@ -72,8 +72,8 @@ pub mod reduce;
 
 use crate::assembly::{dot, DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
 use crate::element::{GlobalLevel, LevelWeights};
+use crate::integrate::AttrValue;
 use crate::linalg::{SaddlePointSolver, SolveError};
-use crate::output::AttrValue;
 
 use super::initial::consistent_initial;
 use super::newton::{weighted_rms, RoundOff, ScaledTest, Verdict, DIVERGENT_GROWTHS};

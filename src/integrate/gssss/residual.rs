@@ -114,6 +114,9 @@ pub struct StepInput<'a> {
     pub level: GlobalLevel<'a>,
     /// Iterate of the acceleration at the EOM time level, a~.
     pub a_tilde: &'a [f64],
+    /// `M (a~ - g)` when the caller has computed it (the stepper needs it for
+    /// its force scale); `None`: computed here.
+    pub inertia: Option<&'a [f64]>,
     /// Iterate of the velocity at the EOM time level, v~ (dampers).
     pub v_tilde: &'a [f64],
     /// d v~ / d delta (coefficient of the damping matrix in S).
@@ -160,8 +163,13 @@ pub fn fill_step(asm: &Assembler, model: &Model, inp: &StepInput<'_>, sys: &mut 
     }
 
     // Inertia and gravity.
-    asm.mass_mul_add(inp.a_tilde, &mut sys.residual[..n]);
-    asm.subtract_gravity(&mut sys.residual[..n], 1.0);
+    match inp.inertia {
+        Some(inertia) => sys.residual[..n].copy_from_slice(inertia),
+        None => {
+            asm.mass_mul_add(inp.a_tilde, &mut sys.residual[..n]);
+            asm.subtract_gravity(&mut sys.residual[..n], 1.0);
+        }
+    }
 
     // Internal forces at the EOM time level.
     let coef_k = inp.matrix.then_some(inp.coef_u);

@@ -11,13 +11,13 @@
 use std::time::{Duration, Instant};
 
 use crate::element::GlobalLevel;
-use crate::linalg::{diagnose_singular, SaddlePointSolver, SolveError};
-use crate::output::AttrValue;
+use crate::integrate::AttrValue;
+use crate::linalg::{SaddlePointSolver, SolveError};
 
 use super::residual::{constraint_force, fill_step, StepInput};
 use super::scheme::{ConstraintOption, LinearScheme, PredCorr};
 use super::Variant;
-use crate::assembly::SaddleSystem;
+use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::integrate::initial::consistent_initial;
 use crate::integrate::newton::{
     weighted_rms, NewtonSettings, NewtonStop, NewtonTimings, RoundOff, ScaledTest, Verdict,
@@ -281,6 +281,11 @@ impl OneStepIntegrator {
         let mut residual_ratio = 0.0;
         while iterations < newton.max_iter {
             iterations += 1;
+            // M (a~ - g): the residual's inertia and gravity, and the scaled
+            // test's force scale below.
+            ws.inertia.fill(0.0);
+            sys.asm.mass_mul_add(&ws.a_tilde, &mut ws.inertia);
+            sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
             let inp = StepInput {
                 level: GlobalLevel {
                     u_n: &ws.u_n,
@@ -291,6 +296,7 @@ impl OneStepIntegrator {
                     w,
                 },
                 a_tilde: &ws.a_tilde,
+                inertia: Some(&ws.inertia),
                 v_tilde: &ws.v_tilde,
                 coef_v: pvt.c,
                 lambda_n: &ws.lam_n,
@@ -314,9 +320,6 @@ impl OneStepIntegrator {
             if scaled {
                 // Force scale |M (a~ - g)| + |the other forces| and the
                 // residual over its tolerance (docs/theory/gssss.md §12).
-                ws.inertia.fill(0.0);
-                sys.asm.mass_mul_add(&ws.a_tilde, &mut ws.inertia);
-                sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
                 let (e1, e2) = ws.sys.residual.split_at(n);
                 force_scale = e1
                     .iter()

@@ -31,7 +31,7 @@ use super::index1::Index1;
 use super::projector::{Drift, Projector};
 use super::settings::{Formulation, RkSettings, RkStep, Stabilization};
 use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
-use crate::output::AttrValue;
+use crate::integrate::AttrValue;
 
 /// Statistics of a Runge–Kutta step (indices into [`StepReport::stats`]).
 pub(crate) const STATS: [StatSpec; 9] = [

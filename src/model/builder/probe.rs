@@ -1,7 +1,7 @@
-//! Probes: resolving names and point references into [`crate::probe::Probe`]s.
+//! Probes: resolving names and point references into [`Probe`]s.
 
 use super::{err, BuildError, ModelBuilder, PointRef};
-use crate::probe::{pair_points, ConstraintLevel, EnergyTerm, Probe, ProbeKind, ProbePoint};
+use crate::model::{pair_points, EnergyTerm, Probe, ProbeKind, ProbePoint, ResidualLevel};
 
 /// What a probe measures, with references still by name.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,7 +26,7 @@ pub enum ProbeTarget {
     /// An energy term.
     Energy(EnergyTerm),
     /// A constraint residual norm.
-    Constraint(ConstraintLevel),
+    Constraint(ResidualLevel),
 }
 
 impl ModelBuilder {

@@ -6,7 +6,7 @@
 
 use faer::Mat;
 
-use crate::assembly::Assembler;
+use super::Assembler;
 use crate::model::Model;
 
 /// Largest n * m for which the dense rank analysis of B is attempted.

@@ -416,7 +416,7 @@ pub enum JointSpec {
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum GeneratorSpec {
     /// The deformable slider-crank of SPEC.md §3.
-    SliderCrankFlexible(super::generate::SliderCrankParams),
+    SliderCrankFlexible(crate::model::SliderCrankParams),
     /// SPEC.md §7 L1.
     HangingBeam {
         /// Beam elements.

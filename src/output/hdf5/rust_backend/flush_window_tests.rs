@@ -3,6 +3,7 @@
 //! lies below the end of allocation its superblock names.
 
 use super::*;
+use crate::output::{ConstraintNorms, Energy, NewtonStats};
 
 fn run_info() -> RunInfo {
     RunInfo {
@@ -56,7 +57,7 @@ fn read_rows(path: &Path, what: &str) -> Vec<usize> {
                 .and_then(|d| d.read_raw::<f64>())
                 .map_err(|e| e.to_string());
             #[cfg(not(feature = "hdf5-c"))]
-            let x = H5File::open(path)
+            let x = rust_hdf5::H5File::open(path)
                 .and_then(|f| f.dataset(ds))
                 .and_then(|d| d.read_raw::<f64>())
                 .map_err(|e| e.to_string());

@@ -13,13 +13,13 @@ use hdf5::types::{FloatSize, TypeDescriptor, VarLenAscii, VarLenUnicode};
 use hdf5::{Dataset, Extent, File, H5Type, Hyperslab, SimpleExtents, SliceOrIndex};
 use ndarray::{ArrayViewD, IxDyn};
 
-use super::hdf5_rust::{
-    assemble_run, h5_error, initial_attributes, plan_groups, validate_config, Backend, Column,
-    ColumnBuf, Dtype, FixedData, FixedDataset, RunSource, Streamer,
+use super::layout::{
+    h5_error, initial_attributes, plan_groups, Column, Dtype, FixedData, FixedDataset,
 };
-use super::{
-    AttrValue, Hdf5Run, OutputConfig, OutputError, Recorder, RunInfo, RunStatus, RunTotals,
-    StepRecord,
+use super::reader::{assemble_run, Hdf5Run, RunSource};
+use super::streamer::{validate_config, Backend, ColumnBuf, Streamer};
+use crate::output::{
+    AttrValue, OutputConfig, OutputError, Recorder, RunInfo, RunStatus, RunTotals, StepRecord,
 };
 
 /// Streams a run into an HDF5 file with the HDF5 C library.

@@ -3,23 +3,21 @@
 
 use std::path::Path;
 
-use super::builder::{
-    Body2d, Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget,
-    RotationalSpringDamper, SpringDamper,
-};
-use super::generate::{slider_crank_flexible_builder, ScalableProblem};
 use super::spec::{
     BodySpec, ElementSpec, GeneratorSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, Numbers,
     OutputSpec, PointSpec, ProbeSpec, TimeSpec, SCHEMA_VERSION,
 };
-use super::Model;
 use crate::attitude::Attitude;
 use crate::element::EulerKinetic;
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
 use crate::joint::Curve;
 use crate::load::{TimeFunction, TorqueFrame};
+use crate::model::{
+    slider_crank_flexible_builder, Body2d, Body3dSpec, BuildError, EnergyTerm, Joint3d, Model,
+    ModelBuilder, PointRef, ProbeTarget, ResidualLevel, RotationalSpringDamper, ScalableProblem,
+    SpringDamper,
+};
 use crate::output::{OutputConfig, OutputInterval};
-use crate::probe::{ConstraintLevel, EnergyTerm};
 
 /// A model file error: `file:line: message`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -299,9 +297,9 @@ fn probe_target(p: &ProbeSpec, dim: usize) -> (&str, Result<ProbeTarget, BuildEr
         ProbeSpec::Constraint { name, level } => (
             name,
             match level.as_str() {
-                "position" => Ok(ConstraintLevel::Position),
-                "velocity" => Ok(ConstraintLevel::Velocity),
-                "acceleration" => Ok(ConstraintLevel::Acceleration),
+                "position" => Ok(ResidualLevel::Position),
+                "velocity" => Ok(ResidualLevel::Velocity),
+                "acceleration" => Ok(ResidualLevel::Acceleration),
                 l => Err(bad(
                     name,
                     "level",

@@ -1,0 +1,264 @@
+//! `flexmb batch` and `flexmb batch-merge`: sweeps in parallel, shards and their merge.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Args;
+
+use flexmb::batch::{
+    merge_shards, run_batch, summary_file_name, BatchError, BatchOptions, Shard, Sweep,
+};
+
+use super::{progress_bar, EXIT_CASE_FAILED, EXIT_INTERRUPTED, EXIT_OUTPUT, EXIT_USAGE};
+
+#[derive(Args)]
+pub(crate) struct BatchArgs {
+    /// Sweep file (TOML, see docs/batch.md).
+    sweep: PathBuf,
+    /// Output folder (default: `batch-<sweep file stem>`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Worker threads, one case per thread (default: all cores).
+    #[arg(long, default_value_t = 0)]
+    jobs: usize,
+    /// Run only shard I of N (0-based): the cases k with k mod N = I.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<Shard>,
+    /// Skip cases whose file holds a completed run of the same model text.
+    #[arg(long)]
+    resume: bool,
+    /// Lift the soft limits: the case count (the sweep file's `max_cases`,
+    /// default 10000) and the output size (a case's `[output] max_bytes`,
+    /// the free space for all cases together); docs/batch.md.
+    #[arg(long)]
+    force: bool,
+    /// No progress bar and no per-case lines.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct BatchMergeArgs {
+    /// Sweep file the shards ran (TOML, see docs/batch.md).
+    sweep: PathBuf,
+    /// Folder holding the shard summaries `summary-I-of-N.csv`.
+    #[arg(long)]
+    out: PathBuf,
+    /// Number of shards N (default: the N of the shard summaries in the folder).
+    #[arg(long)]
+    shards: Option<usize>,
+    /// Lift the soft limit of the case count, as for `batch --force`.
+    #[arg(long)]
+    force: bool,
+}
+
+pub(crate) fn batch(args: &BatchArgs) -> ExitCode {
+    let sweep = match Sweep::from_file_with(&args.sweep, args.force) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let shard = args.shard.unwrap_or(Shard::ALL);
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stem = args.sweep.file_stem().unwrap_or_default().to_string_lossy();
+        PathBuf::from(format!("batch-{stem}"))
+    });
+    let selected = sweep
+        .cases
+        .iter()
+        .filter(|c| shard.contains(c.index))
+        .count();
+    if !args.quiet {
+        eprintln!(
+            "{}: {} cases, shard {shard}: {selected} cases, {} threads, output in {}",
+            sweep.file,
+            sweep.cases.len(),
+            if args.jobs == 0 {
+                rayon::current_num_threads()
+            } else {
+                args.jobs
+            },
+            out.display()
+        );
+    }
+    let bar = progress_bar(
+        selected as u64,
+        args.quiet,
+        "{elapsed_precise} [{bar:40}] {pos}/{len} cases  ETA {eta}",
+    );
+    let on_finish = |r: &flexmb::batch::CaseResult| {
+        if !args.quiet {
+            if bar.is_hidden() {
+                outln!("{}", r.line());
+            } else {
+                bar.println(r.line());
+            }
+        }
+        bar.inc(1);
+    };
+    // Ctrl-C: start no further case, let the running ones finish (the
+    // summary lists every finished case); a second Ctrl-C exits at once,
+    // leaving the running cases' files `running` (rerun by --resume).
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let handler = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("interrupted: no further case starts; waiting for the running ones (Ctrl-C again to quit now)");
+    });
+    if let Err(e) = handler {
+        eprintln!("warning: no Ctrl-C handler: {e}");
+    }
+    let opts = BatchOptions {
+        out: out.clone(),
+        jobs: args.jobs,
+        shard,
+        resume: args.resume,
+        stop: Some(Arc::clone(&stop)),
+        force: args.force,
+    };
+    let started = Instant::now();
+    let results = match run_batch(&sweep, &opts, &on_finish) {
+        Ok(r) => r,
+        Err(e) => {
+            bar.abandon();
+            eprintln!("error: {e}");
+            let refused = matches!(
+                e,
+                BatchError::CaseOutput { .. } | BatchError::FreeSpace { .. }
+            );
+            return ExitCode::from(if refused { EXIT_USAGE } else { EXIT_OUTPUT });
+        }
+    };
+    let wall = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    let failed = results.iter().filter(|r| r.failure.is_some()).count();
+    let resumed = results.iter().filter(|r| r.resumed).count();
+    let skipped = if resumed > 0 {
+        format!(" ({resumed} of them skipped by --resume)")
+    } else {
+        String::new()
+    };
+    outln!(
+        "{} cases: {} completed{skipped}, {failed} failed; summary: {}",
+        results.len(),
+        results.len() - failed,
+        out.join(summary_file_name(shard)).display()
+    );
+    // Overhead (planning, scheduling, summaries): the wall time beyond what
+    // the cases need on `jobs` threads, max(sum of case wall / jobs, longest
+    // case); a case's wall covers its operators, time loop and file.
+    let ran: Vec<&flexmb::batch::CaseResult> =
+        results.iter().filter(|r| r.wall_seconds > 0.0).collect();
+    let jobs = if args.jobs == 0 {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        args.jobs
+    };
+    let case_sum = ran.iter().fold(0.0, |a, r| a + r.wall_seconds);
+    let longest = ran.iter().fold(0.0, |a: f64, r| a.max(r.wall_seconds));
+    let loops = ran
+        .iter()
+        .filter_map(|r| r.summary.as_ref())
+        .fold(0.0, |a, s| a + s.wall_seconds);
+    let overhead = wall - (case_sum / jobs as f64).max(longest);
+    outln!(
+        "wall {wall:.2} s; {} cases ran: {case_sum:.2} s of case wall ({loops:.2} s in time loops) \
+         on {jobs} threads, longest {longest:.2} s; batch overhead {overhead:.2} s ({:.2} %)",
+        ran.len(),
+        100.0 * overhead / wall.max(f64::MIN_POSITIVE)
+    );
+    let not_run = selected - results.len();
+    if not_run > 0 {
+        outln!("interrupted: {not_run} cases not run (rerun with --resume)");
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_CASE_FAILED)
+    }
+}
+
+pub(crate) fn batch_merge(args: &BatchMergeArgs) -> ExitCode {
+    let sweep = match Sweep::from_file_with(&args.sweep, args.force) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let shards = match args.shards {
+        Some(n) => n,
+        None => match shard_count(&args.out) {
+            Ok(n) => n,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        },
+    };
+    let report = match merge_shards(&sweep, &args.out, shards) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_OUTPUT);
+        }
+    };
+    for name in &report.missing_shards {
+        eprintln!("missing shard summary: {}", args.out.join(name).display());
+    }
+    for id in &report.missing_cases {
+        eprintln!("missing case: {id}");
+    }
+    outln!(
+        "{} of {} cases from {shards} shards; summary: {}",
+        report.cases,
+        sweep.cases.len(),
+        args.out.join(summary_file_name(Shard::ALL)).display()
+    );
+    if report.missing_cases.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_CASE_FAILED)
+    }
+}
+
+/// The N of the shard summaries `summary-I-of-N.csv` in `dir` (one N only).
+pub(crate) fn shard_count(dir: &Path) -> Result<usize, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut counts: Vec<usize> = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let n = name
+            .strip_prefix("summary-")
+            .and_then(|r| r.strip_suffix(".csv"))
+            .and_then(|r| r.split_once("-of-"))
+            .and_then(|(_, n)| n.parse::<usize>().ok());
+        if let Some(n) = n.filter(|n| !counts.contains(n)) {
+            counts.push(n);
+        }
+    }
+    match counts[..] {
+        [n] => Ok(n),
+        [] => Err(format!(
+            "{}: no shard summaries summary-I-of-N.csv",
+            dir.display()
+        )),
+        _ => Err(format!(
+            "{}: shard summaries of several shard counts {}: give --shards N",
+            dir.display(),
+            counts
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}

@@ -1,0 +1,89 @@
+//! The `[integrator]` table: what the user writes ([`IntegratorSpec`], every
+//! field optional so that the CLI can override it, `spec.rs`), what it
+//! resolves to (the typed [`IntegratorConfig`] with one [`MethodConfig`] per
+//! method, `config.rs`) and the factory that builds the method
+//! ([`IntegratorConfig::build`], `config.rs`). The checks both use are here.
+
+mod config;
+mod spec;
+
+pub use config::{
+    Formulation, GssssSettings, IntegratorConfig, MethodConfig, RkSettings, RkStep, Stabilization,
+    StepControl, DEFAULT_MAX_STEPS,
+};
+pub use spec::{IntegratorSpec, KappaChoice, OptionChoice};
+
+use super::gssss::{ConstraintOption, Variant};
+
+/// The most steps a fixed-step run may take (`t_end / dt`): beyond it the
+/// run would take days and its output terabytes, so it is refused before
+/// anything is allocated.
+pub const MAX_STEPS: f64 = 1e9;
+
+/// Rejects a fixed step that needs more than [`MAX_STEPS`] steps to `t_end`.
+fn check_step_count(dt: f64, t_end: f64) -> Result<(), SettingsError> {
+    let steps = (t_end / dt).ceil();
+    if steps > MAX_STEPS {
+        return Err(bad(
+            "dt",
+            format!(
+                "t_end / dt = {t_end:e} / {dt:e} = {steps:e} steps, more than the limit of {MAX_STEPS:e}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Option "dg" (Gonzalez's discrete derivative replaces B(u~)) needs u~ at
+/// the midpoint of the step.
+fn check_option(option: ConstraintOption, variant: Variant, dt: f64) -> Result<(), SettingsError> {
+    if option != ConstraintOption::Gonzalez {
+        return Ok(());
+    }
+    let sch = variant.scheme(dt);
+    if sch.level_weights().is_midpoint() {
+        return Ok(());
+    }
+    let label = match variant {
+        Variant::Single { coefficients, .. } => coefficients.label(),
+        Variant::TwoField => "the two-field form".into(),
+    };
+    Err(bad(
+        "option",
+        format!(
+            "option \"dg\" (Gonzalez's discrete derivative) needs a midpoint scheme, \
+             u~ = (u_n + u_{{n+1}})/2 (V0(1,1,0) \"midpoint\", U0(1,1,1) \
+             \"midpoint-endpoint\" or the two-field form); {label} has W1 = {}",
+            sch.w1
+        ),
+    ))
+}
+
+/// A finite value > 0, or an error naming `field`.
+fn positive(field: &'static str, v: f64) -> Result<f64, SettingsError> {
+    if v > 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err(bad(field, format!("`{field}` must be positive, got {v}")))
+    }
+}
+
+/// A setting that cannot be used: the field of the `[integrator]` table and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct SettingsError {
+    /// The `[integrator]` key at fault.
+    pub field: &'static str,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+fn bad(field: &'static str, message: impl Into<String>) -> SettingsError {
+    SettingsError {
+        field,
+        message: message.into(),
+    }
+}
+
+/// The method name of seed 002's energy-preserving scheme (a GSSSS preset).
+const TCG: &str = "tcg";

@@ -1,0 +1,751 @@
+//! The `[integrator]` table as written and its resolution into the typed
+//! settings of one method.
+
+use serde::Deserialize;
+
+use crate::integrate::bdf::{BdfSettings, ErrorTest, NewtonIteration};
+use crate::integrate::galerkin::{Kappa, Scheme, TdgSettings};
+use crate::integrate::gssss::{
+    preset, ConstraintOption, Family, Gssss, JacobianKind, SolveForm, Variant,
+};
+use crate::integrate::initial::Initialize;
+use crate::integrate::newton::{
+    NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFAULT_RTOL,
+};
+use crate::integrate::projector::{Metric, Passes};
+use crate::integrate::rk::Tableau;
+
+use super::config::{
+    Formulation, GssssSettings, IntegratorConfig, MethodConfig, RkSettings, RkStep, Stabilization,
+    StepControl, DEFAULT_MAX_STEPS,
+};
+use super::{bad, check_option, check_step_count, positive, SettingsError, TCG};
+
+/// The `[integrator]` table as written (all fields optional).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntegratorSpec {
+    /// Method: `gssss` (default), `dopri5`, `rk4`, `heun`, `epm`.
+    pub method: Option<String>,
+    /// `fixed` or `cutback` (GSSSS); `adaptive` or `fixed` (Runge–Kutta).
+    pub step_control: Option<String>,
+    /// Runge–Kutta drift control: `none`, `baumgarte` or `pstab`.
+    pub stabilization: Option<String>,
+    /// Baumgarte's parameters (g1, g2): `Phi'' + g1 Phi' + g2 Phi = 0`.
+    pub baumgarte: Option<[f64; 2]>,
+    /// Relative tolerance of the adaptive step control, or of GSSSS's
+    /// scaled Newton test.
+    pub rtol: Option<f64>,
+    /// Absolute tolerance of the adaptive step control, or of GSSSS's scaled
+    /// Newton test (displacement units).
+    pub atol: Option<f64>,
+    /// PStab is skipped on steps whose drift is at most this (0: every step).
+    pub datol: Option<f64>,
+    /// Metric of the projections: `mass` (W = M) or `identity` (W = I).
+    pub projection: Option<String>,
+    /// PStab's passes: `two` (the seed's S-both2) or `converged`.
+    pub pstab_passes: Option<String>,
+    /// Largest step of an adaptive method.
+    pub max_step: Option<f64>,
+    /// Most steps (accepted and rejected) an adaptive method may take in a
+    /// run (HNW's NMAX; default [`DEFAULT_MAX_STEPS`]).
+    pub max_steps: Option<u64>,
+    /// The Runge–Kutta tableau of the embedded projection method (`rk4`, `dopri5`, `heun`).
+    pub tableau: Option<String>,
+    /// Preset name (`midpoint`, `newmark`, `generalized-alpha(0.8)`, ...) or `gssss`.
+    pub scheme: Option<String>,
+    /// `u0` or `v0` (with rho1, rho2, rho3).
+    pub family: Option<String>,
+    /// First principal root at infinity.
+    pub rho1: Option<f64>,
+    /// Second principal root at infinity.
+    pub rho2: Option<f64>,
+    /// Spurious root at infinity.
+    pub rho3: Option<f64>,
+    /// Constraint-force option: 1..=4 or `"dg"`.
+    pub option: Option<OptionChoice>,
+    /// `a`, `v`, `d` or `two-field`.
+    pub form: Option<String>,
+    /// Time step.
+    pub dt: Option<f64>,
+    /// End time.
+    pub t_end: Option<f64>,
+    /// Newton tolerance of the `increment` and `rate` tests (absolute).
+    pub tol: Option<f64>,
+    /// Newton iteration limit per step.
+    pub max_iter: Option<u32>,
+    /// `consistent` or `seed`.
+    pub jacobian: Option<String>,
+    /// Newton stop test: `scaled` (default), `increment` or `rate`.
+    pub convergence: Option<String>,
+    /// Newton matrix refresh: `iteration` or `step`.
+    pub refactor: Option<String>,
+    /// Force the sparse LU even for small systems.
+    pub sparse: Option<bool>,
+    /// Sparse factorization: `auto` (default), `lu` or `ldlt`
+    /// ([`crate::linalg::Factorization`]).
+    pub factorization: Option<String>,
+    /// Initial state violating the constraints: `check` (refuse, the
+    /// default) or `project` (project it onto them).
+    pub initialize: Option<String>,
+    /// BDF: the nonlinear iteration, `full` (default), `cs` or `cm` (seed 003).
+    pub newton: Option<String>,
+    /// BDF: the largest order, 1..=5 (default 5).
+    pub max_order: Option<u64>,
+    /// BDF: the local error test's components, `qv` (default) or `q`.
+    pub error_test: Option<String>,
+    /// Dissipation control of `method = "tdg"` and `"alpha-kappa"` in [0, 1] (seed 002 eq. 44).
+    pub alpha: Option<f64>,
+    /// kappa of `method = "alpha-kappa"`: a number or `"auto"` (seed 002 eq. 71).
+    pub kappa: Option<KappaChoice>,
+}
+
+/// kappa as written: a number or `"auto"` (also a number written as a
+/// string, as on the command line). Checked by [`IntegratorSpec::resolve`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum KappaChoice {
+    /// `kappa = 1`.
+    Number(f64),
+    /// `kappa = "auto"`.
+    Name(String),
+}
+
+/// A constraint-force option as written: an integer 1..=4 (seed 000 eqs.
+/// 3.8–3.11) or the name `"dg"` (Gonzalez's discrete derivative, midpoint
+/// schemes only). Checked by [`IntegratorSpec::resolve`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum OptionChoice {
+    /// `option = 2`.
+    Number(i64),
+    /// `option = "dg"` (or a number written as a string, as on the command line).
+    Name(String),
+}
+
+impl From<u8> for OptionChoice {
+    fn from(k: u8) -> Self {
+        OptionChoice::Number(k.into())
+    }
+}
+
+impl std::fmt::Display for OptionChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OptionChoice::Number(k) => write!(f, "{k}"),
+            OptionChoice::Name(s) => write!(f, "\"{s}\""),
+        }
+    }
+}
+
+impl IntegratorSpec {
+    /// Fields of `over` that are set replace those of `self`.
+    pub fn overridden_by(&self, over: &IntegratorSpec) -> IntegratorSpec {
+        macro_rules! pick {
+            ($($f:ident),*) => { IntegratorSpec { $($f: over.$f.clone().or_else(|| self.$f.clone()),)* } };
+        }
+        let mut out = pick!(
+            method,
+            step_control,
+            stabilization,
+            baumgarte,
+            rtol,
+            atol,
+            datol,
+            projection,
+            pstab_passes,
+            max_step,
+            max_steps,
+            tableau,
+            scheme,
+            family,
+            rho1,
+            rho2,
+            rho3,
+            option,
+            form,
+            dt,
+            t_end,
+            tol,
+            max_iter,
+            jacobian,
+            convergence,
+            refactor,
+            sparse,
+            factorization,
+            initialize,
+            newton,
+            max_order,
+            error_test,
+            alpha,
+            kappa
+        );
+        // A family given on top of a preset replaces the preset, and a preset
+        // given on top of a family replaces the family and its roots.
+        if over.family.is_some() && over.scheme.is_none() {
+            out.scheme = None;
+        }
+        if over.scheme.is_some() && over.family.is_none() && over.scheme.as_deref() != Some("gssss")
+        {
+            out.family = None;
+            (out.rho1, out.rho2, out.rho3) = (over.rho1, over.rho2, over.rho3);
+        }
+        out
+    }
+
+    /// Resolves defaults and checks values. Errors name the field.
+    pub fn resolve(&self) -> Result<IntegratorConfig, SettingsError> {
+        let mut config = self.resolve_method()?;
+        let mode = self.initialize.as_deref().unwrap_or("check");
+        config.initialize = Initialize::from_name(mode).ok_or(bad(
+            "initialize",
+            format!("`initialize` must be \"check\" or \"project\", got \"{mode}\""),
+        ))?;
+        let name = self.factorization.as_deref().unwrap_or("auto");
+        config.factorization = crate::linalg::Factorization::from_name(name).ok_or(bad(
+            "factorization",
+            format!("`factorization` must be \"auto\", \"lu\" or \"ldlt\", got \"{name}\""),
+        ))?;
+        Ok(config)
+    }
+
+    /// A configuration of `method` with this spec's solver settings
+    /// (`initialize` and `factorization` are set by [`Self::resolve`]).
+    fn config(&self, method: MethodConfig, dt: f64, t_end: f64) -> IntegratorConfig {
+        IntegratorConfig {
+            method,
+            dt,
+            t_end,
+            force_sparse: self.sparse.unwrap_or(false),
+            factorization: Default::default(),
+            initialize: Initialize::Check,
+            timing: false,
+            export_matrix: None,
+        }
+    }
+
+    fn resolve_method(&self) -> Result<IntegratorConfig, SettingsError> {
+        let name = self.method.as_deref().unwrap_or("gssss");
+        if self.alpha.is_some() && name != "tdg" && name != "alpha-kappa" {
+            return Err(bad(
+                "alpha",
+                format!("`alpha` belongs to methods \"tdg\" and \"alpha-kappa\"; method \"{name}\" has no such parameter"),
+            ));
+        }
+        if self.kappa.is_some() && name != "alpha-kappa" {
+            return Err(bad(
+                "kappa",
+                format!("`kappa` belongs to method \"alpha-kappa\"; method \"{name}\" has no such parameter"),
+            ));
+        }
+        if name != "bdf" {
+            for (field, set) in [
+                ("newton", self.newton.is_some()),
+                ("max_order", self.max_order.is_some()),
+                ("error_test", self.error_test.is_some()),
+            ] {
+                if set {
+                    return Err(bad(
+                        field,
+                        format!("`{field}` belongs to method \"bdf\", the method is \"{name}\""),
+                    ));
+                }
+            }
+        }
+        match name {
+            "bdf" => self.resolve_bdf(),
+            "tdg" => self.resolve_tdg(Scheme::Tdg),
+            "alpha-kappa" => {
+                let kappa = match &self.kappa {
+                    None => Kappa::Auto,
+                    Some(KappaChoice::Number(k)) => Kappa::Fixed(*k),
+                    Some(KappaChoice::Name(s)) if s == "auto" => Kappa::Auto,
+                    Some(KappaChoice::Name(s)) => Kappa::Fixed(s.parse().map_err(|_| {
+                        bad("kappa", format!("`kappa` must be a number or \"auto\", got \"{s}\""))
+                    })?),
+                };
+                self.resolve_tdg(Scheme::AlphaKappa(kappa))
+            }
+
+            "gssss" => self
+                .resolve_gssss()
+                .map_err(|(field, message)| SettingsError { field, message }),
+            "tcg" => self.resolve_tcg(),
+            "epm" => {
+                let name = self.tableau.as_deref().unwrap_or("rk4");
+                let tableau = Tableau::by_name(name).ok_or(bad(
+                    "tableau",
+                    format!("`tableau` must be \"rk4\", \"dopri5\" or \"heun\", got \"{name}\""),
+                ))?;
+                // The index-1 form's stabilization keys are kept for it and
+                // unused: EPM's projections are part of every evaluation.
+                let index1_keys = IntegratorSpec {
+                    stabilization: None,
+                    baumgarte: None,
+                    datol: None,
+                    ..self.clone()
+                };
+                index1_keys.resolve_rk(tableau, Formulation::Epm)
+            }
+            name => match Tableau::by_name(name) {
+                Some(tableau) => {
+                    if self.tableau.is_some() {
+                        return Err(bad(
+                            "tableau",
+                            format!("`tableau` belongs to method \"epm\"; method \"{name}\" is its own tableau"),
+                        ));
+                    }
+                    self.resolve_rk(tableau, Formulation::Index1)
+                }
+                None => Err(bad(
+                    "method",
+                    format!(
+                        "`method` must be \"gssss\", \"tcg\", \"tdg\", \"alpha-kappa\", \"dopri5\", \"rk4\", \"heun\", \"epm\" or \"bdf\", got \"{name}\""
+
+                    ),
+                )),
+            },
+        }
+    }
+
+    /// The BDF settings (seed 003); keys of the other methods in the table
+    /// are theirs and not used here.
+    fn resolve_bdf(&self) -> Result<IntegratorConfig, SettingsError> {
+        let t_end = positive(
+            "t_end",
+            self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
+        )?;
+        let name = self.newton.as_deref().unwrap_or("full");
+        let iteration = NewtonIteration::from_name(name).ok_or(bad(
+            "newton",
+            format!("`newton` must be \"full\", \"cs\" or \"cm\", got \"{name}\""),
+        ))?;
+        let name = self.error_test.as_deref().unwrap_or("qv");
+        let error_test = ErrorTest::from_name(name).ok_or(bad(
+            "error_test",
+            format!("`error_test` must be \"qv\" or \"q\", got \"{name}\""),
+        ))?;
+        let rtol = self.rtol.unwrap_or(1e-6);
+        let settings = BdfSettings {
+            iteration,
+            max_order: usize::try_from(self.max_order.unwrap_or(5)).unwrap_or(usize::MAX),
+            error_test,
+            rtol,
+            atol: self.atol.unwrap_or(rtol),
+            max_step: self.max_step.unwrap_or(t_end),
+            max_steps: self.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
+        };
+        let config = self.config(MethodConfig::Bdf(settings), settings.max_step, t_end);
+        config.check()?;
+        Ok(config)
+    }
+
+    /// The Runge–Kutta settings; GSSSS keys in the table are that method's
+    /// and not used here.
+    fn resolve_rk(
+        &self,
+        tableau: Tableau,
+        formulation: Formulation,
+    ) -> Result<IntegratorConfig, SettingsError> {
+        let t_end = positive(
+            "t_end",
+            self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
+        )?;
+        let control = self
+            .step_control
+            .as_deref()
+            .unwrap_or(if tableau.is_embedded() {
+                "adaptive"
+            } else {
+                "fixed"
+            });
+        let step = match control {
+            "adaptive" => {
+                if !tableau.is_embedded() {
+                    return Err(bad(
+                        "step_control",
+                        format!(
+                            "{} has no embedded error estimate: it runs with fixed steps (`step_control = \"fixed\"` and `dt`)",
+                            tableau.name
+                        ),
+                    ));
+                }
+                let rtol = positive("rtol", self.rtol.unwrap_or(1e-6))?;
+                // DOPRI5 cannot control the error below round-off (HNW's
+                // dopri5 refuses rtol <= 10 eps as well).
+                if rtol < 1e-14 {
+                    return Err(bad(
+                        "rtol",
+                        format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
+                    ));
+                }
+                let atol = positive("atol", self.atol.unwrap_or(rtol / 10.0))?;
+                let max_step = positive("max_step", self.max_step.unwrap_or(t_end))?;
+                let max_steps = self.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
+                if max_steps == 0 {
+                    return Err(bad("max_steps", "`max_steps` must be at least 1"));
+                }
+                RkStep::Adaptive {
+                    rtol,
+                    atol,
+                    max_step,
+                    max_steps,
+                }
+            }
+            "fixed" => RkStep::Fixed {
+                dt: positive(
+                    "dt",
+                    self.dt
+                        .ok_or(bad("dt", "`dt` is required with fixed steps"))?,
+                )?,
+            },
+            other => {
+                return Err(bad(
+                    "step_control",
+                    format!(
+                        "`step_control` must be \"adaptive\" or \"fixed\" for {}, got \"{other}\"",
+                        tableau.name
+                    ),
+                ))
+            }
+        };
+        let metric = match self.projection.as_deref().unwrap_or("mass") {
+            "mass" => Metric::Mass,
+            "identity" => Metric::Identity,
+            other => {
+                return Err(bad(
+                    "projection",
+                    format!("`projection` must be \"mass\" or \"identity\", got \"{other}\""),
+                ))
+            }
+        };
+        let name = self
+            .stabilization
+            .as_deref()
+            .unwrap_or(if self.baumgarte.is_some() {
+                "baumgarte"
+            } else {
+                "none"
+            });
+        let stabilization = match name {
+            "none" => Stabilization::None,
+            "baumgarte" => {
+                let g = self.baumgarte.ok_or(bad(
+                    "baumgarte",
+                    "`stabilization = \"baumgarte\"` needs `baumgarte = [g1, g2]`",
+                ))?;
+                if g.iter().any(|x| !x.is_finite() || *x < 0.0) {
+                    return Err(bad(
+                        "baumgarte",
+                        format!(
+                            "Baumgarte's parameters must be finite and non-negative, got {}",
+                            crate::fmt::list(&g)
+                        ),
+                    ));
+                }
+                Stabilization::Baumgarte(g)
+            }
+            "pstab" => {
+                let datol = self.datol.unwrap_or(0.0);
+                if !(datol >= 0.0 && datol.is_finite()) {
+                    return Err(bad("datol", format!("`datol` must be >= 0, got {datol}")));
+                }
+                let passes = match self.pstab_passes.as_deref().unwrap_or("two") {
+                    "two" => Passes::Two,
+                    "converged" => Passes::Converged,
+                    other => {
+                        return Err(bad(
+                            "pstab_passes",
+                            format!(
+                                "`pstab_passes` must be \"two\" or \"converged\", got \"{other}\""
+                            ),
+                        ))
+                    }
+                };
+                Stabilization::PStab {
+                    datol,
+                    metric,
+                    passes,
+                }
+            }
+            other => {
+                return Err(bad(
+                    "stabilization",
+                    format!(
+                    "`stabilization` must be \"none\", \"baumgarte\" or \"pstab\", got \"{other}\""
+                ),
+                ))
+            }
+        };
+        // `baumgarte` with another explicit stabilization, and `datol` without
+        // PStab, are kept for that stabilization and unused here, like the
+        // keys of another method (a sweep can vary `stabilization` alone).
+        let dt = match step {
+            RkStep::Fixed { dt } => {
+                check_step_count(dt, t_end)?;
+                dt
+            }
+            RkStep::Adaptive { max_step, .. } => max_step,
+        };
+        Ok(self.config(
+            MethodConfig::RungeKutta(RkSettings {
+                formulation,
+                tableau,
+                step,
+                stabilization,
+            }),
+            dt,
+            t_end,
+        ))
+    }
+
+    /// Seed 002's energy-preserving time-continuous Galerkin scheme (eq. 14
+    /// with the discrete derivatives of eqs. 18–21) is the two-field midpoint
+    /// scheme with Gonzalez's discrete derivative (`form = "two-field"`,
+    /// `option = "dg"`, docs/theory/galerkin.md §1): a preset of the GSSSS
+    /// stepper. The GSSSS scheme keys of the table are that method's and not
+    /// used here; the Newton keys apply.
+    fn resolve_tcg(&self) -> Result<IntegratorConfig, SettingsError> {
+        let spec = IntegratorSpec {
+            scheme: None,
+            family: None,
+            rho1: None,
+            rho2: None,
+            rho3: None,
+            form: Some("two-field".into()),
+            option: Some(OptionChoice::Name("dg".into())),
+            ..self.clone()
+        };
+        let mut config = spec
+            .resolve_gssss()
+            .map_err(|(field, message)| SettingsError { field, message })?;
+        if let MethodConfig::Gssss(g) = &mut config.method {
+            g.preset = Some(TCG.into());
+        }
+        Ok(config)
+    }
+
+    /// Seed 002's time-discontinuous Galerkin scheme (eq. 47) or alpha–kappa
+    /// scheme (eq. 66): `alpha` (default 1, eq. 28), `dt`, `t_end` and the
+    /// scaled Newton test's `rtol`, `atol`, `max_iter`; fixed steps.
+    fn resolve_tdg(&self, scheme: Scheme) -> Result<IntegratorConfig, SettingsError> {
+        let dt = positive("dt", self.dt.ok_or(bad("dt", "`dt` is required"))?)?;
+        let t_end = positive(
+            "t_end",
+            self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
+        )?;
+        check_step_count(dt, t_end)?;
+        let alpha = self.alpha.unwrap_or(1.0);
+        let rtol = positive("rtol", self.rtol.unwrap_or(DEFAULT_RTOL))?;
+        if rtol < 1e-14 {
+            return Err(bad(
+                "rtol",
+                format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
+            ));
+        }
+        let atol = match self.atol {
+            None => None,
+            Some(a) => Some(positive("atol", a)?),
+        };
+        let max_iter = self.max_iter.unwrap_or(100);
+        if max_iter == 0 {
+            return Err(bad("max_iter", "`max_iter` must be at least 1"));
+        }
+        let config = self.config(
+            MethodConfig::Tdg(TdgSettings {
+                scheme,
+                alpha,
+                dt,
+                rtol,
+                atol,
+                max_iter,
+            }),
+            dt,
+            t_end,
+        );
+        config.check()?;
+        Ok(config)
+    }
+
+    fn resolve_gssss(&self) -> Result<IntegratorConfig, (&'static str, String)> {
+        let pos = |name: &'static str, v: Option<f64>| -> Result<f64, (&'static str, String)> {
+            match v {
+                None => Err((name, format!("`{name}` is required"))),
+                Some(x) if x > 0.0 && x.is_finite() => Ok(x),
+                Some(x) => Err((name, format!("`{name}` must be positive, got {x}"))),
+            }
+        };
+        let dt = pos("dt", self.dt)?;
+        let t_end = pos("t_end", self.t_end)?;
+        check_step_count(dt, t_end).map_err(|e| (e.field, e.message))?;
+        let tol = pos("tol", Some(self.tol.unwrap_or(1e-8)))?;
+        let max_iter = self.max_iter.unwrap_or(100);
+        if max_iter == 0 {
+            return Err(("max_iter", "`max_iter` must be at least 1".into()));
+        }
+        let option_choice = self.option.clone().unwrap_or(OptionChoice::Number(2));
+        let option = match &option_choice {
+            OptionChoice::Number(k) => ConstraintOption::from_name(&k.to_string()),
+            OptionChoice::Name(name) => ConstraintOption::from_name(name),
+        }
+        .ok_or((
+            "option",
+            format!("`option` must be 1, 2, 3, 4 or \"dg\", got {option_choice}"),
+        ))?;
+        let jacobian = match self.jacobian.as_deref().unwrap_or("consistent") {
+            "consistent" => JacobianKind::Consistent,
+            "seed" => JacobianKind::Seed,
+            other => {
+                return Err((
+                    "jacobian",
+                    format!("`jacobian` must be \"consistent\" or \"seed\", got \"{other}\""),
+                ))
+            }
+        };
+        let conv = self.convergence.as_deref().unwrap_or("scaled");
+        let stop = NewtonStop::from_name(conv).ok_or((
+            "convergence",
+            format!("`convergence` must be \"scaled\", \"increment\" or \"rate\", got \"{conv}\""),
+        ))?;
+        let rtol = pos("rtol", Some(self.rtol.unwrap_or(DEFAULT_RTOL)))?;
+        if rtol < 1e-14 {
+            return Err((
+                "rtol",
+                format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
+            ));
+        }
+        let atol = match self.atol {
+            None => None,
+            a => Some(pos("atol", a)?),
+        };
+        let refac = self.refactor.as_deref().unwrap_or("iteration");
+        let refactor = Refactor::from_name(refac).ok_or((
+            "refactor",
+            format!("`refactor` must be \"iteration\" or \"step\", got \"{refac}\""),
+        ))?;
+
+        if let (Some(scheme), Some(_)) = (&self.scheme, &self.family) {
+            if scheme != "gssss" {
+                return Err((
+                    "family",
+                    format!("give either a preset `scheme` (\"{scheme}\") or `family` with rho1..3, not both"),
+                ));
+            }
+        }
+        let explicit = self.family.is_some() || self.scheme.as_deref() == Some("gssss");
+        if !explicit {
+            // The roots belong to `family`: without it they would be ignored.
+            for (name, v) in [
+                ("rho1", self.rho1),
+                ("rho2", self.rho2),
+                ("rho3", self.rho3),
+            ] {
+                if v.is_some() {
+                    return Err((
+                        name,
+                        format!("`{name}` is given without `family` (u0 or v0); the preset `scheme` fixes the roots"),
+                    ));
+                }
+            }
+        }
+        let (family, rho, preset_name) = if explicit {
+            let family = match self.family.as_deref() {
+                Some("u0") | Some("U0") => Family::U0,
+                Some("v0") | Some("V0") => Family::V0,
+                Some(other) => {
+                    return Err((
+                        "family",
+                        format!("`family` must be \"u0\" or \"v0\", got \"{other}\""),
+                    ))
+                }
+                None => {
+                    return Err((
+                        "family",
+                        "scheme \"gssss\" needs `family` = \"u0\" or \"v0\"".into(),
+                    ))
+                }
+            };
+            let need = |name: &'static str, v: Option<f64>| {
+                v.ok_or((name, format!("`{name}` is required with `family`")))
+            };
+            (
+                family,
+                [
+                    need("rho1", self.rho1)?,
+                    need("rho2", self.rho2)?,
+                    need("rho3", self.rho3)?,
+                ],
+                None,
+            )
+        } else {
+            let name = self.scheme.clone().unwrap_or_else(|| "midpoint".into());
+            let (f, r) = preset(&name).map_err(|e| ("scheme", e))?;
+            (f, r, Some(name))
+        };
+        let coefficients = Gssss::new(family, rho).map_err(|e| ("scheme", e))?;
+        let method = match self.form.as_deref().unwrap_or("a") {
+            "a" => Variant::Single {
+                coefficients,
+                form: SolveForm::A,
+            },
+            "v" => Variant::Single {
+                coefficients,
+                form: SolveForm::V,
+            },
+            "d" => Variant::Single {
+                coefficients,
+                form: SolveForm::D,
+            },
+            "two-field" => {
+                if family != Family::V0 || rho != [1.0, 1.0, 0.0] {
+                    return Err((
+                        "form",
+                        format!(
+                            "the two-field v-form is the midpoint scheme V0(1,1,0); it cannot run {}",
+                            coefficients.label()
+                        ),
+                    ));
+                }
+                Variant::TwoField
+            }
+            other => {
+                return Err((
+                    "form",
+                    format!("`form` must be \"a\", \"v\", \"d\" or \"two-field\", got \"{other}\""),
+                ))
+            }
+        };
+        check_option(option, method, dt).map_err(|e| (e.field, e.message))?;
+        let step_control = match self.step_control.as_deref().unwrap_or("fixed") {
+            "fixed" => StepControl::Fixed,
+            "cutback" => StepControl::Cutback,
+            other => {
+                return Err((
+                    "step_control",
+                    format!(
+                    "`step_control` must be \"fixed\" or \"cutback\" for GSSSS, got \"{other}\""
+                ),
+                ))
+            }
+        };
+        Ok(self.config(
+            MethodConfig::Gssss(GssssSettings {
+                variant: method,
+                preset: preset_name,
+                option,
+                dt,
+                newton: NewtonSettings {
+                    tol,
+                    scaled: ScaledTolerances { rtol, atol },
+                    max_iter,
+                    jacobian,
+                    stop,
+                    refactor,
+                },
+                step_control,
+            }),
+            dt,
+            t_end,
+        ))
+    }
+}

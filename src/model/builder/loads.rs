@@ -1,0 +1,143 @@
+//! Loads: point forces, body torques (planar and spatial) and gravity.
+
+use crate::joint::Point;
+use crate::load::{BodyTorque, Load, PointLoad, TimeFunction, TorqueFrame};
+use crate::model::LoadEntry;
+
+use super::{err, finite, BuildError, Entity, ModelBuilder, PointRef};
+
+impl ModelBuilder {
+    /// Applies `torque * time(t)` to the angle of planar body `body`. It is a
+    /// [`PointLoad`] on the one-coordinate "point" theta (a generalized force
+    /// on theta), so it shares the load code and the work bookkeeping.
+    pub fn torque(
+        &mut self,
+        id: &str,
+        body: &str,
+        torque: f64,
+        time: TimeFunction,
+    ) -> Result<(), BuildError> {
+        let theta = match self.entities.get(body) {
+            Some(Entity::Body2(d)) => d[2],
+            Some(_) => {
+                return Err(err(
+                    "load",
+                    id,
+                    Some("body"),
+                    format!("'{body}' is not a planar rigid body"),
+                ))
+            }
+            None => {
+                return Err(err(
+                    "load",
+                    id,
+                    Some("body"),
+                    format!("body '{body}' is not defined"),
+                ))
+            }
+        };
+        finite("load", id, "torque", &[torque])?;
+        self.claim_id("load", id)?;
+        self.loads.push(LoadEntry {
+            name: id.to_string(),
+            load: PointLoad {
+                kind: "torque",
+                point: Point::Node { dim: 1 },
+                matrix: [[0.0; 3]; 3],
+                offset: [torque, 0.0, 0.0],
+                time,
+            }
+            .into(),
+            dofs: vec![theta],
+        });
+        Ok(())
+    }
+
+    /// Applies the torque vector `torque * time(t)` to 3-D body `body`,
+    /// constant in space or in body axes (`frame`): a [`BodyTorque`] on the
+    /// body's rotation coordinates.
+    pub fn torque3d(
+        &mut self,
+        id: &str,
+        body: &str,
+        torque: [f64; 3],
+        frame: TorqueFrame,
+        time: TimeFunction,
+    ) -> Result<(), BuildError> {
+        let (dofs, attitude) = match self.entities.get(body) {
+            Some(Entity::Body3(d, att)) => (d[3..].to_vec(), *att),
+            Some(_) => {
+                return Err(err(
+                    "load",
+                    id,
+                    Some("body"),
+                    format!("'{body}' is not a 3-D rigid body"),
+                ))
+            }
+            None => {
+                return Err(err(
+                    "load",
+                    id,
+                    Some("body"),
+                    format!("body '{body}' is not defined"),
+                ))
+            }
+        };
+        finite("load", id, "torque", &torque)?;
+        self.claim_id("load", id)?;
+        self.loads.push(LoadEntry {
+            name: id.to_string(),
+            load: Load::Torque(BodyTorque {
+                torque,
+                frame,
+                attitude,
+                time,
+            }),
+            dofs,
+        });
+        Ok(())
+    }
+
+    /// Applies the force `(A r + b) s(t)` at a point (A = 0 for a plain force).
+    pub fn point_load(
+        &mut self,
+        id: &str,
+        kind: &'static str,
+        point: &PointRef,
+        matrix: [[f64; 3]; 3],
+        offset: [f64; 3],
+        time: TimeFunction,
+    ) -> Result<(), BuildError> {
+        let (p, _, dofs) = self.point("load", id, "point", point)?;
+        if dofs.is_empty() {
+            return Err(err(
+                "load",
+                id,
+                Some("point"),
+                "a load on a ground point does nothing".into(),
+            ));
+        }
+        finite("load", id, "matrix", matrix.as_flattened())?;
+        finite("load", id, "force", &offset)?;
+        self.claim_id("load", id)?;
+        self.loads.push(LoadEntry {
+            name: id.to_string(),
+            load: PointLoad {
+                kind,
+                point: p,
+                matrix,
+                offset,
+                time,
+            }
+            .into(),
+            dofs,
+        });
+        Ok(())
+    }
+
+    /// Sets the gravitational acceleration vector.
+    pub fn gravity(&mut self, g: &[f64]) -> Result<(), BuildError> {
+        self.gravity = self.vector("model", "gravity", "g", g, self.dim)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,355 @@
+//! [`Streamer`]: [`Recorder`] calls turned into chunk-band writes and
+//! periodic flushes on a [`Backend`] (the backend-independent half of both
+//! recorders), and the output configuration check.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::attitude::Attitude;
+use crate::output::{
+    AttrValue, Mesh, OutputConfig, OutputError, ProbeSummary, Recorder, RunInfo, RunStatus,
+    RunTotals, StepRecord,
+};
+
+use super::layout::{
+    final_attributes, h5_error, plan_columns, plan_fixed, Column, Dtype, FixedDataset, Pick, POINTS,
+};
+
+/// Rows of one column buffered in memory, row-major.
+#[derive(Debug, Clone)]
+pub(in crate::output) enum ColumnBuf {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+}
+
+impl ColumnBuf {
+    fn new(dtype: Dtype) -> Self {
+        match dtype {
+            Dtype::F64 => ColumnBuf::F64(Vec::new()),
+            Dtype::U64 => ColumnBuf::U64(Vec::new()),
+            Dtype::U32 => ColumnBuf::U32(Vec::new()),
+        }
+    }
+
+    /// Number of buffered values.
+    pub(in crate::output) fn len(&self) -> usize {
+        match self {
+            ColumnBuf::F64(v) => v.len(),
+            ColumnBuf::U64(v) => v.len(),
+            ColumnBuf::U32(v) => v.len(),
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            ColumnBuf::F64(v) => v.clear(),
+            ColumnBuf::U64(v) => v.clear(),
+            ColumnBuf::U32(v) => v.clear(),
+        }
+    }
+
+    fn push(&mut self, c: &Column, rec: &StepRecord<'_>) {
+        match self {
+            ColumnBuf::F64(v) => match (c.source.row(rec), c.source.gathered(rec)) {
+                (Some(row), _) => v.extend_from_slice(row),
+                (None, Some(from)) => v.extend(c.picks.iter().map(|p| match *p {
+                    Pick::Column(i) => from[i],
+                    Pick::Fixed(x) => x,
+                    Pick::Quaternion(d, k) => {
+                        Attitude::Directors.quaternion(&d.map(|i| from[i]))[k]
+                    }
+                })),
+                (None, None) => v.push(c.source.scalar(rec)),
+            },
+            ColumnBuf::U64(v) => v.push(rec.step),
+            ColumnBuf::U32(v) => v.push(rec.newton.iterations),
+        }
+    }
+
+    /// Writes values `range` as little-endian bytes to the start of `out`.
+    pub(in crate::output) fn write_le(&self, range: std::ops::Range<usize>, out: &mut [u8]) {
+        fn put<const N: usize, T: Copy>(src: &[T], out: &mut [u8], le: impl Fn(T) -> [u8; N]) {
+            for (dst, &x) in out.chunks_exact_mut(N).zip(src) {
+                dst.copy_from_slice(&le(x));
+            }
+        }
+        match self {
+            ColumnBuf::F64(v) => put(&v[range], out, f64::to_le_bytes),
+            ColumnBuf::U64(v) => put(&v[range], out, u64::to_le_bytes),
+            ColumnBuf::U32(v) => put(&v[range], out, u32::to_le_bytes),
+        }
+    }
+}
+
+/// What a file format library must do for [`Streamer`].
+pub(in crate::output) trait Backend {
+    /// Creates groups, the streamed datasets (0 rows, chunked, extendible,
+    /// `compression` = deflate level), the fixed datasets and the initial root
+    /// attributes, then makes the empty file durable.
+    fn create_layout(
+        &mut self,
+        columns: &[Column],
+        fixed: &[FixedDataset],
+        info: &RunInfo,
+        compression: u8,
+    ) -> Result<(), OutputError>;
+    /// Writes the rows of chunk band `first_row / chunk_rows` of column `col`
+    /// (`data` holds whole rows, at most one band). `last` = the band will not
+    /// be written again (it is complete, or the run ends).
+    fn write_band(
+        &mut self,
+        col: usize,
+        first_row: u64,
+        data: &ColumnBuf,
+        last: bool,
+    ) -> Result<(), OutputError>;
+    /// Sets every streamed dataset to `rows` rows and makes the file durable.
+    fn flush(&mut self, rows: u64) -> Result<(), OutputError>;
+    /// Sets the extents, writes the final attributes and closes the file.
+    fn finish(&mut self, rows: u64, attrs: &[(String, AttrValue)]) -> Result<(), OutputError>;
+}
+
+/// The backend-independent [`Recorder`] logic: per-column buffers of the
+/// current chunk band, band writes when a band fills, flushes every
+/// `flush_seconds`.
+pub(in crate::output) struct Streamer<B: Backend> {
+    path: PathBuf,
+    config: OutputConfig,
+    flush_every: Duration,
+    pub(in crate::output) backend: B,
+    columns: Vec<Column>,
+    /// Rows of each column's current band.
+    bufs: Vec<ColumnBuf>,
+    /// First row of each column's current band.
+    band_start: Vec<u64>,
+    pub(in crate::output) rows: u64,
+    /// Lengths of `/u` and `/lambda` rows given at `begin`.
+    n_dof: usize,
+    n_mult: usize,
+    /// Recorded times, for the XDMF side file (empty when none is written).
+    times: Vec<f64>,
+    /// The run's mesh, for the XDMF side file.
+    mesh: Mesh,
+    /// Summaries of the probes over the recorded rows (root attributes at `finish`).
+    probes: Vec<(String, ProbeSummary)>,
+    /// The run's totals, if given ([`Recorder::totals`]).
+    totals: Option<RunTotals>,
+    /// Rows were recorded since the last flush.
+    pub(in crate::output) dirty: bool,
+    last_flush: Instant,
+    begun: bool,
+    finished: bool,
+    /// A band write or flush failed: columns may hold different row counts,
+    /// so no further step is accepted (`finish` still closes the file).
+    poisoned: bool,
+}
+
+impl<B: Backend> Streamer<B> {
+    /// Wraps an opened backend; nothing is written before `begin`.
+    pub(in crate::output) fn new(path: &Path, config: OutputConfig, backend: B) -> Self {
+        let flush_every =
+            Duration::try_from_secs_f64(config.flush_seconds.max(0.0)).unwrap_or(Duration::MAX);
+        Streamer {
+            path: path.to_path_buf(),
+            config,
+            flush_every,
+            backend,
+            columns: Vec::new(),
+            bufs: Vec::new(),
+            band_start: Vec::new(),
+            rows: 0,
+            n_dof: 0,
+            n_mult: 0,
+            times: Vec::new(),
+            probes: Vec::new(),
+            totals: None,
+            mesh: Mesh::default(),
+            dirty: false,
+            last_flush: Instant::now(),
+            begun: false,
+            finished: false,
+            poisoned: false,
+        }
+    }
+
+    fn check_open(&self, what: &str) -> Result<(), OutputError> {
+        if self.finished {
+            return Err(h5_error(&self.path, format!("{what} after finish")));
+        }
+        Ok(())
+    }
+
+    /// Writes every partial band with rows not yet on disk.
+    pub(in crate::output) fn write_partial_bands(&mut self, last: bool) -> Result<(), OutputError> {
+        for (i, buf) in self.bufs.iter().enumerate() {
+            if buf.len() > 0 {
+                self.backend.write_band(i, self.band_start[i], buf, last)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_now(&mut self) -> Result<(), OutputError> {
+        if self.dirty {
+            self.write_partial_bands(false)?;
+            self.backend.flush(self.rows)?;
+            self.dirty = false;
+        }
+        self.last_flush = Instant::now();
+        Ok(())
+    }
+
+    /// Appends one row to every column, writing the bands it completes.
+    fn push_row(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError> {
+        for (i, c) in self.columns.iter().enumerate() {
+            let buf = &mut self.bufs[i];
+            buf.push(c, rec);
+            if c.row_len() > 0 && buf.len() == c.chunk_rows * c.row_len() {
+                self.backend.write_band(i, self.band_start[i], buf, true)?;
+                self.band_start[i] += c.chunk_rows as u64;
+                buf.clear();
+            }
+        }
+        self.rows += 1;
+        if self.writes_xdmf() {
+            self.times.push(rec.time);
+        }
+        for ((_, s), &x) in self.probes.iter_mut().zip(rec.probes) {
+            s.add(rec.time, x);
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Whether the run gets an XDMF side file: it needs `/points`.
+    fn writes_xdmf(&self) -> bool {
+        self.columns.iter().any(|c| c.path == POINTS)
+    }
+
+    /// Best effort flush for `Drop`: data recorded so far stays readable.
+    pub(in crate::output) fn flush_on_drop(&mut self) {
+        if self.begun && !self.finished && !self.poisoned {
+            // Errors cannot be reported from drop; the file keeps the last flush.
+            let _ = self.flush_now();
+        }
+    }
+}
+
+/// Rejects settings no file can be written with, before the file is created.
+pub(in crate::output) fn validate_config(
+    path: &Path,
+    config: &OutputConfig,
+) -> Result<(), OutputError> {
+    if config.compression > 9 {
+        return Err(h5_error(
+            path,
+            format!("deflate level {} out of range 0..=9", config.compression),
+        ));
+    }
+    Ok(())
+}
+
+impl<B: Backend> Recorder for Streamer<B> {
+    fn begin(&mut self, info: &RunInfo) -> Result<(), OutputError> {
+        self.check_open("begin")?;
+        if self.begun {
+            return Err(h5_error(&self.path, "begin called twice"));
+        }
+        self.columns = plan_columns(&self.path, &self.config, info)?;
+        crate::output::xdmf::remove_stale(&self.path)?;
+        let fixed = plan_fixed(info);
+        (self.n_dof, self.n_mult) = (info.dof_names.len(), info.multiplier_names.len());
+        self.backend
+            .create_layout(&self.columns, &fixed, info, self.config.compression)?;
+        if self.writes_xdmf() {
+            self.mesh = info.mesh.clone();
+        }
+        self.probes = info
+            .probe_names
+            .iter()
+            .map(|n| (n.clone(), ProbeSummary::default()))
+            .collect();
+        self.bufs = self
+            .columns
+            .iter()
+            .map(|c| ColumnBuf::new(c.dtype()))
+            .collect();
+        self.band_start = vec![0; self.columns.len()];
+        self.begun = true;
+        self.last_flush = Instant::now();
+        Ok(())
+    }
+
+    fn record(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError> {
+        self.check_open("record")?;
+        if !self.begun {
+            return Err(h5_error(&self.path, "record before begin"));
+        }
+        if self.poisoned {
+            return Err(h5_error(&self.path, "record after a failed write"));
+        }
+        for c in &self.columns {
+            if let (Some(n), Some(row)) = (c.width, c.source.row(rec)) {
+                if row.len() != n {
+                    return Err(h5_error(
+                        &self.path,
+                        format!(
+                            "step {}: /{} row has {} values, expected {n}",
+                            rec.step,
+                            c.path,
+                            row.len()
+                        ),
+                    ));
+                }
+            }
+        }
+        // Gathered datasets pick from /u and /lambda of the sizes `begin` saw.
+        for (name, row, n) in [
+            ("u", rec.u, self.n_dof),
+            ("lambda", rec.lambda, self.n_mult),
+        ] {
+            if row.len() != n {
+                return Err(h5_error(
+                    &self.path,
+                    format!(
+                        "step {}: /{name} row has {} values, expected {n}",
+                        rec.step,
+                        row.len()
+                    ),
+                ));
+            }
+        }
+        let written = self.push_row(rec).and_then(|()| {
+            if self.last_flush.elapsed() >= self.flush_every {
+                self.flush_now()
+            } else {
+                Ok(())
+            }
+        });
+        self.poisoned = written.is_err();
+        written
+    }
+
+    fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError> {
+        self.check_open("finish")?;
+        if !self.begun {
+            self.begin(&RunInfo::default())?;
+        }
+        self.finished = true;
+        if !self.poisoned {
+            self.write_partial_bands(true)?;
+        }
+        let attrs = final_attributes(status, t_end_reached, self.totals.as_ref(), &self.probes);
+        self.backend.finish(self.rows, &attrs)?;
+        if self.writes_xdmf() {
+            let rows = self.times.len().min(self.rows as usize);
+            crate::output::xdmf::write_beside(&self.path, &self.mesh, &self.times[..rows])?;
+        }
+        Ok(())
+    }
+
+    fn totals(&mut self, totals: &RunTotals) {
+        self.totals = Some(totals.clone());
+    }
+}
