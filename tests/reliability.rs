@@ -174,6 +174,69 @@ time = { type = "sine", omega = nan, phase = 0.0 }
     flexmb(&["check", inf.to_str().unwrap()]).refused(2, &["`phase` must be finite, got inf"]);
 }
 
+#[test]
+fn ramp_and_pulse_out_of_order_are_errors_in_files_and_in_code() {
+    let load = r#"
+[[load]]
+id = "push"
+type = "point_force"
+point = "bob"
+force = [1.0, 0.0]
+time = { type = "ramp", t0 = 0.5, t1 = 0.5 }
+"#;
+    let m = write("flat_ramp.toml", &pendulum("", load));
+    // The `time` line of the load: the pendulum text, then the load's 7th line.
+    let line = pendulum("", load)
+        .lines()
+        .position(|l| l.starts_with("time = "))
+        .unwrap()
+        + 1;
+    flexmb(&["check", m.to_str().unwrap()]).refused(
+        2,
+        &[
+            &format!("flat_ramp.toml:{line}"),
+            "load 'push' (field `time`)",
+            "ramp needs t1 > t0, got t0 = 0.5, t1 = 0.5",
+        ],
+    );
+    let pulse = load.replace(
+        "{ type = \"ramp\", t0 = 0.5, t1 = 0.5 }",
+        "{ type = \"triangular\", t0 = 0.0, t_peak = 2.0, t1 = 1.0 }",
+    );
+    let m = write("late_peak.toml", &pendulum("", &pulse));
+    flexmb(&["run", m.to_str().unwrap()])
+        .refused(2, &["triangular pulse needs t0 < t_peak < t1, got 0, 2, 1"]);
+    // The same checks guard the builder of the Rust API.
+    use flexmb::load::TimeFunction;
+    use flexmb::model::{ModelBuilder, PointRef};
+    let mut b = ModelBuilder::new(2).unwrap();
+    b.node("bob", &[1.0, 0.0], None, 1.0).unwrap();
+    let point = PointRef::Entity("bob".into());
+    let ramp = TimeFunction::Ramp { t0: 1.0, t1: 0.0 };
+    let e = b
+        .point_load(
+            "push",
+            "point_force",
+            &point,
+            [[0.0; 3]; 3],
+            [1.0, 0.0, 0.0],
+            ramp,
+        )
+        .unwrap_err();
+    assert_eq!(e.field, Some("time"), "{e}");
+    assert!(e.to_string().contains("ramp needs t1 > t0"), "{e}");
+    let ok = TimeFunction::Ramp { t0: 0.0, t1: 1.0 };
+    b.point_load(
+        "push",
+        "point_force",
+        &point,
+        [[0.0; 3]; 3],
+        [1.0, 0.0, 0.0],
+        ok,
+    )
+    .unwrap();
+}
+
 // ---- 2. no silent nonsense ------------------------------------------------
 
 #[test]

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use super::spec::{
-    BodySpec, ElementSpec, GeneratorSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, Numbers,
-    OutputSpec, PointSpec, ProbeSpec, TimeSpec, SCHEMA_VERSION,
+    BodySpec, ElementSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, Numbers, OutputSpec,
+    PointSpec, ProbeSpec, SCHEMA_VERSION,
 };
 use crate::attitude::Attitude;
 use crate::element::EulerKinetic;
@@ -13,9 +13,8 @@ use crate::integrate::{IntegratorConfig, IntegratorSpec};
 use crate::joint::Curve;
 use crate::load::{TimeFunction, TorqueFrame};
 use crate::model::{
-    slider_crank_flexible_builder, Body2d, Body3dSpec, BuildError, EnergyTerm, Joint3d, Model,
-    ModelBuilder, PointRef, ProbeTarget, ResidualLevel, RotationalSpringDamper, ScalableProblem,
-    SpringDamper,
+    Body2d, Body3dSpec, BuildError, EnergyTerm, Generator, Joint3d, Model, ModelBuilder, PointRef,
+    ProbeTarget, ResidualLevel, RotationalSpringDamper, SpringDamper,
 };
 use crate::output::{OutputConfig, OutputInterval};
 
@@ -137,47 +136,6 @@ fn point_ref(p: &PointSpec, dim: usize) -> PointRef {
             }
             PointRef::Ground(x)
         }
-    }
-}
-
-fn time_function(t: &Option<TimeSpec>) -> TimeFunction {
-    match t {
-        None | Some(TimeSpec::Constant) => TimeFunction::Constant,
-        Some(TimeSpec::Ramp { t0, t1 }) => TimeFunction::Ramp { t0: *t0, t1: *t1 },
-        Some(TimeSpec::Triangular { t0, t_peak, t1 }) => TimeFunction::Triangular {
-            t0: *t0,
-            t_peak: *t_peak,
-            t1: *t1,
-        },
-        Some(TimeSpec::Sine { omega, phase }) => TimeFunction::Sine {
-            omega: *omega,
-            phase: *phase,
-        },
-    }
-}
-
-fn check_time(t: &Option<TimeSpec>) -> Result<(), String> {
-    let params: &[(&str, f64)] = match t {
-        None | Some(TimeSpec::Constant) => &[],
-        Some(TimeSpec::Ramp { t0, t1 }) => &[("t0", *t0), ("t1", *t1)],
-        Some(TimeSpec::Triangular { t0, t_peak, t1 }) => {
-            &[("t0", *t0), ("t_peak", *t_peak), ("t1", *t1)]
-        }
-        Some(TimeSpec::Sine { omega, phase }) => &[("omega", *omega), ("phase", *phase)],
-    };
-    if let Some((name, x)) = params.iter().find(|(_, x)| !x.is_finite()) {
-        return Err(format!(
-            "time function parameter `{name}` must be finite, got {x}"
-        ));
-    }
-    match t {
-        Some(TimeSpec::Ramp { t0, t1 }) if t1 <= t0 || t1.is_nan() || t0.is_nan() => {
-            Err(format!("ramp needs t1 > t0, got t0 = {t0}, t1 = {t1}"))
-        }
-        Some(TimeSpec::Triangular { t0, t_peak, t1 }) if !(t0 < t_peak && t_peak < t1) => Err(
-            format!("triangular pulse needs t0 < t_peak < t1, got {t0}, {t_peak}, {t1}"),
-        ),
-        _ => Ok(()),
     }
 }
 
@@ -612,8 +570,7 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 point,
                 force,
                 time,
-            } => check_time(time)
-                .and_then(|_| check_len(force, dim, "force"))
+            } => check_len(force, dim, "force")
                 .map_err(|m| load_err(id, m))
                 .and_then(|_| {
                     b.point_load(
@@ -622,7 +579,7 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                         &point_ref(point, dim),
                         [[0.0; 3]; 3],
                         vec3(force),
-                        time_function(time),
+                        time.unwrap_or_default(),
                     )
                 }),
             LoadSpec::Torque {
@@ -631,40 +588,7 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 torque,
                 frame,
                 time,
-            } => check_time(time).map_err(|m| load_err(id, m)).and_then(|_| {
-                match (torque, frame.as_deref()) {
-                    (Numbers::One(t), None) if dim == 2 => {
-                        b.torque(id, body, *t, time_function(time))
-                    }
-                    (Numbers::Many(t), frame) if dim == 3 => {
-                        let t = exact3("load", id, "torque", t)?;
-                        let frame = match frame {
-                            None | Some("spatial") => TorqueFrame::Spatial,
-                            Some("body") => TorqueFrame::Body,
-                            Some(f) => {
-                                return Err(load_field_err(
-                                    id,
-                                    "frame",
-                                    format!(
-                                        "unknown frame '{f}' (expected \"spatial\" or \"body\")"
-                                    ),
-                                ))
-                            }
-                        };
-                        b.torque3d(id, body, t, frame, time_function(time))
-                    }
-                    _ if dim == 2 => Err(load_field_err(
-                        id,
-                        "torque",
-                        "a planar torque is a number (and takes no `frame`)".into(),
-                    )),
-                    _ => Err(load_field_err(
-                        id,
-                        "torque",
-                        "a 3-D torque is a vector [nx, ny, nz]".into(),
-                    )),
-                }
-            }),
+            } => torque_load(&mut b, dim, id, body, torque, frame.as_deref(), time),
             LoadSpec::LinearField {
                 id,
                 point,
@@ -675,31 +599,28 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 let mut a = [[0.0; 3]; 3];
                 let shape_ok = matrix.len() == dim && matrix.iter().all(|r| r.len() == dim);
                 let off = offset.clone().unwrap_or_else(|| vec![0.0; dim]);
-                check_time(time)
-                    .and_then(|_| {
-                        if shape_ok {
-                            Ok(())
-                        } else {
-                            Err(format!("matrix must be {dim} x {dim} (field `matrix`)"))
+                (if shape_ok {
+                    Ok(())
+                } else {
+                    Err(format!("matrix must be {dim} x {dim} (field `matrix`)"))
+                })
+                .and_then(|_| check_len(&off, dim, "offset"))
+                .map_err(|m| load_err(id, m))
+                .and_then(|_| {
+                    for (r, row) in matrix.iter().enumerate() {
+                        for (c, v) in row.iter().enumerate() {
+                            a[r][c] = *v;
                         }
-                    })
-                    .and_then(|_| check_len(&off, dim, "offset"))
-                    .map_err(|m| load_err(id, m))
-                    .and_then(|_| {
-                        for (r, row) in matrix.iter().enumerate() {
-                            for (c, v) in row.iter().enumerate() {
-                                a[r][c] = *v;
-                            }
-                        }
-                        b.point_load(
-                            id,
-                            "linear_field",
-                            &point_ref(point, dim),
-                            a,
-                            vec3(&off),
-                            time_function(time),
-                        )
-                    })
+                    }
+                    b.point_load(
+                        id,
+                        "linear_field",
+                        &point_ref(point, dim),
+                        a,
+                        vec3(&off),
+                        time.unwrap_or_default(),
+                    )
+                })
             }
         };
         r.map_err(|e| loc.build_error(l.span(), e))?;
@@ -711,7 +632,7 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
 /// are refused next to it.
 fn build_generated(
     spec: &ModelSpec,
-    g: &toml::Spanned<GeneratorSpec>,
+    g: &toml::Spanned<Generator>,
     loc: &Locator<'_>,
 ) -> Result<ModelBuilder, ModelError> {
     let line = Some(loc.line_of(g.span().start));
@@ -727,46 +648,62 @@ fn build_generated(
                 .into(),
         ));
     }
-    let scalable = |problem: ScalableProblem| {
-        let dim = problem.dimension();
-        if *spec.dimension.get_ref() != dim {
-            return Err(loc.error(
-                line,
-                format!(
-                    "the {} generator builds a {dim}-D model: dimension = {dim}",
-                    problem.name()
-                ),
-            ));
+    let generator = g.get_ref();
+    let dim = generator.dimension();
+    if *spec.dimension.get_ref() != dim {
+        return Err(loc.error(
+            line,
+            format!(
+                "the {} generator builds a {dim}-D model: dimension = {dim}",
+                generator.name()
+            ),
+        ));
+    }
+    generator
+        .builder()
+        .map_err(|e| loc.build_error(g.span(), e))
+}
+
+/// A `torque` load: a number on a planar body, a vector (spatial or in body
+/// axes) on a 3-D body.
+fn torque_load(
+    b: &mut ModelBuilder,
+    dim: usize,
+    id: &str,
+    body: &str,
+    torque: &Numbers,
+    frame: Option<&str>,
+    time: &Option<TimeFunction>,
+) -> Result<(), BuildError> {
+    let time = time.unwrap_or_default();
+    match (torque, frame) {
+        (Numbers::One(t), None) if dim == 2 => b.torque(id, body, *t, time),
+        (Numbers::Many(t), frame) if dim == 3 => {
+            let t = exact3("load", id, "torque", t)?;
+            let frame = match frame {
+                None | Some("spatial") => TorqueFrame::Spatial,
+                Some("body") => TorqueFrame::Body,
+                Some(f) => {
+                    return Err(load_field_err(
+                        id,
+                        "frame",
+                        format!("unknown frame '{f}' (expected \"spatial\" or \"body\")"),
+                    ))
+                }
+            };
+            b.torque3d(id, body, t, frame, time)
         }
-        problem.builder().map_err(|e| loc.build_error(g.span(), e))
-    };
-    let built = match g.get_ref() {
-        GeneratorSpec::SliderCrankFlexible(p) => {
-            if *spec.dimension.get_ref() != 2 {
-                return Err(loc.error(
-                    line,
-                    "the slider_crank_flexible generator builds a planar model: dimension = 2"
-                        .into(),
-                ));
-            }
-            slider_crank_flexible_builder(p)
-        }
-        GeneratorSpec::HangingBeam { elements } => {
-            return scalable(ScalableProblem::HangingBeam {
-                elements: *elements,
-            })
-        }
-        GeneratorSpec::TrussLattice { n, m } => {
-            return scalable(ScalableProblem::TrussLattice { n: *n, m: *m })
-        }
-        GeneratorSpec::SpaceTrussLattice { n, m } => {
-            return scalable(ScalableProblem::SpaceTrussLattice { n: *n, m: *m })
-        }
-        GeneratorSpec::RigidChain { bodies } => {
-            return scalable(ScalableProblem::RigidChain { bodies: *bodies })
-        }
-    };
-    built.map_err(|e| loc.build_error(g.span(), e))
+        _ if dim == 2 => Err(load_field_err(
+            id,
+            "torque",
+            "a planar torque is a number (and takes no `frame`)".into(),
+        )),
+        _ => Err(load_field_err(
+            id,
+            "torque",
+            "a 3-D torque is a vector [nx, ny, nz]".into(),
+        )),
+    }
 }
 
 fn load_err(id: &str, message: String) -> BuildError {

@@ -44,7 +44,7 @@ pub struct ModelSpec {
     #[serde(default)]
     pub probe: Vec<Spanned<ProbeSpec>>,
     /// A generated model (instead of entity tables).
-    pub generator: Option<Spanned<GeneratorSpec>>,
+    pub generator: Option<Spanned<crate::model::Generator>>,
     /// Integrator settings.
     pub integrator: Option<Spanned<IntegratorSpec>>,
     /// Output settings.
@@ -411,38 +411,6 @@ pub enum JointSpec {
     },
 }
 
-/// `[generator]`: a model built by a generator of `crate::model::generate`.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum GeneratorSpec {
-    /// The deformable slider-crank of SPEC.md §3.
-    SliderCrankFlexible(crate::model::SliderCrankParams),
-    /// SPEC.md §7 L1.
-    HangingBeam {
-        /// Beam elements.
-        elements: usize,
-    },
-    /// SPEC.md §7 L2 (`m` defaults to `n`).
-    TrussLattice {
-        /// Cells along x.
-        n: usize,
-        /// Cells along y.
-        m: Option<usize>,
-    },
-    /// SPEC.md §7 L3 (`m` defaults to `n`).
-    SpaceTrussLattice {
-        /// Cells along x and y.
-        n: usize,
-        /// Cells along z.
-        m: Option<usize>,
-    },
-    /// SPEC.md §7 L4.
-    RigidChain {
-        /// Rigid bodies.
-        bodies: usize,
-    },
-}
-
 /// `[[load]]`.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
@@ -456,7 +424,7 @@ pub enum LoadSpec {
         /// Force vector.
         force: Vec<f64>,
         /// Time function (default constant).
-        time: Option<TimeSpec>,
+        time: Option<crate::load::TimeFunction>,
     },
     /// A torque on a rigid body, scaled by a time function.
     Torque {
@@ -470,7 +438,7 @@ pub enum LoadSpec {
         /// Frame of a 3-D torque: `spatial` (default) or `body` (body axes).
         frame: Option<String>,
         /// Time function (default constant).
-        time: Option<TimeSpec>,
+        time: Option<crate::load::TimeFunction>,
     },
     /// A linear force field F = A r + b at a point (App. A.1: F = (4y, -4x)).
     LinearField {
@@ -483,39 +451,7 @@ pub enum LoadSpec {
         /// b (default zero).
         offset: Option<Vec<f64>>,
         /// Time function (default constant).
-        time: Option<TimeSpec>,
-    },
-}
-
-/// A time function.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum TimeSpec {
-    /// 1.
-    Constant,
-    /// 0 -> 1 linearly on [t0, t1].
-    Ramp {
-        /// Start.
-        t0: f64,
-        /// End.
-        t1: f64,
-    },
-    /// 0 -> 1 on [t0, t_peak], 1 -> 0 on [t_peak, t1].
-    Triangular {
-        /// Start.
-        t0: f64,
-        /// Peak.
-        t_peak: f64,
-        /// End.
-        t1: f64,
-    },
-    /// sin(omega t + phase).
-    Sine {
-        /// Angular frequency.
-        omega: f64,
-        /// Phase (default 0).
-        #[serde(default)]
-        phase: f64,
+        time: Option<crate::load::TimeFunction>,
     },
 }
 

@@ -20,10 +20,14 @@ use crate::attitude::Attitude;
 use crate::joint::Point;
 use crate::rotation::{g_matrix, g_transpose_derivative};
 
-/// A scalar function of time multiplying a load.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A scalar function of time multiplying a load (the `time` table of a
+/// `[[load]]` in a model file, `type = "ramp"` etc.; [`TimeFunction::check`]
+/// validates it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TimeFunction {
     /// s = 1.
+    #[default]
     Constant,
     /// 0 before t0, linear to 1 at t1, then 1.
     Ramp {
@@ -45,12 +49,41 @@ pub enum TimeFunction {
     Sine {
         /// Angular frequency (rad per time unit).
         omega: f64,
-        /// Phase (rad).
+        /// Phase (rad; default 0).
+        #[serde(default)]
         phase: f64,
     },
 }
 
 impl TimeFunction {
+    /// Refuses non-finite parameters, a ramp without t1 > t0 and a pulse
+    /// without t0 < t_peak < t1 (their s(t) would divide by zero or run
+    /// backwards).
+    pub fn check(&self) -> Result<(), String> {
+        let params: &[(&str, f64)] = match self {
+            TimeFunction::Constant => &[],
+            TimeFunction::Ramp { t0, t1 } => &[("t0", *t0), ("t1", *t1)],
+            TimeFunction::Triangular { t0, t_peak, t1 } => {
+                &[("t0", *t0), ("t_peak", *t_peak), ("t1", *t1)]
+            }
+            TimeFunction::Sine { omega, phase } => &[("omega", *omega), ("phase", *phase)],
+        };
+        if let Some((name, x)) = params.iter().find(|(_, x)| !x.is_finite()) {
+            return Err(format!(
+                "time function parameter `{name}` must be finite, got {x}"
+            ));
+        }
+        match *self {
+            TimeFunction::Ramp { t0, t1 } if t1 <= t0 => {
+                Err(format!("ramp needs t1 > t0, got t0 = {t0}, t1 = {t1}"))
+            }
+            TimeFunction::Triangular { t0, t_peak, t1 } if !(t0 < t_peak && t_peak < t1) => Err(
+                format!("triangular pulse needs t0 < t_peak < t1, got {t0}, {t_peak}, {t1}"),
+            ),
+            _ => Ok(()),
+        }
+    }
+
     /// s(t).
     pub fn value(&self, t: f64) -> f64 {
         match *self {

@@ -72,10 +72,13 @@ fn bounded(name: &str, field: &'static str, x: usize, dofs: u128) -> Result<(), 
     Ok(())
 }
 
-/// Parameters of a `[generator]` of a model file: one of the SPEC.md §7
-/// problems with its size (`crate::input`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScalableProblem {
+/// A `[generator]` of a model file (`crate::input`): the deformable
+/// slider-crank of SPEC.md §3 or one of the SPEC.md §7 problems with its size.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Generator {
+    /// [`slider_crank_flexible`].
+    SliderCrankFlexible(SliderCrankParams),
     /// [`hanging_beam`] with `elements` elements.
     HangingBeam {
         /// Beam elements.
@@ -102,34 +105,36 @@ pub enum ScalableProblem {
     },
 }
 
-impl ScalableProblem {
+impl Generator {
     /// The dimension of the generated model.
-    pub fn dimension(self) -> usize {
+    pub fn dimension(&self) -> usize {
         match self {
-            ScalableProblem::HangingBeam { .. } | ScalableProblem::TrussLattice { .. } => 2,
-            ScalableProblem::SpaceTrussLattice { .. } | ScalableProblem::RigidChain { .. } => 3,
+            Generator::SliderCrankFlexible(_)
+            | Generator::HangingBeam { .. }
+            | Generator::TrussLattice { .. } => 2,
+            Generator::SpaceTrussLattice { .. } | Generator::RigidChain { .. } => 3,
         }
     }
 
     /// The generator's name in the model file.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
-            ScalableProblem::HangingBeam { .. } => "hanging_beam",
-            ScalableProblem::TrussLattice { .. } => "truss_lattice",
-            ScalableProblem::SpaceTrussLattice { .. } => "space_truss_lattice",
-            ScalableProblem::RigidChain { .. } => "rigid_chain",
+            Generator::SliderCrankFlexible(_) => "slider_crank_flexible",
+            Generator::HangingBeam { .. } => "hanging_beam",
+            Generator::TrussLattice { .. } => "truss_lattice",
+            Generator::SpaceTrussLattice { .. } => "space_truss_lattice",
+            Generator::RigidChain { .. } => "rigid_chain",
         }
     }
 
     /// The model's builder (before `build`, so that probes can be added).
-    pub fn builder(self) -> Result<ModelBuilder, BuildError> {
-        match self {
-            ScalableProblem::HangingBeam { elements } => hanging_beam_builder(elements),
-            ScalableProblem::TrussLattice { n, m } => truss_lattice_builder(n, m.unwrap_or(n)),
-            ScalableProblem::SpaceTrussLattice { n, m } => {
-                space_truss_lattice_builder(n, m.unwrap_or(n))
-            }
-            ScalableProblem::RigidChain { bodies } => rigid_chain_builder(bodies),
+    pub fn builder(&self) -> Result<ModelBuilder, BuildError> {
+        match *self {
+            Generator::SliderCrankFlexible(ref p) => slider_crank_flexible_builder(p),
+            Generator::HangingBeam { elements } => hanging_beam_builder(elements),
+            Generator::TrussLattice { n, m } => truss_lattice_builder(n, m.unwrap_or(n)),
+            Generator::SpaceTrussLattice { n, m } => space_truss_lattice_builder(n, m.unwrap_or(n)),
+            Generator::RigidChain { bodies } => rigid_chain_builder(bodies),
         }
     }
 }

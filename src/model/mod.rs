@@ -16,7 +16,7 @@ pub use builder::{
 pub use dof::{DofKind, DofMap};
 pub use generate::{
     hanging_beam, hanging_truss_chain, rigid_chain, slider_crank_flexible,
-    slider_crank_flexible_builder, space_truss_lattice, truss_lattice, ScalableProblem,
+    slider_crank_flexible_builder, space_truss_lattice, truss_lattice, Generator,
     SliderCrankParams, MAX_GENERATED_DOFS,
 };
 pub use probe::{pair_points, EnergyTerm, Probe, ProbeKind, ProbePoint, ResidualLevel};

@@ -37,6 +37,7 @@ impl ModelBuilder {
             }
         };
         finite("load", id, "torque", &[torque])?;
+        check_time(id, &time)?;
         self.claim_id("load", id)?;
         self.loads.push(LoadEntry {
             name: id.to_string(),
@@ -84,6 +85,7 @@ impl ModelBuilder {
             }
         };
         finite("load", id, "torque", &torque)?;
+        check_time(id, &time)?;
         self.claim_id("load", id)?;
         self.loads.push(LoadEntry {
             name: id.to_string(),
@@ -119,6 +121,7 @@ impl ModelBuilder {
         }
         finite("load", id, "matrix", matrix.as_flattened())?;
         finite("load", id, "force", &offset)?;
+        check_time(id, &time)?;
         self.claim_id("load", id)?;
         self.loads.push(LoadEntry {
             name: id.to_string(),
@@ -140,4 +143,9 @@ impl ModelBuilder {
         self.gravity = self.vector("model", "gravity", "g", g, self.dim)?;
         Ok(())
     }
+}
+
+/// [`TimeFunction::check`] as an error of load `id`, field `time`.
+fn check_time(id: &str, time: &TimeFunction) -> Result<(), BuildError> {
+    time.check().map_err(|m| err("load", id, Some("time"), m))
 }
