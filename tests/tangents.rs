@@ -41,8 +41,7 @@
 use flexmb::assembly::{Assembler, Pattern, SaddleSystem};
 use flexmb::attitude::Attitude;
 use flexmb::element::{
-    Element, EomLevel, EulerKinetic, GlobalLevel, LevelWeights, RotationalSpringDamper,
-    SpringDamper, Truss,
+    Element, EomLevel, EulerKinetic, LevelWeights, RotationalSpringDamper, SpringDamper, Truss,
 };
 use flexmb::integrate::gssss::two_field_scheme;
 use flexmb::integrate::gssss::{constraint_force, fill_step, ConstraintForce, StepInput};
@@ -1475,7 +1474,7 @@ fn assembled_load_derivative() {
         let zero = vec![0.0; n];
         let w = level(0.0, 0.0, 1.0);
         let inp = StepInput {
-            level: GlobalLevel {
+            level: EomLevel {
                 u_n: &zero,
                 v_n: &zero,
                 a_n: &zero,
@@ -2050,7 +2049,7 @@ impl StepFixture {
             self.iterate(&pat, delta),
         );
         let inp = StepInput {
-            level: GlobalLevel {
+            level: EomLevel {
                 u_n: &self.u_n,
                 v_n: &self.v_n,
                 a_n: &self.a_n,

@@ -34,7 +34,7 @@ pub use measures::{ConstraintNorms, Energy};
 
 use sprs::{CsMat, TriMat};
 
-use crate::element::{GlobalLevel, MAX_LOCAL_DOFS};
+use crate::element::{EomLevel, MAX_LOCAL_DOFS};
 use crate::joint::MAX_ROWS;
 use crate::model::{DofKind, Model};
 
@@ -47,7 +47,7 @@ pub enum ElementEval<'a> {
     /// ([`crate::element::Element::eom_force`]: `P(u~)`, an independent strain
     /// approximation, or the discrete gradient `P(u_n, u_{n+1})` for midpoint
     /// weights) with its derivative with respect to u_{n+1}.
-    Level(GlobalLevel<'a>),
+    Level(EomLevel<'a>),
 }
 
 /// A multiplier vector formed from two: `(1 - w) first + w second`.

@@ -49,7 +49,9 @@ impl LevelWeights {
     }
 }
 
-/// Local state of one element inside a Newton iteration of a time step.
+/// The state of a Newton iteration of a time step at the time levels of the
+/// equations of motion: the global vectors (the stepper's), or one element's
+/// part of them (gathered by [`ElementSet::eom_force`]).
 #[derive(Debug, Clone, Copy)]
 pub struct EomLevel<'a> {
     /// Positions at t_n.
@@ -249,7 +251,7 @@ pub trait ElementSet: Send + Sync {
     /// Internal force (and tangent) of element `i` at the global state `u`.
     fn force(&self, i: usize, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>);
     /// EOM-level force and derivative of element `i` (global vectors in `g`).
-    fn eom_force(&self, i: usize, g: &GlobalLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>);
+    fn eom_force(&self, i: usize, g: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>);
     /// Whether the elements have a velocity-dependent force.
     fn is_dissipative(&self) -> bool;
     /// Velocity-dependent force of element `i` at global (u, v) with
@@ -272,23 +274,6 @@ pub trait ElementSet: Send + Sync {
     fn kinetic_energy(&self, i: usize, u: &[f64], v: &[f64]) -> f64;
     /// The block as `Any`, for the model builder's grouping.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
-}
-
-/// Global vectors of a Newton iterate; elements gather their local parts from it.
-#[derive(Debug, Clone, Copy)]
-pub struct GlobalLevel<'a> {
-    /// Positions at t_n.
-    pub u_n: &'a [f64],
-    /// Velocities at t_n.
-    pub v_n: &'a [f64],
-    /// Acceleration variable at step n.
-    pub a_n: &'a [f64],
-    /// Iterate of u_{n+1}.
-    pub u_next: &'a [f64],
-    /// Iterate of u~.
-    pub u_tilde: &'a [f64],
-    /// Time-level weights.
-    pub w: LevelWeights,
 }
 
 /// Copies the entries `idx` of `src` into the front of `dst`.
@@ -381,7 +366,7 @@ impl<E: Element> ElementSet for ElementBlock<E> {
         gather(u, self.dofs(i), &mut ul[..n]);
         self.elems[i].force(&ul[..n], f, k);
     }
-    fn eom_force(&self, i: usize, g: &GlobalLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn eom_force(&self, i: usize, g: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         let n = self.ndof;
         let d = self.dofs(i);
         // One pass over the element's DOFs gathers all five vectors.

@@ -71,7 +71,7 @@ pub mod blocks;
 pub mod reduce;
 
 use crate::assembly::{dot, DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
-use crate::element::{GlobalLevel, LevelWeights};
+use crate::element::{EomLevel, LevelWeights};
 use crate::integrate::AttrValue;
 use crate::linalg::{SaddlePointSolver, SolveError};
 
@@ -763,7 +763,7 @@ fn add_half_step_terms(
         phi_from,
         from_rows,
     } = out;
-    let level = |u_n, u_next| GlobalLevel {
+    let level = |u_n, u_next| EomLevel {
         u_n,
         v_n: zeros,
         a_n: zeros,

@@ -9,7 +9,7 @@
 //! Gonzalez's discrete derivative `dg`).
 
 use crate::assembly::{Assembler, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
-use crate::element::{GlobalLevel, MidpointStart, RateState};
+use crate::element::{EomLevel, MidpointStart, RateState};
 use crate::model::Model;
 
 use super::scheme::{ConstraintOption, JacobianKind};
@@ -111,7 +111,7 @@ pub fn constraint_force(
 #[derive(Debug, Clone, Copy)]
 pub struct StepInput<'a> {
     /// Positions and levels for the elements.
-    pub level: GlobalLevel<'a>,
+    pub level: EomLevel<'a>,
     /// Iterate of the acceleration at the EOM time level, a~.
     pub a_tilde: &'a [f64],
     /// `M (a~ - g)` when the caller has computed it (the stepper needs it for

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::element::GlobalLevel;
+use crate::element::EomLevel;
 use crate::integrate::AttrValue;
 use crate::linalg::{SaddlePointSolver, SolveError};
 
@@ -287,7 +287,7 @@ impl OneStepIntegrator {
             sys.asm.mass_mul_add(&ws.a_tilde, &mut ws.inertia);
             sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
             let inp = StepInput {
-                level: GlobalLevel {
+                level: EomLevel {
                     u_n: &ws.u_n,
                     v_n: &ws.v_n,
                     a_n: &ws.a_n,
