@@ -595,8 +595,8 @@ impl IntegratorConfig {
     /// stepping handle [`crate::run::Stepper`] stops where it is told).
     pub fn gssss() -> Self {
         let dt = 0.01;
-        IntegratorConfig {
-            method: MethodConfig::Gssss(GssssSettings {
+        Self::with_method(
+            MethodConfig::Gssss(GssssSettings {
                 variant: Variant::Single {
                     coefficients: Gssss::new(Family::V0, [1.0, 1.0, 0.0])
                         .expect("the midpoint roots are valid"),
@@ -619,13 +619,7 @@ impl IntegratorConfig {
                 step_control: StepControl::Fixed,
             }),
             dt,
-            t_end: 0.0,
-            force_sparse: false,
-            factorization: Default::default(),
-            initialize: Initialize::Check,
-            timing: false,
-            export_matrix: None,
-        }
+        )
     }
 
     /// Seed 002's energy-preserving time-continuous Galerkin scheme
@@ -644,8 +638,8 @@ impl IntegratorConfig {
     /// Newton test (rtol 1e-6) with at most 100 iterations.
     pub fn tdg(alpha: f64) -> Self {
         let dt = 0.01;
-        IntegratorConfig {
-            method: MethodConfig::Tdg(TdgSettings {
+        Self::with_method(
+            MethodConfig::Tdg(TdgSettings {
                 scheme: Scheme::Tdg,
                 alpha,
                 dt,
@@ -654,13 +648,7 @@ impl IntegratorConfig {
                 max_iter: 100,
             }),
             dt,
-            t_end: 0.0,
-            force_sparse: false,
-            factorization: Default::default(),
-            initialize: Initialize::Check,
-            timing: false,
-            export_matrix: None,
-        }
+        )
     }
 
     /// Dormand–Prince 5(4) on the index-1 form with adaptive steps (rtol
@@ -688,8 +676,8 @@ impl IntegratorConfig {
             RkStep::Fixed { dt } => dt,
             RkStep::Adaptive { max_step, .. } => max_step,
         };
-        IntegratorConfig {
-            method: MethodConfig::RungeKutta(RkSettings {
+        Self::with_method(
+            MethodConfig::RungeKutta(RkSettings {
                 formulation: Formulation::Index1,
                 tableau,
                 step,
@@ -699,6 +687,17 @@ impl IntegratorConfig {
                     passes: Passes::Two,
                 },
             }),
+            dt,
+        )
+    }
+
+    /// `method` with step (or largest step) `dt` and the solver defaults:
+    /// `t_end` 0, the dense/band/sparse choice by size, the automatic
+    /// sparse factorization, an inconsistent initial state refused, no
+    /// timings, no matrix export.
+    pub(crate) fn with_method(method: MethodConfig, dt: f64) -> Self {
+        IntegratorConfig {
+            method,
             dt,
             t_end: 0.0,
             force_sparse: false,

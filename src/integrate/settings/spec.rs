@@ -213,14 +213,9 @@ impl IntegratorSpec {
     /// (`initialize` and `factorization` are set by [`Self::resolve`]).
     fn config(&self, method: MethodConfig, dt: f64, t_end: f64) -> IntegratorConfig {
         IntegratorConfig {
-            method,
-            dt,
             t_end,
             force_sparse: self.sparse.unwrap_or(false),
-            factorization: Default::default(),
-            initialize: Initialize::Check,
-            timing: false,
-            export_matrix: None,
+            ..IntegratorConfig::with_method(method, dt)
         }
     }
 
