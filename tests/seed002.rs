@@ -296,6 +296,87 @@ fn alpha_kappa_reduced_solve_equals_full_solve() {
     }
 }
 
+/// Alpha–kappa with kappa from eq. 71: the exact Newton matrix is the block
+/// matrix (kappa held) plus the rank-one `u g^T` of
+/// [`Tdg::kappa_derivative`] (the stepper solves with it by Sherman–Morrison),
+/// checked by 4th-order central differences on the double pendulum and case
+/// d at states where eq. 71 is not clamped (h = 0.5: kappa in [0.75, 1.25]).
+/// The rank-one part is not negligible there (at least 1e-3 of the largest
+/// entry), so the check fails without it.
+#[test]
+fn alpha_kappa_exact_newton_matrix_with_kappa_derivative() {
+    for name in ["double_pendulum", "seed002_d"] {
+        let model = load_model_file(model_path(name)).unwrap().model;
+        let asm = Assembler::new(&model);
+        let sys = system(&model, &asm);
+        let h = 0.5;
+        let settings = TdgSettings {
+            scheme: Scheme::AlphaKappa(Kappa::Auto),
+            alpha: 0.3,
+            dt: h,
+            rtol: 1e-6,
+            atol: None,
+            max_iter: 10,
+        };
+        let mut tdg = Tdg::new(&sys, "ak".into(), vec![], settings, Default::default()).unwrap();
+        let (n, m) = (model.n_dofs(), model.n_constraints());
+        let nb = n + m;
+        let dim = 4 * nb;
+        let pattern = tdg.block_pattern().clone();
+        let mut values = vec![0.0; pattern.nnz()];
+        let mut res = vec![0.0; dim];
+        let mut checked = 0;
+        for seed in 1..200 {
+            let mut rng = fd::Rng(seed);
+            let qn: Vec<f64> = model
+                .u0
+                .iter()
+                .map(|u| u + rng.range(-0.01, 0.01))
+                .collect();
+            let vn: Vec<f64> = model.v0.iter().map(|v| v + rng.range(-1.0, 1.0)).collect();
+            let mut x = Vec::with_capacity(dim);
+            for b in 0..4 {
+                if b < 2 {
+                    x.extend(qn.iter().zip(&vn).map(|(q, v)| q + 1e-3 * v));
+                } else {
+                    x.extend(vn.iter().map(|v| v + rng.range(-0.1, 0.1)));
+                }
+                x.extend((0..m).map(|_| rng.range(-0.5, 0.5)));
+            }
+            tdg.eval(&sys, &qn, &vn, 0.0, h, &x, &mut res, &mut values);
+            let Some((u, g)) = tdg.kappa_derivative() else {
+                continue;
+            };
+            let (u, g) = (u.to_vec(), g.to_vec());
+            let a = pattern.to_csc(&values).to_dense();
+            let mut scratch = vec![0.0; pattern.nnz()];
+            let fdj = fd::fd_jacobian_h(&x, 1e-6, dim, |xp, out| {
+                tdg.eval(&sys, &qn, &vn, 0.0, h, xp, out, &mut scratch)
+            });
+            let whole = a.iter().fold(0.0_f64, |s, v| s.max(v.abs()));
+            let (mut worst, mut rank_one) = (0.0_f64, 0.0_f64);
+            for r in 0..dim {
+                for c in 0..dim {
+                    let exact = a[[r, c]] + u[r] * g[c];
+                    worst = worst.max((exact - fdj[r * dim + c]).abs() / whole);
+                    rank_one = rank_one.max((u[r] * g[c]).abs() / whole);
+                }
+            }
+            println!(
+                "{name} seed {seed}: max relative |J0 + u g^T - FD| = {worst:.2e}, \
+                 largest rank-one entry {rank_one:.2e}"
+            );
+            assert!(worst <= 1e-6, "{name} seed {seed}: {worst:e}");
+            assert!(rank_one >= 1e-3, "{name} seed {seed}: {rank_one:e}");
+            checked += 1;
+            if checked == 3 {
+                break;
+            }
+        }
+        assert_eq!(checked, 3, "{name}: no unclamped state in 200 tries");
+    }
+}
+
 /// A free truss (EA = 50, stretched by 20 % and spinning, no constraint,
 /// no gravity): an unconstrained conservative system.
 const FREE_TRUSS: &str = r#"

@@ -56,7 +56,10 @@
 //! pattern (the velocity rows and their derivative `(B v)_q` from
 //! [`crate::assembly::Assembler::set_rate_rows`], shared with BDF-GGL); kappa is 1, or eq. 71 `kappa = 2 dK / (2 dK + W)`,
 //! `W = etaj^T Bj (v1 + vj - 2 vn) + eta1^T B1 (v1 - vj)`, evaluated at the
-//! iterate, clamped to [1 - h/2, 1 + h/2] and held constant in the matrix.
+//! iterate, clamped to [1 - h/2, 1 + h/2]; where it is not clamped its
+//! derivative makes the Newton matrix exact: the block matrix with kappa
+//! held plus a rank-one term, solved by Sherman–Morrison with the block
+//! matrix's factors ([`Tdg::kappa_derivative`]).
 //! On models whose TDG-sized system is dense-sized, each Newton solve
 //! eliminates the velocities and eta by a row combination and block
 //! elimination ([`reduce`]); the iterates are the full system's to round-off.
@@ -188,6 +191,14 @@ impl NewtonSolver {
             }
         }
     }
+
+    /// Solves `rhs` in place with the last factorization.
+    fn solve_again(&mut self, rhs: &mut [f64]) -> Result<(), SolveError> {
+        match self {
+            NewtonSolver::Full(s) => s.solve(rhs),
+            NewtonSolver::Reduced(r) => r.solve(rhs),
+        }
+    }
 }
 
 /// The TDG and alpha–kappa integrator.
@@ -225,8 +236,20 @@ struct Workspace {
     mw: Vec<f64>,
     /// `M (v1 - vn)/h - M g` (force scale of the scaled test).
     inertia: Vec<f64>,
-    /// Scratch m-vector.
+    /// `B(qj) (v1 + vj - 2 vn)` and `B(q1) (v1 - vj)` (eq. 71's W).
     bw: Vec<f64>,
+    bw1: Vec<f64>,
+    /// `B(q1)^T eta1` and `B(qj)^T etaj` of the last alpha–kappa fill.
+    bte1: Vec<f64>,
+    btej: Vec<f64>,
+    /// Kappa's derivative when eq. 71 is differentiable at the iterate
+    /// (`kappa_free`): the residual's derivative with respect to kappa, `u`,
+    /// and kappa's gradient `g`, so that the exact Newton matrix is the
+    /// block matrix (kappa held) plus `u g^T`; and `J0^-1 u` (`sm`).
+    kappa_free: bool,
+    dres_dkappa: Vec<f64>,
+    dkappa: Vec<f64>,
+    sm: Vec<f64>,
     /// Residual, k blocks of nb rows: [Ra; Rf], [3Rb; Re], [2Rc; Rh], [6Rd; Rg].
     res: Vec<f64>,
     /// One term of the assembly (the g-terms), the h-terms, the derivatives
@@ -382,6 +405,13 @@ impl Tdg {
                 mw: z(n),
                 inertia: z(n),
                 bw: z(m),
+                bw1: z(m),
+                bte1: z(n),
+                btej: z(n),
+                kappa_free: false,
+                dres_dkappa: z(k * nb),
+                dkappa: z(k * nb),
+                sm: z(k * nb),
                 res: z(k * nb),
                 tmp: sys.asm.new_system(),
                 tmp_h: sys.asm.new_system(),
@@ -452,6 +482,18 @@ impl Tdg {
         fill(sys, ws, &self.settings, t_n, h);
         res.copy_from_slice(&ws.res);
         ws.pattern.gather(&ws.blocks, values);
+    }
+
+    /// After [`Tdg::eval`] of alpha–kappa with kappa from eq. 71: where
+    /// kappa is differentiable at `x` (not clamped), `(u, g)` with the exact
+    /// Newton matrix equal to the block matrix (kappa held) plus `u g^T`:
+    /// `u` the residual's derivative with respect to kappa, `g` kappa's
+    /// gradient. For the tangent tests; the stepper solves with it by
+    /// Sherman–Morrison.
+    pub fn kappa_derivative(&self) -> Option<(&[f64], &[f64])> {
+        self.ws
+            .kappa_free
+            .then_some((&self.ws.dres_dkappa[..], &self.ws.dkappa[..]))
     }
 
     /// One step of size `h` from `state`; `state` changes only on success.
@@ -546,6 +588,23 @@ impl Tdg {
             }
             if let Err(e) = ws.solver.solve(&ws.values, &mut ws.rhs) {
                 return Err(singular(state.step + 1, t_next, e));
+            }
+            if ws.kappa_free {
+                // Exact Newton with kappa's derivative (Sherman–Morrison):
+                // (J0 + u g^T)^-1 r = y - z (g^T y) / (1 + g^T z), y = J0^-1 r,
+                // z = J0^-1 u. Where 1 + g^T z vanishes the exact matrix is
+                // singular and the step keeps y (kappa held).
+                ws.sm.copy_from_slice(&ws.dres_dkappa);
+                if let Err(e) = ws.solver.solve_again(&mut ws.sm) {
+                    return Err(singular(state.step + 1, t_next, e));
+                }
+                let denom = 1.0 + dot(&ws.dkappa, &ws.sm);
+                if denom.abs() >= 1e-8 {
+                    let f = dot(&ws.dkappa, &ws.rhs) / denom;
+                    for (r, z) in ws.rhs.iter_mut().zip(&ws.sm) {
+                        *r -= f * z;
+                    }
+                }
             }
             for (x, d) in ws.x.iter_mut().zip(&ws.rhs) {
                 *x += d;
@@ -674,10 +733,28 @@ fn current_velocities(ws: &mut Workspace, s: &TdgSettings, h: f64) {
     }
 }
 
-/// kappa at the iterate (eq. 71, clamped), or the fixed value.
-fn kappa(sys: &System<'_>, ws: &mut Workspace, kappa: Kappa, t_n: f64, h: f64) -> f64 {
+/// Eq. 71's pieces at an iterate where kappa is differentiable: the
+/// kinetic energy change dK, W and the denominator 2 dK + W.
+#[derive(Debug, Clone, Copy)]
+struct KappaFree {
+    dk: f64,
+    w: f64,
+    denom: f64,
+}
+
+/// kappa at the iterate (eq. 71, clamped), or the fixed value; with the
+/// pieces of eq. 71 where kappa is differentiable (not fixed, not clamped, not
+/// set to 1 by the round-off rules below). `ws.bw`, `ws.bw1` keep
+/// `B(qj) (v1 + vj - 2 vn)` and `B(q1) (v1 - vj)`.
+fn kappa(
+    sys: &System<'_>,
+    ws: &mut Workspace,
+    kappa: Kappa,
+    t_n: f64,
+    h: f64,
+) -> (f64, Option<KappaFree>) {
     if let Kappa::Fixed(k) = kappa {
-        return k;
+        return (k, None);
     }
     let (n, nb) = (ws.n, ws.nb);
     let (asm, model) = (sys.asm, sys.model);
@@ -700,26 +777,76 @@ fn kappa(sys: &System<'_>, ws: &mut Workspace, kappa: Kappa, t_n: f64, h: f64) -
     for i in 0..n {
         ws.w[i] = ws.v1[i] - ws.vj[i];
     }
-    asm.constraint_rates_from(model, &ws.rows_1, [q1, &ws.w], t_n + h, &mut ws.bw);
-    w += dot(eta1, &ws.bw);
+    asm.constraint_rates_from(model, &ws.rows_1, [q1, &ws.w], t_n + h, &mut ws.bw1);
+    w += dot(eta1, &ws.bw1);
     // W at the round-off of the kinetic energies (velocity constraints met
     // to round-off): kappa = 1 keeps the energy balance (eq. 70 with the
     // (kappa/2) W term) at round-off, while eq. 71 would turn the noise of W
     // into kappa's, amplified by 1/dK where the energy barely changes, and
     // keep Newton from converging.
     if w.abs() <= 16.0 * f64::EPSILON * (k1.abs() + k0.abs()) {
-        return 1.0;
+        return (1.0, None);
     }
     let denom = 2.0 * dk + w;
-    let k = if denom.abs() > 16.0 * f64::EPSILON * (2.0 * dk.abs() + w.abs()) && denom != 0.0 {
-        2.0 * dk / denom
+    if !(denom.abs() > 16.0 * f64::EPSILON * (2.0 * dk.abs() + w.abs()) && denom != 0.0) {
+        return (1.0, None);
+    }
+    let k = 2.0 * dk / denom;
+    let (lo, hi) = (1.0 - 0.5 * h, 1.0 + 0.5 * h);
+    if !k.is_finite() {
+        (1.0, None)
+    } else if k < lo || k > hi {
+        (k.clamp(lo, hi), None)
     } else {
-        1.0
-    };
-    if k.is_finite() {
-        k.clamp(1.0 - 0.5 * h, 1.0 + 0.5 * h)
-    } else {
-        1.0
+        (k, Some(KappaFree { dk, w, denom }))
+    }
+}
+
+/// The rank-one part of alpha–kappa's exact Newton matrix where kappa (eq. 71)
+/// is differentiable: `ws.dres_dkappa`, the derivative of 2Rc and 6Rd
+/// (eqs. 66c, d) with respect to kappa, and `ws.dkappa`, kappa's gradient
+/// `(2 W dK' - 2 dK W') / (2 dK + W)^2` with `dK' = M v1` (v1) and the
+/// derivatives of `W = etaj^T Bj (v1 + vj - 2 vn) + eta1^T B1 (v1 - vj)`:
+/// `Bj^T etaj +- B1^T eta1` (v1, vj), `Bj wj`, `B1 w1` (etaj, eta1) and
+/// `C(q; eta)^T w` (q1, qj: the curvature, which the joint pass of the fill
+/// left there in `ws.dkappa`'s coordinate blocks).
+fn kappa_derivative(sys: &System<'_>, ws: &mut Workspace, free: KappaFree, alpha: f64) {
+    let (n, nb) = (ws.n, ws.nb);
+    let asm = sys.asm;
+    let d2 = free.denom * free.denom;
+    let (a, b) = (2.0 * free.w / d2, -2.0 * free.dk / d2);
+    ws.dres_dkappa.fill(0.0);
+    for i in 0..n {
+        ws.w[i] = ws.v1[i] + ws.vj[i];
+    }
+    asm.mass_mul_add(&ws.w, &mut ws.dres_dkappa[2 * nb..2 * nb + n]);
+    for i in 0..n {
+        ws.w[i] = -ws.v1[i] + alpha * ws.vj[i] + (1.0 - alpha) * ws.vn[i];
+    }
+    asm.mass_mul_add(&ws.w, &mut ws.dres_dkappa[3 * nb..3 * nb + n]);
+    for i in 0..n {
+        let (e1, ej) = (ws.bte1[i], ws.btej[i]);
+        ws.dres_dkappa[2 * nb + i] = -(ws.dres_dkappa[2 * nb + i] + e1 + ej);
+        ws.dres_dkappa[3 * nb + i] = e1 - ej - ws.dres_dkappa[3 * nb + i];
+    }
+    // The coordinate blocks hold C^T w: scale them; lg, lj have no part.
+    for i in 0..n {
+        ws.dkappa[i] *= b;
+        ws.dkappa[nb + i] *= b;
+    }
+    ws.dkappa[n..nb].fill(0.0);
+    ws.dkappa[nb + n..2 * nb].fill(0.0);
+    ws.mw.fill(0.0);
+    asm.mass_mul_add(&ws.v1, &mut ws.mw);
+    for i in 0..n {
+        let (e1, ej) = (ws.bte1[i], ws.btej[i]);
+        ws.dkappa[2 * nb + i] = a * ws.mw[i] + b * (ej + e1);
+        ws.dkappa[3 * nb + i] = b * (ej - e1);
+    }
+    let m = nb - n;
+    for r in 0..m {
+        ws.dkappa[2 * nb + n + r] = b * ws.bw1[r];
+        ws.dkappa[3 * nb + n + r] = b * ws.bw[r];
     }
 }
 
@@ -951,8 +1078,12 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     // alpha–kappa: kappa (eq. 71, with B(q1), B(qj) from the constraint
     // rows), the mass blocks (regions that the terms above do not touch),
     // 2Rc, 6Rd (eqs. 66c, d) and the velocity constraints (66g, h).
-    let kap = kappa(sys, ws, kappa_setting, t_n, h);
+    let (kap, free) = kappa(sys, ws, kappa_setting, t_n, h);
     ws.kappa = kap;
+    ws.kappa_free = free.is_some();
+    if free.is_some() {
+        ws.dkappa[..2 * nb].fill(0.0);
+    }
     for ((i, j), coef) in [
         ((0, 2), 1.0 / h),
         ((1, 3), 3.0 / h),
@@ -1030,6 +1161,30 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
             blocks,
             &[(blk(2, col - 2), -kap), (blk(3, col - 2), sign_d * kap)],
         );
+        if free.is_some() {
+            // B^T eta, and C(q; eta)^T w into kappa's gradient at q
+            // (w1 = v1 - vj at q1, wj = v1 + vj - 2 vn at qj).
+            let (bte, g) = if col == 2 {
+                (&mut ws.bte1, &mut ws.dkappa[..n])
+            } else {
+                (&mut ws.btej, &mut ws.dkappa[nb..nb + n])
+            };
+            bte.copy_from_slice(&tmp.residual[..n]);
+            let pat = asm.pattern();
+            for (c, gc) in g.iter_mut().enumerate() {
+                for k in pat.col_ptr[c]..pat.col_ptr[c + 1] {
+                    let r = pat.row_idx[k];
+                    if r < n {
+                        let w = if col == 2 {
+                            v1[r] - vj[r]
+                        } else {
+                            v1[r] + vj[r] - 2.0 * ws.vn[r]
+                        };
+                        *gc += tmp.values[k] * w;
+                    }
+                }
+            }
+        }
     }
     // Rh = B(q1) v1 (row block 2), Rg = B(qj) vj (row block 3): (B v)_q into
     // the coordinate column (B, the velocity column, came with Rf, Re).
@@ -1038,6 +1193,9 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
         asm.set_rate_rows_from(model, rows_at[row - 2], q, v, t, tmp);
         res[row * nb + n..(row + 1) * nb].copy_from_slice(&tmp.residual[n..]);
         add_scaled(tmp, None, blocks, &[(blk(row, row - 2), 1.0)]);
+    }
+    if let Some(free) = free {
+        kappa_derivative(sys, ws, free, alpha);
     }
 }
 
