@@ -6,7 +6,7 @@
 mod common;
 
 use common::fd::{fd_gradient, fd_jacobian_h, Rng};
-use common::{max_abs, max_diff, model_path, order, run_file};
+use common::{max_abs, max_diff, model_path, order, rel_err, run_file};
 use flexmb::element::{Element, EulerKinetic, MidpointStart, RateForce, RateState, Rigid3d};
 use flexmb::input::load_model_str;
 use flexmb::integrate::IntegratorSpec;
@@ -19,10 +19,6 @@ use flexmb::run::{RunSummary, Simulation};
 use nalgebra::{Matrix3, Vector3, Vector4};
 
 const H: f64 = 1e-4;
-
-fn rel_err(a: &[f64], b: &[f64]) -> f64 {
-    max_diff(a, b) / max_abs(b).max(1e-300)
-}
 
 /// Runs model text with the given scheme, dt and end time.
 fn run_str(text: &str, scheme: &str, dt: f64, t_end: f64) -> (RunSummary, MemoryRecorder) {

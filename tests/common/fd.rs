@@ -73,6 +73,35 @@ pub fn fd_second(h: f64, f: impl Fn(f64) -> f64) -> f64 {
     (-f(2.0 * h) + 16.0 * f(h) - 30.0 * f(0.0) + 16.0 * f(-h) - f(-2.0 * h)) / (12.0 * h * h)
 }
 
+/// Checks an element's force against dV/du and its tangent against dP/du
+/// at `u` (step 1e-4, relative 1e-7) and the tangent's symmetry (1e-10 of
+/// its largest entry), printing the three as `{name} #{trial}`.
+pub fn check_force_and_tangent<E: flexmb::element::Element>(
+    name: &str,
+    trial: usize,
+    el: &E,
+    u: &[f64],
+) {
+    use super::{max_abs, rel_err};
+    let n = u.len();
+    let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
+    el.force(u, &mut f, Some(&mut k));
+    let grad = fd_jacobian_h(u, 1e-4, 1, |x, out| out[0] = el.potential(x));
+    let ef = rel_err(&f, &grad);
+    let kfd = fd_jacobian_h(u, 1e-4, n, |x, out| el.force(x, out, None));
+    let ek = rel_err(&k, &kfd);
+    let mut asym = 0.0_f64;
+    for i in 0..n {
+        for j in 0..n {
+            asym = asym.max((k[i * n + j] - k[j * n + i]).abs());
+        }
+    }
+    println!("{name} #{trial}: force {ef:.2e}, tangent {ek:.2e}, asymmetry {asym:.1e}");
+    assert!(ef < 1e-7, "{name}: force vs dV/du {ef:.3e}");
+    assert!(ek < 1e-7, "{name}: tangent vs dP/du {ek:.3e}");
+    assert!(asym < 1e-10 * max_abs(&k));
+}
+
 /// Checks an element's EOM-level force at two time-level weightings (the
 /// midpoint c3 = 1/2 and a general one): its derivative with respect to
 /// u_{n+1} against finite differences (relative 1e-7), and at the midpoint

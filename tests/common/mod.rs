@@ -2,6 +2,7 @@
 //! integrator overrides, the 12 seed combinations, error norms and orders.
 #![allow(dead_code)] // each test binary uses a subset
 
+pub mod cantilever;
 pub mod disk;
 pub mod fd;
 
@@ -87,6 +88,11 @@ pub fn max_diff(a: &[f64], b: &[f64]) -> f64 {
         .zip(b)
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f64::max)
+}
+
+/// Max-norm of a - b relative to the max-norm of b.
+pub fn rel_err(a: &[f64], b: &[f64]) -> f64 {
+    max_diff(a, b) / max_abs(b).max(1e-300)
 }
 
 /// Max-norm.
