@@ -61,7 +61,7 @@ use flexmb::model::{
 };
 mod common;
 
-use common::fd::{fd_gradient, fd_jacobian, fd_second, Rng};
+use common::fd::{fd_gradient, fd_jacobian, fd_second, level, Rng, Step};
 use common::{max_abs, max_diff};
 use sprs::CsMat;
 
@@ -352,58 +352,6 @@ fn truss_force_and_tangent() {
 // 2. Truss at the EOM time level (energy-momentum strain, seed eqs. 2.7-2.9)
 // ---------------------------------------------------------------------------
 
-/// The state at t_n of a truss step (u_{n+1} is the variable of the checks).
-struct TrussStep {
-    u_n: Vec<f64>,
-    v_n: Vec<f64>,
-    a_n: Vec<f64>,
-}
-
-impl TrussStep {
-    fn random(rng: &mut Rng, ndof: usize) -> Self {
-        TrussStep {
-            u_n: rng.vec(ndof, -1.0, 1.0),
-            v_n: rng.vec(ndof, -2.0, 2.0),
-            a_n: rng.vec(ndof, -5.0, 5.0),
-        }
-    }
-
-    /// u~ = u_n + c1dt v_n + c2dt2 a_n + c3 (u_{n+1} - u_n).
-    fn u_tilde(&self, w: LevelWeights, u_next: &[f64]) -> Vec<f64> {
-        (0..u_next.len())
-            .map(|i| {
-                self.u_n[i]
-                    + w.c1dt * self.v_n[i]
-                    + w.c2dt2 * self.a_n[i]
-                    + w.c3 * (u_next[i] - self.u_n[i])
-            })
-            .collect()
-    }
-
-    /// EOM-level force and its derivative with respect to u_{n+1}.
-    fn eom(
-        &self,
-        t: &Truss,
-        w: LevelWeights,
-        u_next: &[f64],
-        u_tilde: &[f64],
-    ) -> (Vec<f64>, Vec<f64>) {
-        let n = t.ndof();
-        let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
-        let lvl = EomLevel {
-            u_n: &self.u_n,
-            v_n: &self.v_n,
-            a_n: &self.a_n,
-            u_next,
-            u_tilde,
-            w,
-        };
-        t.eom_force(&lvl, &mut f, Some(&mut k));
-        (f, k)
-    }
-}
-
-/// `LevelWeights { c1dt, c2dt2, c3 }`.
 /// The translational spring-damper-actuator's EOM force for the midpoint
 /// weights is Gonzalez's discrete gradient: `du.P_d = V(u_{n+1}) - V(u_n)`
 /// (spring and actuator potential), with its exact derivative with respect
@@ -476,10 +424,6 @@ fn spring_damper_discrete_gradient() {
     eprintln!("spring_damper_discrete_gradient: worst {worst:.2e}");
 }
 
-fn level(c1dt: f64, c2dt2: f64, c3: f64) -> LevelWeights {
-    LevelWeights { c1dt, c2dt2, c3 }
-}
-
 /// The linear forms of a GSSSS member (its `level_weights` are what the integrators pass).
 fn gssss(family: Family, rho: [f64; 3], form: SolveForm, dt: f64) -> LinearScheme {
     Gssss::new(family, rho).expect("valid rho").scheme(form, dt)
@@ -505,12 +449,12 @@ fn truss_eom_force_tangent() {
     for dim in [2, 3] {
         let n = 2 * dim;
         for (name, w) in weights {
-            let st = TrussStep::random(&mut rng, n);
+            let st = Step::new(rng.vec(n, -1.0, 1.0), &mut rng);
             let u_next = rng.vec(n, -1.0, 1.0);
             let t = Truss::new(dim, 70.0, 0.9 * truss_separation(dim, &st.u_n), 0.0);
-            let (_, k) = st.eom(&t, w, &u_next, &st.u_tilde(w, &u_next));
+            let (_, k) = st.eom(&t, w, &u_next);
             let fd = fd_jacobian(&u_next, &vec![H; n], n, |x, f| {
-                f.copy_from_slice(&st.eom(&t, w, x, &st.u_tilde(w, x)).0)
+                f.copy_from_slice(&st.eom(&t, w, x).0)
             });
             worst = worst.max(check(
                 &format!("truss {dim}-D EOM force, {name}: dP~/du_(n+1)"),
@@ -529,7 +473,7 @@ fn truss_eom_strain_rates() {
     let mut rng = Rng(0x5A7E);
     for dim in [2, 3] {
         let n = 2 * dim;
-        let st = TrussStep::random(&mut rng, n);
+        let st = Step::new(rng.vec(n, -1.0, 1.0), &mut rng);
         let rest = 1.1 * truss_separation(dim, &st.u_n);
         let (ea, t) = (30.0, Truss::new(dim, 30.0, rest, 0.0));
         let strain =
@@ -545,7 +489,7 @@ fn truss_eom_strain_rates() {
             })
             .collect();
         let eps_tilde = |w: LevelWeights| {
-            let (f, _) = st.eom(&t, w, &st.u_n, &st.u_n);
+            let (f, _) = st.eom_at(&t, w, &st.u_n, &st.u_n);
             f.iter().zip(&g).map(|(a, b)| a * b).sum::<f64>()
                 / (ea / rest * g.iter().map(|x| x * x).sum::<f64>())
         };
@@ -596,7 +540,7 @@ fn truss_discrete_gradient() {
     for dim in [2, 3] {
         let n = 2 * dim;
         for trial in 0..4 {
-            let st = TrussStep::random(&mut rng, n);
+            let st = Step::new(rng.vec(n, -1.0, 1.0), &mut rng);
             let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.4, 0.4)).collect();
             let t = Truss::new(
                 dim,
@@ -608,7 +552,7 @@ fn truss_discrete_gradient() {
             let vscale = t.potential(&u_next).abs() + t.potential(&st.u_n).abs();
             assert!(dv.abs() > 1e-3 * vscale, "degenerate energy change");
             let work = |w: LevelWeights| {
-                let (f, _) = st.eom(&t, w, &u_next, &st.u_tilde(w, &u_next));
+                let (f, _) = st.eom(&t, w, &u_next);
                 f.iter()
                     .enumerate()
                     .map(|(i, fi)| fi * (u_next[i] - st.u_n[i]))

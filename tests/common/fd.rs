@@ -30,6 +30,75 @@ impl Rng {
     }
 }
 
+/// `LevelWeights { c1dt, c2dt2, c3 }`.
+pub fn level(c1dt: f64, c2dt2: f64, c3: f64) -> flexmb::element::LevelWeights {
+    flexmb::element::LevelWeights { c1dt, c2dt2, c3 }
+}
+
+/// The state at t_n of a step; u_{n+1} is the variable of the checks.
+pub struct Step {
+    pub u_n: Vec<f64>,
+    pub v_n: Vec<f64>,
+    pub a_n: Vec<f64>,
+}
+
+impl Step {
+    /// `u_n` with random v_n in [-2, 2) and a_n in [-5, 5).
+    pub fn new(u_n: Vec<f64>, rng: &mut Rng) -> Self {
+        let n = u_n.len();
+        Step {
+            u_n,
+            v_n: rng.vec(n, -2.0, 2.0),
+            a_n: rng.vec(n, -5.0, 5.0),
+        }
+    }
+
+    /// u~ = u_n + c1dt v_n + c2dt2 a_n + c3 (u_{n+1} - u_n).
+    pub fn u_tilde(&self, w: flexmb::element::LevelWeights, u_next: &[f64]) -> Vec<f64> {
+        (0..u_next.len())
+            .map(|i| {
+                self.u_n[i]
+                    + w.c1dt * self.v_n[i]
+                    + w.c2dt2 * self.a_n[i]
+                    + w.c3 * (u_next[i] - self.u_n[i])
+            })
+            .collect()
+    }
+
+    /// EOM-level force and its derivative with respect to u_{n+1}, with u~
+    /// from the weights.
+    pub fn eom<E: flexmb::element::Element>(
+        &self,
+        e: &E,
+        w: flexmb::element::LevelWeights,
+        u_next: &[f64],
+    ) -> (Vec<f64>, Vec<f64>) {
+        self.eom_at(e, w, u_next, &self.u_tilde(w, u_next))
+    }
+
+    /// [`Step::eom`] at a given u~.
+    pub fn eom_at<E: flexmb::element::Element>(
+        &self,
+        e: &E,
+        w: flexmb::element::LevelWeights,
+        u_next: &[f64],
+        u_tilde: &[f64],
+    ) -> (Vec<f64>, Vec<f64>) {
+        let n = e.ndof();
+        let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
+        let lvl = flexmb::element::EomLevel {
+            u_n: &self.u_n,
+            v_n: &self.v_n,
+            a_n: &self.a_n,
+            u_next,
+            u_tilde,
+            w,
+        };
+        e.eom_force(&lvl, &mut f, Some(&mut k));
+        (f, k)
+    }
+}
+
 /// 4th-order central stencil: `sum (c g(x + s h)) / (12 h)` approximates g'(x).
 const STENCIL: [(f64, f64); 4] = [(-2.0, 1.0), (-1.0, -8.0), (1.0, 8.0), (2.0, -1.0)];
 
