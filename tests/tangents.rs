@@ -155,10 +155,18 @@ fn truss_tangent(t: &Truss, u: &[f64]) -> Vec<f64> {
     k
 }
 
+/// Checks a truss tangent against dP/du at `u`; returns the relative error.
+fn check_truss_tangent(tag: &str, t: &Truss, u: &[f64]) -> f64 {
+    let n = t.ndof();
+    let fd = fd_jacobian(u, &vec![H; n], n, |x, f| t.force(x, f, None));
+    check(&format!("{tag}: K = dP/du"), &truss_tangent(t, u), &fd)
+}
+
 /// Point pairs of the spring-damper checks: nodes, planar and 3-D body points
 /// (Euler parameters off the unit sphere: the formulas hold for any p), ground.
 fn spring_pairs() -> Vec<(&'static str, PointPair)> {
     let body = |o: [f64; 2]| Point::Body2 { offset: o };
+    let body3 = |offset: [f64; 3], attitude: Attitude| Point::Body3 { offset, attitude };
     vec![
         (
             "2-D nodes",
@@ -200,27 +208,15 @@ fn spring_pairs() -> Vec<(&'static str, PointPair)> {
         (
             "3-D body points",
             PointPair {
-                a: Point::Body3 {
-                    offset: [0.2, -0.1, 0.3],
-                    attitude: Attitude::EulerParameters,
-                },
-                b: Point::Body3 {
-                    offset: [-0.4, 0.3, 0.1],
-                    attitude: Attitude::EulerParameters,
-                },
+                a: body3([0.2, -0.1, 0.3], Attitude::EulerParameters),
+                b: body3([-0.4, 0.3, 0.1], Attitude::EulerParameters),
             },
         ),
         (
             "3-D director and Euler-parameter body points",
             PointPair {
-                a: Point::Body3 {
-                    offset: [0.2, -0.1, 0.3],
-                    attitude: Attitude::Directors,
-                },
-                b: Point::Body3 {
-                    offset: [-0.4, 0.3, 0.1],
-                    attitude: Attitude::EulerParameters,
-                },
+                a: body3([0.2, -0.1, 0.3], Attitude::Directors),
+                b: body3([-0.4, 0.3, 0.1], Attitude::EulerParameters),
             },
         ),
     ]
@@ -318,13 +314,7 @@ fn truss_force_and_tangent() {
                     &truss_force(&t, &u),
                     &grad,
                 ));
-                let n = t.ndof();
-                let fd = fd_jacobian(&u, &vec![H; n], n, |x, f| t.force(x, f, None));
-                worst = worst.max(check(
-                    &format!("{tag}: K = dP/du"),
-                    &truss_tangent(&t, &u),
-                    &fd,
-                ));
+                worst = worst.max(check_truss_tangent(&tag, &t, &u));
             }
             // Stress-free: rest length = current length, P = 0 but K = EA/L^3 g g^T != 0.
             let t = Truss::new(dim, ea, l, 0.0);
@@ -336,13 +326,7 @@ fn truss_force_and_tangent() {
                 &grad,
                 ea,
             ));
-            let n = t.ndof();
-            let fd = fd_jacobian(&u, &vec![H; n], n, |x, f| t.force(x, f, None));
-            worst = worst.max(check(
-                &format!("{tag}: K = dP/du"),
-                &truss_tangent(&t, &u),
-                &fd,
-            ));
+            worst = worst.max(check_truss_tangent(&tag, &t, &u));
         }
     }
     eprintln!("truss_force_and_tangent: worst {worst:.2e}");
@@ -721,14 +705,7 @@ fn joint_cases() -> Vec<(String, Box<dyn Joint>, bool)> {
         let j = Slider::new("slider", p, n, lock);
         cases.push((format!("slider {on}"), Box::new(j), flat));
     }
-    let motion = Motion {
-        value: 0.2,
-        rate: 1.5,
-        amplitude: 0.3,
-        omega: 4.0,
-        phase: 0.1,
-    };
-    cases.push(("prescribed".into(), Box::new(Prescribed::new(motion)), true));
+    cases.push(("prescribed".into(), Box::new(Prescribed::new(MOTION)), true));
     for (on, p, flat_sine) in [
         ("node", node(2), true),
         ("body point", body([0.35, -0.45]), false),
@@ -913,20 +890,22 @@ fn time_derivative_check(name: &str, j: &dyn Joint, u: &[f64], v: &[f64], t: f64
     [fd_t, fd_tt]
 }
 
+/// The prescribed motion of the rheonomic joint checks.
+const MOTION: Motion = Motion {
+    value: 0.2,
+    rate: 1.5,
+    amplitude: 0.3,
+    omega: 4.0,
+    phase: 0.1,
+};
+
 /// Rheonomic joints (prescribed motion, path on y = A sin^2(w t)) and the
 /// scleronomic path on a parabola: Phi_t and Phi_tt + 2 Phi_tu v against
 /// differences in t, at several times and states.
 #[test]
 fn rheonomic_time_derivatives() {
-    let motion = Motion {
-        value: 0.2,
-        rate: 1.5,
-        amplitude: 0.3,
-        omega: 4.0,
-        phase: 0.1,
-    };
     let mut cases: Vec<(String, Box<dyn Joint>, bool)> =
-        vec![("prescribed".into(), Box::new(Prescribed::new(motion)), true)];
+        vec![("prescribed".into(), Box::new(Prescribed::new(MOTION)), true)];
     for (on, p) in [("node", node(2)), ("body point", body([0.35, -0.45]))] {
         for (cname, curve, _) in path_curves() {
             let rheonomic = curve.is_rheonomic();
@@ -955,6 +934,35 @@ fn joint_jacobian(j: &dyn Joint, u: &[f64], t: f64) -> Vec<f64> {
     b
 }
 
+/// Checks B against dPhi/du at (u, t); returns the relative error.
+fn check_jacobian(tag: &str, j: &dyn Joint, u: &[f64], t: f64) -> f64 {
+    let (rows, n) = (j.rows(), j.ndof());
+    let fd_b = fd_jacobian(u, &vec![H; n], rows, |x, phi| j.phi(x, t, phi));
+    check(
+        &format!("{tag}: B = dPhi/du"),
+        &joint_jacobian(j, u, t),
+        &fd_b,
+    )
+}
+
+/// The curvature d(B^T w)/du from `add_curvature` (which adds `scale * H`:
+/// the check starts from a non-zero matrix) and its finite-difference
+/// reference.
+fn curvature_and_fd(j: &dyn Joint, u: &[f64], t: f64, w: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let (rows, n) = (j.rows(), j.ndof());
+    let scale = -1.75;
+    let mut h = vec![0.5; n * n];
+    j.add_curvature(u, t, w, scale, &mut h);
+    let h: Vec<f64> = h.iter().map(|x| (x - 0.5) / scale).collect();
+    let fd_h = fd_jacobian(u, &vec![H; n], n, |x, out| {
+        let b = joint_jacobian(j, x, t);
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = (0..rows).map(|r| w[r] * b[r * n + k]).sum();
+        }
+    });
+    (h, fd_h)
+}
+
 #[test]
 fn joint_jacobians_and_curvatures() {
     let mut rng = Rng(0x10147);
@@ -967,24 +975,9 @@ fn joint_jacobians_and_curvatures() {
             let w = rng.vec(rows, -3.0, 3.0);
             let tag = format!("{name} #{trial}");
 
-            let fd_b = fd_jacobian(&u, &vec![H; n], rows, |x, phi| j.phi(x, t, phi));
-            worst_b = worst_b.max(check(
-                &format!("{tag}: B = dPhi/du"),
-                &joint_jacobian(j.as_ref(), &u, t),
-                &fd_b,
-            ));
+            worst_b = worst_b.max(check_jacobian(&tag, j.as_ref(), &u, t));
 
-            // add_curvature adds `scale * H`: start from a non-zero matrix.
-            let scale = -1.75;
-            let mut h = vec![0.5; n * n];
-            j.add_curvature(&u, t, &w, scale, &mut h);
-            let h: Vec<f64> = h.iter().map(|x| (x - 0.5) / scale).collect();
-            let fd_h = fd_jacobian(&u, &vec![H; n], n, |x, out| {
-                let b = joint_jacobian(j.as_ref(), x, t);
-                for (k, o) in out.iter_mut().enumerate() {
-                    *o = (0..rows).map(|r| w[r] * b[r * n + k]).sum();
-                }
-            });
+            let (h, fd_h) = curvature_and_fd(j.as_ref(), &u, t, &w);
             let what = format!("{tag}: sum w_r d2Phi_r/du2 = d(B^T w)/du");
             worst_h = worst_h.max(if flat {
                 check_zero(&what, &h, &fd_h, max_abs(&w))
@@ -1084,12 +1077,7 @@ fn rolling_disk_jacobians_and_curvatures() {
                 );
                 let w = rng.vec(rows, -3.0, 3.0);
                 if j.level() == ConstraintLevel::Position {
-                    let fd_b = fd_jacobian(&u, &vec![H; n], rows, |x, phi| j.phi(x, t, phi));
-                    worst_b = worst_b.max(check(
-                        &format!("{tag}: B = dPhi/du"),
-                        &joint_jacobian(j.as_ref(), &u, t),
-                        &fd_b,
-                    ));
+                    worst_b = worst_b.max(check_jacobian(&tag, j.as_ref(), &u, t));
                 } else {
                     let mut phi = vec![1.0; rows];
                     j.phi(&u, t, &mut phi);
@@ -1103,18 +1091,9 @@ fn rolling_disk_jacobians_and_curvatures() {
                     (0.0, 0.0),
                     "{tag}: scleronomic"
                 );
-                // add_curvature adds `scale * d(B^T w)/du` (velocity level:
-                // d(A^T w)/du, not symmetric).
-                let scale = -1.75;
-                let mut h = vec![0.5; n * n];
-                j.add_curvature(&u, t, &w, scale, &mut h);
-                let h: Vec<f64> = h.iter().map(|x| (x - 0.5) / scale).collect();
-                let fd_h = fd_jacobian(&u, &vec![H; n], n, |x, out| {
-                    let b = joint_jacobian(j.as_ref(), x, t);
-                    for (k, o) in out.iter_mut().enumerate() {
-                        *o = (0..rows).map(|r| w[r] * b[r * n + k]).sum();
-                    }
-                });
+                // The curvature d(B^T w)/du (velocity level: d(A^T w)/du,
+                // not symmetric).
+                let (h, fd_h) = curvature_and_fd(j.as_ref(), &u, t, &w);
                 worst_h = worst_h.max(check(&format!("{tag}: curvature = d(B^T w)/du"), &h, &fd_h));
             }
             if off {
@@ -1473,6 +1452,14 @@ fn assembled_load_derivative() {
 // 5. Assembled operators and the Newton matrix of a mechanism
 // ---------------------------------------------------------------------------
 
+/// The spring-damper-actuator of the assembled models.
+const SPRING_DAMPER: Sd = Sd {
+    stiffness: 30.0,
+    damping: 2.0,
+    force: 1.5,
+    free_length: Some(0.7),
+};
+
 /// Two planar bodies (ground pin, revolute), three nodes (revolute to a body,
 /// two trusses, one pre-stressed), a quadratic and a length distance, a point
 /// on a circle, two linear-field loads and gravity: 12 DOFs, 9 multipliers.
@@ -1514,18 +1501,8 @@ fn mechanism() -> Model {
     b.distance("d3", &at_body("b2", [0.0, 0.5]), &at("n3"), None, false)
         .unwrap();
     // Dampers: their u~ and v~ derivatives enter the Newton matrix.
-    b.spring_damper(
-        "sd",
-        &at_body("b1", [0.0, 0.3]),
-        &at("n3"),
-        Sd {
-            stiffness: 30.0,
-            damping: 2.0,
-            force: 1.5,
-            free_length: Some(0.7),
-        },
-    )
-    .unwrap();
+    b.spring_damper("sd", &at_body("b1", [0.0, 0.3]), &at("n3"), SPRING_DAMPER)
+        .unwrap();
     let rsd = Rsd {
         stiffness: 5.0,
         damping: 0.7,
@@ -1701,12 +1678,7 @@ fn mechanism3d(attitude: Attitude, kinetic: EulerKinetic) -> Model {
         "sd",
         &ax("b1", [0.0, 0.2, 0.3]),
         &ax("b3", [0.1, -0.2, 0.0]),
-        Sd {
-            stiffness: 30.0,
-            damping: 2.0,
-            force: 1.5,
-            free_length: Some(0.7),
-        },
+        SPRING_DAMPER,
     )
     .unwrap();
     b.build().unwrap()
