@@ -37,7 +37,7 @@ use common::cantilever::{
     at_rest, cantilever, dof, mode_shape, run_model, solve, EA, EI, L, RHO_A,
 };
 use common::fd::{check_eom_force, check_force_and_tangent, fd_jacobian_h, Rng};
-use common::{max_abs, rel_err};
+use common::{max_abs, max_energy_change, rel_err};
 use flexmb::assembly::Assembler;
 use flexmb::element::{Beam2d, Beam3d, BeamShapes, Element};
 use flexmb::input::{load_model_file, load_model_str};
@@ -489,11 +489,7 @@ t_end = 0.2
     let rec = run_model(file.model, 1e-3, 0.2);
     let last = rec.constraints.last().unwrap();
     let e0 = rec.energy[0].total;
-    let drift = rec
-        .energy
-        .iter()
-        .map(|e| (e.total - e0).abs())
-        .fold(0.0, f64::max);
+    let drift = max_energy_change(&rec.energy);
     println!(
         "welded beam: |Phi| {:.1e}, energy drift {drift:.1e}",
         last.position

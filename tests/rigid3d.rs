@@ -6,7 +6,7 @@
 mod common;
 
 use common::fd::{fd_gradient, fd_jacobian_h, Rng};
-use common::{max_abs, max_diff, model_path, order, rel_err, run_file};
+use common::{max_abs, max_diff, max_energy_change, model_path, order, rel_err, run_file};
 use flexmb::element::{Element, EulerKinetic, MidpointStart, RateForce, RateState, Rigid3d};
 use flexmb::input::load_model_str;
 use flexmb::integrate::IntegratorSpec;
@@ -425,12 +425,7 @@ fn heavy_top_spin_and_normalization() {
         spin = spin.max((w[1] - 150.0).abs() / 150.0);
         dp = dp.max((u[3..7].iter().map(|x| x * x).sum::<f64>().sqrt() - 1.0).abs());
     }
-    let e0 = rec.energy[0].total;
-    let de = rec
-        .energy
-        .iter()
-        .map(|e| (e.total - e0).abs() / e0.abs())
-        .fold(0.0, f64::max);
+    let de = max_energy_change(&rec.energy) / rec.energy[0].total.abs();
     eprintln!(
         "heavy top dt 1e-3, 2 s: spin {spin:.2e}, |p|-1 {dp:.2e}, energy {de:.2e}, {:.3} it/step",
         s.iterations_per_step()
@@ -631,12 +626,7 @@ fn director_pendulums_match_euler_parameter_ones() {
                     .fold(0.0, f64::max),
             );
             if h == dt {
-                let e0 = rd.energy[0].total;
-                let de = rd
-                    .energy
-                    .iter()
-                    .map(|e| (e.total - e0).abs() / e0.abs())
-                    .fold(0.0, f64::max);
+                let de = max_energy_change(&rd.energy) / rd.energy[0].total.abs();
                 eprintln!(
                     "{joint} director pendulum: energy {de:.2e}, {:.3} it/step",
                     s.iterations_per_step()

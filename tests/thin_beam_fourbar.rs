@@ -493,12 +493,7 @@ fn at(time: &[f64], t: f64) -> usize {
 /// Largest |E(t) - E(t0)| / E(t0) over recorded t >= t0.
 fn energy_drift_after(rec: &flexmb::output::MemoryRecorder, t0: f64) -> f64 {
     let k = at(&rec.time, t0);
-    let e0 = rec.energy[k].total;
-    rec.energy[k..]
-        .iter()
-        .map(|e| (e.total - e0).abs())
-        .fold(0.0, f64::max)
-        / e0.abs()
+    max_energy_change(&rec.energy[k..]) / rec.energy[k].total.abs()
 }
 
 fn max_over(rows: &[Vec<f64>]) -> f64 {

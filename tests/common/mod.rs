@@ -95,6 +95,15 @@ pub fn rel_err(a: &[f64], b: &[f64]) -> f64 {
     max_diff(a, b) / max_abs(b).max(1e-300)
 }
 
+/// Largest |E - E_0| over an energy history, E_0 its first entry.
+pub fn max_energy_change(energy: &[flexmb::output::Energy]) -> f64 {
+    let e0 = energy[0].total;
+    energy
+        .iter()
+        .map(|e| (e.total - e0).abs())
+        .fold(0.0, f64::max)
+}
+
 /// Max-norm.
 pub fn max_abs(a: &[f64]) -> f64 {
     a.iter().fold(0.0_f64, |m, x| m.max(x.abs()))
