@@ -8,15 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::model_path;
+use common::scratch::temp_dir;
 use flexmb::input::{apply_sets, load_model_str};
 use flexmb::output::{Hdf5Recorder, OutputConfig};
 use flexmb::plot::{draw_png, probe_chart, table_chart, TableQuery};
 use flexmb::run::Simulation;
 
 fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flexmb-plot-{}-{tag}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    temp_dir(&format!("plot-{tag}"))
 }
 
 /// Decodes a PNG: (width, height, number of distinct RGB colours).

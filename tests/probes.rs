@@ -5,6 +5,7 @@
 mod common;
 
 use common::model_path;
+use common::scratch::temp_dir;
 use flexmb::input::{apply_sets, load_model_str};
 use flexmb::output::{
     AttrValue, Hdf5Reader, Hdf5Recorder, MemoryRecorder, OutputConfig, Recorder, RunSource,
@@ -203,8 +204,7 @@ fn hdf5_run(rec_for: impl FnOnce(&std::path::Path) -> Box<dyn Recorder>, tag: &s
     let file = load_model_str(&text, "dp.toml").unwrap();
     let config = file.integrator(&Default::default()).unwrap();
     let sim = Simulation::new(file.model);
-    let dir = std::env::temp_dir().join(format!("flexmb-probes-{}-{tag}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir(&format!("probes-{tag}"));
     let path = dir.join("dp.h5");
     let mut mem = MemoryRecorder::default();
     let s = sim

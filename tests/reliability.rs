@@ -5,24 +5,21 @@
 //! memory measured with GNU time (`/usr/bin/time -f`): under a second and
 //! under 100 MB.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use common::scratch::{output_text, scratch_file, write_scratch};
 use flexmb::output::{read_hdf5, RunSource};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("reliability");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    let _ = std::fs::remove_file(&p);
-    p
+    scratch_file("reliability", name)
 }
 
 fn write(name: &str, body: &str) -> PathBuf {
-    let p = scratch(name);
-    std::fs::write(&p, body).unwrap();
-    p
+    write_scratch("reliability", name, body)
 }
 
 /// What one `flexmb` command did: its output, wall time and peak memory.
@@ -34,11 +31,7 @@ struct Measured {
 
 impl Measured {
     fn text(&self) -> String {
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&self.out.stdout),
-            String::from_utf8_lossy(&self.out.stderr)
-        )
+        output_text(&self.out)
     }
 
     fn code(&self) -> Option<i32> {
