@@ -556,11 +556,7 @@ fn static_command_prints_the_tip_deflection() {
         .args(["--node", "n10", "--steps", "2"])
         .output()
         .expect("flexmb runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::scratch::assert_success(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text
         .lines()

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::model_path;
-use common::scratch::temp_dir;
+use common::scratch::{assert_success, temp_dir};
 use flexmb::input::{apply_sets, load_model_str};
 use flexmb::output::{Hdf5Recorder, OutputConfig};
 use flexmb::plot::{draw_png, probe_chart, table_chart, TableQuery};
@@ -169,11 +169,7 @@ fn plot_command() {
         .arg(&png)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(decode(&png).0, 500);
     // Usage errors: no probe, a CSV without columns, a bad size.
     for args in [

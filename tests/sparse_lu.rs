@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::scratch::temp_dir;
+use common::scratch::{assert_success, temp_dir};
 use common::{export_case, model_path};
 use flexmb::assembly::{Assembler, Pattern};
 use flexmb::bench::{matrix_file, run_case, Problem};
@@ -255,11 +255,7 @@ fn cli_exports_the_newton_system_and_factors_it() {
         .args(["--repeat", "2", "--json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let line = String::from_utf8(out.stdout).unwrap();
     for key in [
         "analysis_s",

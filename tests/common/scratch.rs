@@ -37,3 +37,8 @@ pub fn output_text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// Asserts a finished command succeeded, showing what it printed if not.
+pub fn assert_success(o: &Output) {
+    assert!(o.status.success(), "{}", output_text(o));
+}
