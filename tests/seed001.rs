@@ -25,7 +25,7 @@
 
 mod common;
 
-use common::model_path;
+use common::{counts_vs_seed, model_path, stat};
 use flexmb::input::{load_model_with_sets, ModelFile};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::output::{MemoryRecorder, NullRecorder, OutputConfig};
@@ -130,11 +130,6 @@ fn run_recorded(
         .expect("in-memory recording cannot fail");
     assert!(s.failure.is_none(), "run failed: {}", s.line());
     (s, sim, rec)
-}
-
-fn stat(s: &RunSummary, name: &str) -> f64 {
-    s.stat(name)
-        .unwrap_or_else(|| panic!("no statistic {name}"))
 }
 
 /// (position drift, velocity drift) of a run.
@@ -264,18 +259,11 @@ fn table_4_6_manipulator_case_i_dopri5() {
         let (b_pos, b_vel) = drifts(&b);
         let p_drift = drifts(&p).0.max(drifts(&p).1);
         println!(
-            "  rtol {rtol:.0e}: NFCN B {} PStab {} (seed {} {}), NSTEP B {} PStab {} (seed {} {}), \
+            "  rtol {rtol:.0e}: {}, \
              PStab/B NFCN {:.2} (seed {:.2}); max-drift B {b_pos:.2e} (seed {seed_bd:.1e}; \
              velocity {b_vel:.2e}), PStab {p_drift:.2e} (seed {seed_pd:.1e}; position {:.2e}, \
              velocity {:.2e})",
-            got[0],
-            got[1],
-            seed[0],
-            seed[1],
-            got[2],
-            got[3],
-            seed[2],
-            seed[3],
+            counts_vs_seed(got, seed),
             got[1] / got[0],
             seed[1] / seed[0],
             drifts(&p).0,

@@ -107,6 +107,23 @@ pub fn export_case(problem: Problem, size: usize, steps: u64, dir: &Path, step: 
     }
 }
 
+/// The run statistic `name` (`RunSummary::stat`); panics when the method
+/// does not report it.
+pub fn stat(s: &RunSummary, name: &str) -> f64 {
+    s.stat(name)
+        .unwrap_or_else(|| panic!("no statistic {name}"))
+}
+
+/// "NFCN B .. PStab .. (seed .. ..), NSTEP B .. PStab .. (seed .. ..)": the
+/// function evaluations and steps of a Baumgarte and a PStab run, `got`
+/// against `seed` in the order (NFCN B, PStab, NSTEP B, PStab).
+pub fn counts_vs_seed(got: [f64; 4], seed: [f64; 4]) -> String {
+    format!(
+        "NFCN B {} PStab {} (seed {} {}), NSTEP B {} PStab {} (seed {} {})",
+        got[0], got[1], seed[0], seed[1], got[2], got[3], seed[2], seed[3]
+    )
+}
+
 /// Max-norm of a - b.
 pub fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
