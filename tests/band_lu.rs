@@ -6,13 +6,12 @@
 mod common;
 
 use common::fd::Rng;
-use common::{max_abs, max_diff, model_path};
+use common::{max_abs, max_diff, model_path, run_file};
 use flexmb::assembly::Pattern;
 use flexmb::input::{apply_sets, load_model_str};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::linalg::{BandLu, SaddlePointSolver, SolveError, BAND_MAX};
 use flexmb::model::hanging_truss_chain;
-use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 
 /// A saddle-point pattern: a chain of `n` 2x2 blocks coupled to neighbours,
@@ -135,11 +134,7 @@ fn band_and_sparse_runs_agree() {
             sparse: Some(sparse),
             ..IntegratorSpec::default()
         };
-        let config = file.integrator(&over).unwrap();
-        let mut rec = MemoryRecorder::default();
-        let s = Simulation::new(file.model)
-            .run(&config, &text, &file.output, &mut rec, &mut |_| {})
-            .unwrap();
+        let (s, rec) = run_file(file, &over);
         assert!(s.failure.is_none());
         rec
     };

@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::scratch::temp_dir;
-use common::{export_case, model_path};
+use common::{export_case, model_path, run_file};
 use flexmb::assembly::Pattern;
 use flexmb::bench::{matrix_file, run_case, Problem};
 use flexmb::input::load_model_file;
@@ -160,11 +160,7 @@ fn ldlt_and_lu_runs_agree() {
                 t_end: Some(0.2),
                 ..IntegratorSpec::default()
             };
-            let config = file.integrator(&over).unwrap();
-            let mut rec = MemoryRecorder::default();
-            let s = Simulation::new(file.model)
-                .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
-                .unwrap();
+            let (s, rec) = run_file(file, &over);
             assert!(s.failure.is_none(), "{name} {factorization}");
             rec
         };

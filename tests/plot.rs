@@ -7,12 +7,11 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::model_path;
 use common::scratch::{assert_success, temp_dir};
+use common::{model_path, run_file_into};
 use flexmb::input::{apply_sets, load_model_str};
 use flexmb::output::{Hdf5Recorder, OutputConfig};
 use flexmb::plot::{draw_png, probe_chart, table_chart, TableQuery};
-use flexmb::run::Simulation;
 
 fn scratch(tag: &str) -> PathBuf {
     temp_dir(&format!("plot-{tag}"))
@@ -43,12 +42,9 @@ fn slider_crank_run(dir: &Path) -> PathBuf {
     ];
     let text = apply_sets(&text, &sets).unwrap();
     let file = load_model_str(&text, "sc.toml").unwrap();
-    let config = file.integrator(&Default::default()).unwrap();
     let path = dir.join("sc.h5");
     let mut rec = Hdf5Recorder::create(&path, OutputConfig::default()).unwrap();
-    let s = Simulation::new(file.model)
-        .run(&config, &text, &file.output, &mut rec, &mut |_| {})
-        .unwrap();
+    let (s, _) = run_file_into(file, &Default::default(), &mut rec);
     assert!(s.failure.is_none());
     path
 }

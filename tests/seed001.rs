@@ -25,7 +25,7 @@
 
 mod common;
 
-use common::{counts_vs_seed, model_path, stat};
+use common::{counts_vs_seed, model_path, run_file_into, stat};
 use flexmb::input::{load_model_with_sets, ModelFile};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::output::{MemoryRecorder, NullRecorder, OutputConfig};
@@ -105,16 +105,7 @@ fn run(file: ModelFile, over: &IntegratorSpec) -> RunSummary {
 
 /// Runs `file` with `over` (keeping only the summary); it may fail.
 fn try_run(file: ModelFile, over: &IntegratorSpec) -> RunSummary {
-    let config = file.integrator(over).expect("valid integrator settings");
-    let sim = Simulation::new(file.model);
-    sim.run(
-        &config,
-        &file.text,
-        &file.output,
-        &mut NullRecorder,
-        &mut |_| {},
-    )
-    .expect("no output to fail")
+    run_file_into(file, over, &mut NullRecorder).0
 }
 
 /// Runs `file` with `over` recording every step in memory.
@@ -122,12 +113,8 @@ fn run_recorded(
     file: ModelFile,
     over: &IntegratorSpec,
 ) -> (RunSummary, Simulation, MemoryRecorder) {
-    let config = file.integrator(over).expect("valid integrator settings");
-    let sim = Simulation::new(file.model);
     let mut rec = MemoryRecorder::default();
-    let s = sim
-        .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
-        .expect("in-memory recording cannot fail");
+    let (s, sim) = run_file_into(file, over, &mut rec);
     assert!(s.failure.is_none(), "run failed: {}", s.line());
     (s, sim, rec)
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use flexmb::bench::{BenchCase, Problem};
 use flexmb::input::{load_model_file, ModelFile};
 use flexmb::integrate::IntegratorSpec;
-use flexmb::output::MemoryRecorder;
+use flexmb::output::{MemoryRecorder, Recorder};
 use flexmb::run::{RunSummary, Simulation};
 
 /// The seed's three algorithms (SPEC.md §1): Newmark U0(1,1,0), U0(1,1,1), V0(1,1,0).
@@ -76,13 +76,25 @@ pub fn run(name: &str, over: &IntegratorSpec) -> (RunSummary, MemoryRecorder) {
 
 /// Runs a loaded model file with `over` applied, recording every step in memory.
 pub fn run_file(file: ModelFile, over: &IntegratorSpec) -> (RunSummary, MemoryRecorder) {
+    let mut rec = MemoryRecorder::default();
+    let (summary, _) = run_file_into(file, over, &mut rec);
+    (summary, rec)
+}
+
+/// Runs a loaded model file with `over` applied into `rec`; returns the
+/// summary and the simulation (its model and assembler). The recorder must
+/// not fail.
+pub fn run_file_into(
+    file: ModelFile,
+    over: &IntegratorSpec,
+    rec: &mut dyn Recorder,
+) -> (RunSummary, Simulation) {
     let config = file.integrator(over).expect("valid integrator settings");
     let sim = Simulation::new(file.model);
-    let mut rec = MemoryRecorder::default();
     let summary = sim
-        .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
-        .expect("in-memory recording cannot fail");
-    (summary, rec)
+        .run(&config, &file.text, &file.output, rec, &mut |_| {})
+        .expect("recording cannot fail");
+    (summary, sim)
 }
 
 /// A `flexmb bench` case: `problem` at `size` for `steps` steps with the
