@@ -318,11 +318,7 @@ fn interrupt(signal: &str, code: i32) {
         .unwrap();
     assert!(killed.success());
     let o = child.wait_with_output().unwrap();
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let t = output_text(&o);
     assert_eq!(o.status.code(), Some(code), "{t}");
     assert!(t.contains("interrupted | steps"), "{t}");
     let run = read_hdf5(&out).unwrap();
@@ -462,22 +458,14 @@ fn full_disk_is_refused_before_and_reported_plainly_mid_run() {
     let Some(before) = flexmb_on_tmpfs("1m", &dir, &keep, &run) else {
         return;
     };
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&before.stdout),
-        String::from_utf8_lossy(&before.stderr)
-    );
+    let t = output_text(&before);
     assert_eq!(before.status.code(), Some(2), "{t}");
     assert!(t.contains("bytes free on the file system of"), "{t}");
     assert!(!keep.join("x.h5").exists(), "{t}");
 
     let forced = [&run[..], &["--force"]].concat();
     let mid = flexmb_on_tmpfs("1m", &dir, &keep, &forced).unwrap();
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&mid.stdout),
-        String::from_utf8_lossy(&mid.stderr)
-    );
+    let t = output_text(&mid);
     assert_eq!(mid.status.code(), Some(5), "{t}");
     assert!(
         t.contains("x.h5: No space left on device; the file keeps"),
@@ -519,11 +507,7 @@ fn batch_outputs_together_past_the_free_space_are_refused() {
     let Some(o) = flexmb_on_tmpfs("1m", &dir, &keep, &args) else {
         return;
     };
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let t = output_text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     for word in [
         "the 4 cases to run need an estimated",
@@ -577,11 +561,7 @@ fn file_size_limit_mid_run_is_reported_plainly() {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let t = output_text(&o);
     assert_eq!(o.status.code(), Some(5), "{t}");
     assert!(
         t.contains("fsize.h5: File too large; the file keeps"),
