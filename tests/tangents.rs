@@ -61,7 +61,9 @@ use flexmb::model::{
 };
 mod common;
 
-use common::fd::{fd_gradient, fd_jacobian, fd_second, level, Rng, Step};
+use common::fd::{
+    fd_force_and_tangent, fd_gradient, fd_jacobian, fd_second, force_and_tangent, level, Rng, Step,
+};
 use common::{max_abs, max_diff};
 use sprs::CsMat;
 
@@ -142,24 +144,24 @@ fn truss_separation(dim: usize, u: &[f64]) -> f64 {
         .sqrt()
 }
 
-fn truss_force(t: &Truss, u: &[f64]) -> Vec<f64> {
-    let mut f = vec![0.0; t.ndof()];
-    t.force(u, &mut f, None);
-    f
+/// Checks an element's force against dV/du at `u`; returns the relative error.
+fn check_force<E: Element>(tag: &str, e: &E, u: &[f64]) -> f64 {
+    let (grad, _) = fd_force_and_tangent(e, u, H);
+    check(
+        &format!("{tag}: P = dV/du"),
+        &force_and_tangent(e, u).0,
+        &grad,
+    )
 }
 
-fn truss_tangent(t: &Truss, u: &[f64]) -> Vec<f64> {
-    let n = t.ndof();
-    let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
-    t.force(u, &mut f, Some(&mut k));
-    k
-}
-
-/// Checks a truss tangent against dP/du at `u`; returns the relative error.
-fn check_truss_tangent(tag: &str, t: &Truss, u: &[f64]) -> f64 {
-    let n = t.ndof();
-    let fd = fd_jacobian(u, &vec![H; n], n, |x, f| t.force(x, f, None));
-    check(&format!("{tag}: K = dP/du"), &truss_tangent(t, u), &fd)
+/// Checks an element's tangent against dP/du at `u`; returns the relative error.
+fn check_tangent<E: Element>(tag: &str, e: &E, u: &[f64]) -> f64 {
+    let (_, jac) = fd_force_and_tangent(e, u, H);
+    check(
+        &format!("{tag}: K = dP/du"),
+        &force_and_tangent(e, u).1,
+        &jac,
+    )
 }
 
 /// Point pairs of the spring-damper checks: nodes, planar and 3-D body points
@@ -235,16 +237,8 @@ fn spring_damper_force_and_tangents() {
         let v = rng.vec(n, -1.0, 1.0);
         let e = SpringDamper::new(pair, rng.range(5.0, 50.0), 0.3, rng.range(0.5, 3.0), 2.5);
         let tag = format!("spring-damper {name}");
-        let mut f = vec![0.0; n];
-        let mut k = vec![0.0; n * n];
-        e.force(&u, &mut f, Some(&mut k));
-        check(
-            &format!("{tag}: P = dV/du"),
-            &f,
-            &fd_gradient(&u, H, |x| e.potential(x)),
-        );
-        let fd = fd_jacobian(&u, &vec![H; n], n, |x, f| e.force(x, f, None));
-        check(&format!("{tag}: K = dP/du"), &k, &fd);
+        check_force(&tag, &e, &u);
+        check_tangent(&tag, &e, &u);
         let damper = |x: &[f64], w: &[f64], f: &mut [f64]| {
             let (mut kk, mut cc) = (vec![0.0; n * n], vec![0.0; n * n]);
             e.damping_force(x, w, f, &mut kk, &mut cc);
@@ -268,19 +262,8 @@ fn spring_damper_force_and_tangents() {
         let u = rng.vec(n, -1.0, 1.0);
         let v = rng.vec(n, -1.0, 1.0);
         let tag = format!("rotational spring-damper {name}");
-        let mut f = vec![0.0; n];
-        let mut k = vec![0.0; n * n];
-        e.force(&u, &mut f, Some(&mut k));
-        check(
-            &format!("{tag}: P = dV/du"),
-            &f,
-            &fd_gradient(&u, H, |x| e.potential(x)),
-        );
-        check(
-            &format!("{tag}: K = dP/du"),
-            &k,
-            &fd_jacobian(&u, &vec![H; n], n, |x, f| e.force(x, f, None)),
-        );
+        check_force(&tag, &e, &u);
+        check_tangent(&tag, &e, &u);
         let (mut fd_, mut kd, mut cd) = (vec![0.0; n], vec![0.0; n * n], vec![0.0; n * n]);
         e.damping_force(&u, &v, &mut fd_, &mut kd, &mut cd);
         let damper = |w: &[f64], f: &mut [f64]| {
@@ -308,13 +291,8 @@ fn truss_force_and_tangent() {
             for (case, rest) in [("tension", 0.7 * l), ("compression", 1.3 * l)] {
                 let t = Truss::new(dim, ea, rest, 0.0);
                 let tag = format!("truss {dim}-D #{trial} {case}");
-                let grad = fd_gradient(&u, H, |x| t.potential(x));
-                worst = worst.max(check(
-                    &format!("{tag}: P = dV/du"),
-                    &truss_force(&t, &u),
-                    &grad,
-                ));
-                worst = worst.max(check_truss_tangent(&tag, &t, &u));
+                worst = worst.max(check_force(&tag, &t, &u));
+                worst = worst.max(check_tangent(&tag, &t, &u));
             }
             // Stress-free: rest length = current length, P = 0 but K = EA/L^3 g g^T != 0.
             let t = Truss::new(dim, ea, l, 0.0);
@@ -322,11 +300,11 @@ fn truss_force_and_tangent() {
             let grad = fd_gradient(&u, H, |x| t.potential(x));
             worst = worst.max(check_zero(
                 &format!("{tag}: P = dV/du = 0"),
-                &truss_force(&t, &u),
+                &force_and_tangent(&t, &u).0,
                 &grad,
                 ea,
             ));
-            worst = worst.max(check_truss_tangent(&tag, &t, &u));
+            worst = worst.max(check_tangent(&tag, &t, &u));
         }
     }
     eprintln!("truss_force_and_tangent: worst {worst:.2e}");

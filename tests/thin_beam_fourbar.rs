@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::fd::{fd_gradient, fd_jacobian_h, level, Rng, Step};
+use common::fd::{fd_force_and_tangent, fd_jacobian_h, force_and_tangent, level, Rng, Step};
 use common::*;
 use flexmb::element::{AxialSpring, Bending, Element, LevelWeights};
 use flexmb::integrate::gssss::two_field_scheme;
@@ -58,16 +58,15 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 fn force<E: Element>(e: &E, u: &[f64]) -> Vec<f64> {
-    let mut f = vec![0.0; e.ndof()];
-    e.force(u, &mut f, None);
-    f
+    force_and_tangent(e, u).0
 }
 
-fn tangent<E: Element>(e: &E, u: &[f64]) -> Vec<f64> {
-    let n = e.ndof();
-    let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
-    e.force(u, &mut f, Some(&mut k));
-    k
+/// Checks an element's force against dV/du and its tangent against dP/du at `u`.
+fn check_force_and_tangent<E: Element>(tag: &str, e: &E, u: &[f64]) {
+    let (f, k) = force_and_tangent(e, u);
+    let (grad, jac) = fd_force_and_tangent(e, u, H);
+    check(&format!("{tag}: P = dV/du"), &f, &grad, TOL);
+    check(&format!("{tag}: K = dP/du"), &k, &jac, TOL);
 }
 
 /// `(u_{n+1} - u_n).P_d - (V(u_{n+1}) - V(u_n))` of step `st`, relative to
@@ -140,10 +139,7 @@ fn axial_spring_force_and_tangent() {
             for (case, l0) in [("tension", 0.7 * l), ("compression", 1.3 * l)] {
                 let s = AxialSpring::new(dim, rng.range(1e3, 1e4), l0);
                 let tag = format!("axial spring {dim}-D #{trial} {case}");
-                let grad = fd_gradient(&u, H, |x| s.potential(x));
-                check(&format!("{tag}: P = dV/du"), &force(&s, &u), &grad, TOL);
-                let fd = fd_jacobian_h(&u, H, 2 * dim, |x, f| s.force(x, f, None));
-                check(&format!("{tag}: K = dP/du"), &tangent(&s, &u), &fd, TOL);
+                check_force_and_tangent(&tag, &s, &u);
             }
             // V = 1/2 kappa (l - l0)^2 itself.
             let s = AxialSpring::new(dim, 2.0, 0.5 * l);
@@ -160,10 +156,7 @@ fn bending_force_and_tangent() {
             let u = bent(&mut rng, dim);
             let b = Bending::new(dim, rng.range(1.0, 20.0));
             let tag = format!("bending {dim}-D #{trial}");
-            let grad = fd_gradient(&u, H, |x| b.potential(x));
-            check(&format!("{tag}: P = dV/du"), &force(&b, &u), &grad, TOL);
-            let fd = fd_jacobian_h(&u, H, 3 * dim, |x, f| b.force(x, f, None));
-            check(&format!("{tag}: K = dP/du"), &tangent(&b, &u), &fd, TOL);
+            check_force_and_tangent(&tag, &b, &u);
         }
         // Straight (any arm lengths): V = 0 and P = 0; K is not zero.
         let mut u = vec![0.0; 3 * dim];
@@ -175,7 +168,7 @@ fn bending_force_and_tangent() {
         let fd = fd_jacobian_h(&u, H, 3 * dim, |x, f| b.force(x, f, None));
         check(
             &format!("bending {dim}-D straight: K = dP/du"),
-            &tangent(&b, &u),
+            &force_and_tangent(&b, &u).1,
             &fd,
             TOL,
         );

@@ -142,6 +142,26 @@ pub fn fd_second(h: f64, f: impl Fn(f64) -> f64) -> f64 {
     (-f(2.0 * h) + 16.0 * f(h) - 30.0 * f(0.0) + 16.0 * f(-h) - f(-2.0 * h)) / (12.0 * h * h)
 }
 
+/// An element's force P and tangent K at `u`.
+pub fn force_and_tangent<E: flexmb::element::Element>(e: &E, u: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let n = e.ndof();
+    let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
+    e.force(u, &mut f, Some(&mut k));
+    (f, k)
+}
+
+/// The finite-difference references of an element's force and tangent at
+/// `u` with step `h`: dV/du and dP/du.
+pub fn fd_force_and_tangent<E: flexmb::element::Element>(
+    e: &E,
+    u: &[f64],
+    h: f64,
+) -> (Vec<f64>, Vec<f64>) {
+    let grad = fd_jacobian_h(u, h, 1, |x, out| out[0] = e.potential(x));
+    let jac = fd_jacobian_h(u, h, e.ndof(), |x, out| e.force(x, out, None));
+    (grad, jac)
+}
+
 /// Checks an element's force against dV/du and its tangent against dP/du
 /// at `u` (step 1e-4, relative 1e-7) and the tangent's symmetry (1e-10 of
 /// its largest entry), printing the three as `{name} #{trial}`.
@@ -153,11 +173,9 @@ pub fn check_force_and_tangent<E: flexmb::element::Element>(
 ) {
     use super::{max_abs, rel_err};
     let n = u.len();
-    let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
-    el.force(u, &mut f, Some(&mut k));
-    let grad = fd_jacobian_h(u, 1e-4, 1, |x, out| out[0] = el.potential(x));
+    let (f, k) = force_and_tangent(el, u);
+    let (grad, kfd) = fd_force_and_tangent(el, u, 1e-4);
     let ef = rel_err(&f, &grad);
-    let kfd = fd_jacobian_h(u, 1e-4, n, |x, out| el.force(x, out, None));
     let ek = rel_err(&k, &kfd);
     let mut asym = 0.0_f64;
     for i in 0..n {
