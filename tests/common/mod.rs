@@ -262,7 +262,7 @@ pub fn oscillation(series: &[Vec<f64>], range: std::ops::Range<usize>) -> f64 {
     d4 / scale
 }
 
-/// The quaternion product a b (scalar first).
+/// The quaternion (Hamilton) product a b, scalar first: the rotation R(a) R(b).
 pub fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
     [
         a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
