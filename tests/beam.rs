@@ -37,7 +37,7 @@ use common::cantilever::{
     at_rest, cantilever, dof, mode_shape, run_model, solve, EA, EI, L, RHO_A,
 };
 use common::fd::{check_eom_force, check_force_and_tangent, fd_jacobian_h, Rng};
-use common::{max_abs, max_energy_change, rel_err};
+use common::{assert_load_errors, max_abs, max_energy_change, rel_err};
 use flexmb::assembly::Assembler;
 use flexmb::element::{Beam2d, Beam3d, BeamShapes, Element};
 use flexmb::input::{load_model_file, load_model_str};
@@ -519,11 +519,7 @@ fn beam_model_errors_name_the_field() {
             "not a beam node",
         ),
     ];
-    for (extra, msg) in cases {
-        let text = format!("{base}{extra}");
-        let e = load_model_str(&text, "bad.toml").err().expect("must fail");
-        assert!(e.to_string().contains(msg), "{e} should mention '{msg}'");
-    }
+    assert_load_errors(base, &cases);
 }
 
 #[test]

@@ -24,10 +24,11 @@
 mod common;
 
 use common::cantilever::{
-    at_rest, cantilever, dof, mode_shape, run_model, solve, EA, EI, L, RHO_A,
+    add_beam_line, add_tip_load, at_rest, cantilever, dof, mode_shape, run_model, solve, EA, EI, L,
+    RHO_A,
 };
 use common::fd::{check_eom_force, check_force_and_tangent, fd_jacobian_h, Rng};
-use common::{max_abs, rel_err};
+use common::{assert_load_errors, max_abs, rel_err};
 use flexmb::element::{Beam2d, Beam3d, Element};
 use flexmb::input::load_model_str;
 use flexmb::joint::{Joint, Slope, SlopeTarget};
@@ -454,11 +455,7 @@ fn model_file_in_3d() {
             "has no slope: beam nodes need `slope` (3 components)",
         ),
     ];
-    for (extra, msg) in cases {
-        let text = format!("{base}{extra}");
-        let e = load_model_str(&text, "bad.toml").err().expect("must fail");
-        assert!(e.to_string().contains(msg), "{e} should mention '{msg}'");
-    }
+    assert_load_errors(base, &cases);
 }
 
 /// A beam end attached to a 3-D rigid body (spherical joint + slope joint to
@@ -491,23 +488,7 @@ fn beam_attached_to_a_welded_3d_body_equals_the_clamp() {
         Joint3d::Fixed,
     )
     .unwrap();
-    for i in 0..=n {
-        let x = L * i as f64 / n as f64;
-        b.beam_node(
-            &format!("n{i}"),
-            &[x, 0.0, 0.0],
-            &[1.0, 0.0, 0.0],
-            None,
-            None,
-            0.0,
-        )
-        .unwrap();
-    }
-    for i in 0..n {
-        let (a, c) = (format!("n{i}"), format!("n{}", i + 1));
-        b.beam(&format!("e{i}"), &a, &c, EA, EI, RHO_A, None)
-            .unwrap();
-    }
+    add_beam_line(&mut b, 3, n, EA, &at_rest);
     // The hub point at the beam root, in body coordinates: R(p)^T (0.2, -0.1, 0).
     let offset = flexmb::rotation::rotate_back(&p, &[0.2, -0.1, 0.0]);
     let root = PointRef::Body {
@@ -522,15 +503,7 @@ fn beam_attached_to_a_welded_3d_body_equals_the_clamp() {
     )
     .unwrap();
     b.slope("attach", "n0", Some("hub"), None).unwrap();
-    b.point_load(
-        "tip",
-        "point_force",
-        &PointRef::Entity(format!("n{n}")),
-        [[0.0; 3]; 3],
-        load,
-        flexmb::load::TimeFunction::Constant,
-    )
-    .unwrap();
+    add_tip_load(&mut b, n, load);
     let m = b.build().unwrap();
     let attached = tip(&m, &solve(&m, 1).u, n);
     let d = max_abs(&[0, 1, 2].map(|a| attached[a] - reference[a]));

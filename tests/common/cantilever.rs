@@ -30,6 +30,21 @@ pub fn cantilever(
 ) -> Model {
     let mut b = ModelBuilder::new(dim).unwrap();
     b.gravity(&gravity[..dim]).unwrap();
+    add_beam_line(&mut b, dim, n, ea, vel);
+    b.ground_pin("root", &PointRef::Entity("n0".into()), &[0.0; 3][..dim])
+        .unwrap();
+    b.slope("root_slope", "n0", None, Some(&[1.0, 0.0, 0.0][..dim]))
+        .unwrap();
+    if tip != [0.0; 3] {
+        add_tip_load(&mut b, n, tip);
+    }
+    b.build().unwrap()
+}
+
+/// Beam nodes `n0`..`n{n}` along +x over [0, L] with slope (1, 0, 0) and
+/// the initial velocities `vel`, and the beams `e{i}` between them (axial
+/// stiffness `ea`, EI, RHO_A); `dim` as in [`cantilever`].
+pub fn add_beam_line(b: &mut ModelBuilder, dim: usize, n: usize, ea: f64, vel: Velocity<'_>) {
     for i in 0..=n {
         let x = L * i as f64 / n as f64;
         let (v, sv) = vel(x);
@@ -48,22 +63,19 @@ pub fn cantilever(
         b.beam(&format!("e{i}"), &a, &c, ea, EI, RHO_A, None)
             .unwrap();
     }
-    b.ground_pin("root", &PointRef::Entity("n0".into()), &[0.0; 3][..dim])
-        .unwrap();
-    b.slope("root_slope", "n0", None, Some(&[1.0, 0.0, 0.0][..dim]))
-        .unwrap();
-    if tip != [0.0; 3] {
-        b.point_load(
-            "tip",
-            "point_force",
-            &PointRef::Entity(format!("n{n}")),
-            [[0.0; 3]; 3],
-            tip,
-            flexmb::load::TimeFunction::Constant,
-        )
-        .unwrap();
-    }
-    b.build().unwrap()
+}
+
+/// A constant force `tip` on node `n{n}`.
+pub fn add_tip_load(b: &mut ModelBuilder, n: usize, tip: [f64; 3]) {
+    b.point_load(
+        "tip",
+        "point_force",
+        &PointRef::Entity(format!("n{n}")),
+        [[0.0; 3]; 3],
+        tip,
+        flexmb::load::TimeFunction::Constant,
+    )
+    .unwrap();
 }
 
 /// No initial velocity.

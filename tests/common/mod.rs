@@ -54,6 +54,18 @@ matrix = [[-4.0, 0.0], [0.0, -4.0]]
     )
 }
 
+/// Each model text `base + extra` of `cases` fails to load with an error
+/// that contains the case's message.
+pub fn assert_load_errors(base: &str, cases: &[(&str, &str)]) {
+    for (extra, msg) in cases {
+        let text = format!("{base}{extra}");
+        let e = flexmb::input::load_model_str(&text, "bad.toml")
+            .err()
+            .expect("must fail");
+        assert!(e.to_string().contains(msg), "{e} should mention '{msg}'");
+    }
+}
+
 /// Integrator overrides: scheme, option, dt, t_end.
 pub fn spec(scheme: &str, option: u8, dt: f64, t_end: f64) -> IntegratorSpec {
     IntegratorSpec {
