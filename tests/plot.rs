@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::scratch::{assert_success, temp_dir};
-use common::{model_path, run_file_into};
-use flexmb::input::{apply_sets, load_model_str};
+use common::{run_file_into, shipped_with};
 use flexmb::output::{Hdf5Recorder, OutputConfig};
 use flexmb::plot::{draw_png, probe_chart, table_chart, TableQuery};
 
@@ -35,13 +34,8 @@ fn decode(path: &Path) -> (u32, u32, usize) {
 
 /// A short slider-crank run (probe `midpoint_deflection`) into `dir/sc.h5`.
 fn slider_crank_run(dir: &Path) -> PathBuf {
-    let text = std::fs::read_to_string(model_path("slider_crank_flexible")).unwrap();
-    let sets = [
-        "integrator.t_end=0.004".to_string(),
-        "output.every=1".to_string(),
-    ];
-    let text = apply_sets(&text, &sets).unwrap();
-    let file = load_model_str(&text, "sc.toml").unwrap();
+    let sets = ["integrator.t_end=0.004", "output.every=1"];
+    let file = shipped_with("slider_crank_flexible", &sets);
     let path = dir.join("sc.h5");
     let mut rec = Hdf5Recorder::create(&path, OutputConfig::default()).unwrap();
     let (s, _) = run_file_into(file, &Default::default(), &mut rec);

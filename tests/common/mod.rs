@@ -77,6 +77,14 @@ pub fn spec(scheme: &str, option: u8, dt: f64, t_end: f64) -> IntegratorSpec {
     }
 }
 
+/// Shipped model `name` with the `--set` assignments `sets` applied.
+pub fn shipped_with(name: &str, sets: &[&str]) -> ModelFile {
+    let text = std::fs::read_to_string(model_path(name)).unwrap();
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    flexmb::input::load_model_with_sets(&text, name, &sets)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
 /// Runs shipped model `name` with `over` applied to its `[integrator]` table,
 /// recording every step in memory.
 pub fn run(name: &str, over: &IntegratorSpec) -> (RunSummary, MemoryRecorder) {
