@@ -573,25 +573,24 @@ fn file_size_limit_mid_run_is_reported_plainly() {
     kept_file_matches_message(&out, &t);
 }
 
-/// A product sweep of 1e9 cases is refused before any expansion: under a
-/// second and 100 MB.
-#[test]
-fn sweep_of_a_billion_cases_is_refused_before_expanding() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let list = (1..=1000)
-        .map(|k| format!("{}e-5", k))
-        .collect::<Vec<_>>()
-        .join(", ");
+/// Writes the sweep file `<name>.toml` over shipped model `model` (`base`)
+/// with `body` after the base line; returns it and its output folder
+/// `<name>_out`, removed.
+fn sweep_over(name: &str, model: &str, body: &str) -> (PathBuf, PathBuf) {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("models")
+        .join(format!("{model}.toml"));
     let sweep = write(
-        "billion_sweep.toml",
-        &format!(
-            "base = \"{}\"\n[parameters]\nintegrator.dt = [{list}]\nintegrator.t_end = [{list}]\n\
-             integrator.rho1 = [{list}]\n",
-            dir.join("double_pendulum.toml").display()
-        ),
+        &format!("{name}.toml"),
+        &format!("base = \"{}\"\n{body}", base.display()),
     );
-    let out = scratch("billion_sweep_out");
+    let out = scratch(&format!("{name}_out"));
     let _ = std::fs::remove_dir_all(&out);
+    (sweep, out)
+}
+
+/// `flexmb batch SWEEP --out OUT -q` with `more` arguments.
+fn batch_quiet(sweep: &Path, out: &Path, more: &[&str]) -> Measured {
     let args = [
         "batch",
         sweep.to_str().unwrap(),
@@ -599,9 +598,29 @@ fn sweep_of_a_billion_cases_is_refused_before_expanding() {
         out.to_str().unwrap(),
         "-q",
     ];
-    flexmb(&args).refused(2, &["billion_sweep.toml", "1.000e9 cases", "limit of 1e7"]);
+    flexmb(&[&args[..], more].concat())
+}
+
+/// A product sweep of 1e9 cases is refused before any expansion: under a
+/// second and 100 MB.
+#[test]
+fn sweep_of_a_billion_cases_is_refused_before_expanding() {
+    let list = (1..=1000)
+        .map(|k| format!("{}e-5", k))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (sweep, out) = sweep_over(
+        "billion_sweep",
+        "double_pendulum",
+        &format!(
+            "[parameters]\nintegrator.dt = [{list}]\nintegrator.t_end = [{list}]\n\
+             integrator.rho1 = [{list}]\n"
+        ),
+    );
+    batch_quiet(&sweep, &out, &[])
+        .refused(2, &["billion_sweep.toml", "1.000e9 cases", "limit of 1e7"]);
     // --force lifts only the soft limit.
-    flexmb(&[&args[..], &["--force"]].concat()).refused(2, &["1.000e9 cases", "limit of 1e7"]);
+    batch_quiet(&sweep, &out, &["--force"]).refused(2, &["1.000e9 cases", "limit of 1e7"]);
     assert!(!out.exists(), "no case ran");
 }
 
@@ -629,23 +648,12 @@ fn set_into_an_element_and_a_sweep_over_it() {
     assert_eq!(base.code(), Some(0), "{}", base.text());
     assert_eq!(stiff.code(), Some(0), "{}", stiff.text());
     assert_ne!(base.text(), stiff.text());
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let sweep = write(
-        "tsda_sweep.toml",
-        &format!(
-            "base = \"{}\"\n[set]\nintegrator.t_end = 0.02\n[parameters]\nelement.tsda.stiffness = [1e4, 1e6]\n",
-            dir.join("slider_crank_tsda.toml").display()
-        ),
+    let (sweep, out) = sweep_over(
+        "tsda_sweep",
+        "slider_crank_tsda",
+        "[set]\nintegrator.t_end = 0.02\n[parameters]\nelement.tsda.stiffness = [1e4, 1e6]\n",
     );
-    let out = scratch("tsda_sweep_out");
-    let _ = std::fs::remove_dir_all(&out);
-    let o = flexmb(&[
-        "batch",
-        sweep.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
+    let o = batch_quiet(&sweep, &out, &[]);
     assert_eq!(o.code(), Some(0), "{}", o.text());
     assert!(o.text().contains("2 cases: 2 completed"), "{}", o.text());
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
@@ -654,24 +662,12 @@ fn set_into_an_element_and_a_sweep_over_it() {
 
 #[test]
 fn sweep_key_typo_is_a_sweep_file_error_before_any_case() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let sweep = write(
-        "typo_sweep.toml",
-        &format!(
-            "base = \"{}\"\n[parameters]\nelement.tsda.stifness = [1e4, 2e4]\n",
-            dir.join("slider_crank_tsda.toml").display()
-        ),
+    let (sweep, out) = sweep_over(
+        "typo_sweep",
+        "slider_crank_tsda",
+        "[parameters]\nelement.tsda.stifness = [1e4, 2e4]\n",
     );
-    let out = scratch("typo_sweep_out");
-    let _ = std::fs::remove_dir_all(&out);
-    flexmb(&[
-        "batch",
-        sweep.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ])
-    .refused(
+    batch_quiet(&sweep, &out, &[]).refused(
         2,
         &["typo_sweep.toml", "case 1", "unknown field `stifness`"],
     );
