@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::{model_path, order, qmul, run_file, shipped_with};
+use common::{axisymmetric_attitude, model_path, order, run_file, shipped_with};
 use flexmb::input::{load_model_file, load_model_with_sets, ModelFile};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::model::Model;
@@ -344,14 +344,7 @@ fn pendulum_quarter_period_and_tension() {
 /// scheme's accuracy with the reaction 2 w.J w = 18.
 #[test]
 fn axisymmetric_body_precesses_analytically() {
-    // J = diag(1, 1, 2), w(0) = (1, 0, 2), R(0) = I: h = (1, 0, 4).
-    let h = 17f64.sqrt();
-    let (mu, n) = (h, 2.0);
-    let exact = |t: f64| {
-        let (sp, cp) = (0.5 * mu * t).sin_cos();
-        let (ss, cs) = (0.5 * n * t).sin_cos();
-        qmul([cp, sp / h, 0.0, 4.0 * sp / h], [cs, 0.0, 0.0, -ss])
-    };
+    let exact = axisymmetric_attitude;
     let points = [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]];
     let times = [1.0, 2.0, 3.0];
     let forms = [

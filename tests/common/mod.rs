@@ -282,6 +282,19 @@ pub fn oscillation(series: &[Vec<f64>], range: std::ops::Range<usize>) -> f64 {
     d4 / scale
 }
 
+/// Euler parameters at time `t` of the torque-free axisymmetric body of
+/// models/axisymmetric_body.toml (J = diag(1, 1, 2), w(0) = (1, 0, 2),
+/// R(0) = I, h = (1, 0, 4); its header): the analytic precession
+/// p(t) = (cos(mu t/2), sin(mu t/2) h/|h|) (cos(n t/2), -sin(n t/2) e_z),
+/// mu = |h| = sqrt(17), n = 2.
+pub fn axisymmetric_attitude(t: f64) -> [f64; 4] {
+    let h = 17f64.sqrt();
+    let (mu, n) = (h, 2.0);
+    let (sp, cp) = (0.5 * mu * t).sin_cos();
+    let (ss, cs) = (0.5 * n * t).sin_cos();
+    qmul([cp, sp / h, 0.0, 4.0 * sp / h], [cs, 0.0, 0.0, -ss])
+}
+
 /// The quaternion (Hamilton) product a b, scalar first: the rotation R(a) R(b).
 pub fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
     [
