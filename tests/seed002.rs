@@ -429,44 +429,33 @@ fn case_d_stiff_double_pendulum() {
 #[test]
 fn settings_and_refusals() {
     let file = || load_model_file(model_path("seed002_b")).unwrap();
+    let refusal = |over: IntegratorSpec| file().integrator(&over).unwrap_err().to_string();
     for m in ["tcg", "gssss", "rk4", "tdg"] {
-        let e = file()
-            .integrator(&IntegratorSpec {
-                kappa: Some(flexmb::integrate::KappaChoice::Name("1".into())),
-                ..method(m, 0.01, 1.0)
-            })
-            .unwrap_err()
-            .to_string();
+        let e = refusal(IntegratorSpec {
+            kappa: Some(flexmb::integrate::KappaChoice::Name("1".into())),
+            ..method(m, 0.01, 1.0)
+        });
         assert!(
             e.contains("`kappa`") && e.contains("alpha-kappa"),
             "{m}: {e}"
         );
     }
     for k in ["foo", "-1", "0"] {
-        let e = file()
-            .integrator(&alpha_kappa(1.0, k, 0.01, 1.0, 1e-6))
-            .unwrap_err()
-            .to_string();
+        let e = refusal(alpha_kappa(1.0, k, 0.01, 1.0, 1e-6));
         assert!(e.contains("`kappa`"), "{k}: {e}");
     }
     for m in ["tcg", "gssss", "rk4"] {
-        let e = file()
-            .integrator(&IntegratorSpec {
-                alpha: Some(0.5),
-                ..method(m, 0.01, 1.0)
-            })
-            .unwrap_err()
-            .to_string();
+        let e = refusal(IntegratorSpec {
+            alpha: Some(0.5),
+            ..method(m, 0.01, 1.0)
+        });
         assert!(
             e.contains("`alpha`") && e.contains("alpha-kappa"),
             "{m}: {e}"
         );
     }
     for a in [-0.1, 1.5, f64::NAN] {
-        let e = file()
-            .integrator(&tdg(a, 0.01, 1.0, 1e-6))
-            .unwrap_err()
-            .to_string();
+        let e = refusal(tdg(a, 0.01, 1.0, 1e-6));
         assert!(e.contains("`alpha` must be in [0, 1]"), "{a}: {e}");
     }
     let tcg = file().integrator(&method("tcg", 0.01, 1.0)).unwrap();
