@@ -8,7 +8,7 @@ mod common;
 
 use std::process::Command;
 
-use common::bench_case;
+use common::bench::bench_case;
 use flexmb::bench::{csv, fit_exponent, run_case, table, BenchCase, Problem, COLUMNS};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::output::read_hdf5;

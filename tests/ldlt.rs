@@ -10,8 +10,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::bench::export_case;
 use common::scratch::temp_dir;
-use common::{export_case, model_path, run_file};
+use common::{model_path, run_file};
 use flexmb::assembly::Pattern;
 use flexmb::bench::{matrix_file, run_case, Problem};
 use flexmb::input::load_model_file;

@@ -11,8 +11,9 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::bench::export_case;
+use common::model_path;
 use common::scratch::{assert_success, temp_dir};
-use common::{export_case, model_path};
 use flexmb::assembly::{Assembler, Pattern};
 use flexmb::bench::{matrix_file, run_case, Problem};
 use flexmb::factor::{factor_file, FactorPath};

@@ -2,14 +2,13 @@
 //! integrator overrides, the 12 seed combinations, error norms and orders.
 #![allow(dead_code)] // each test binary uses a subset
 
+#[cfg(feature = "cli")]
+pub mod bench;
 pub mod cantilever;
 pub mod disk;
 pub mod fd;
 pub mod scratch;
 
-use std::path::Path;
-
-use flexmb::bench::{BenchCase, Problem};
 use flexmb::input::{load_model_file, ModelFile};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::output::{MemoryRecorder, Recorder};
@@ -115,28 +114,6 @@ pub fn run_file_into(
         .run(&config, &file.text, &file.output, rec, &mut |_| {})
         .expect("recording cannot fail");
     (summary, sim)
-}
-
-/// A `flexmb bench` case: `problem` at `size` for `steps` steps with the
-/// problem's default integrator, no output, no matrix export.
-pub fn bench_case(problem: Problem, size: usize, steps: u64) -> BenchCase {
-    BenchCase {
-        problem,
-        size,
-        steps,
-        integrator: IntegratorSpec::default(),
-        output: None,
-        export: None,
-    }
-}
-
-/// [`bench_case`] writing the first Newton matrix of step `step` (and its
-/// right-hand side) into `dir` (`flexmb::bench::matrix_file`).
-pub fn export_case(problem: Problem, size: usize, steps: u64, dir: &Path, step: u64) -> BenchCase {
-    BenchCase {
-        export: Some((dir.to_path_buf(), step)),
-        ..bench_case(problem, size, steps)
-    }
 }
 
 /// The run statistic `name` (`RunSummary::stat`); panics when the method
