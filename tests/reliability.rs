@@ -465,16 +465,11 @@ fn full_disk_is_refused_before_and_reported_plainly_mid_run() {
 
     let forced = [&run[..], &["--force"]].concat();
     let mid = flexmb_on_tmpfs("1m", &dir, &keep, &forced).unwrap();
-    let t = output_text(&mid);
-    assert_eq!(mid.status.code(), Some(5), "{t}");
-    assert!(
-        t.contains("x.h5: No space left on device; the file keeps"),
-        "{t}"
+    write_failure_reported_plainly(
+        &mid,
+        "x.h5: No space left on device; the file keeps",
+        &keep.join("x.h5"),
     );
-    for internal in ["os error", "hdf5", "chunk", "Hdf5", "Io {"] {
-        assert!(!t.contains(internal), "'{internal}' in: {t}");
-    }
-    kept_file_matches_message(&keep.join("x.h5"), &t);
 }
 
 /// A batch whose cases each fit the free space but together do not is
@@ -544,6 +539,19 @@ fn kept_file_matches_message(path: &Path, message: &str) {
     }
 }
 
+/// A write that failed mid-run: exit 5, a message containing `what` and no
+/// internal words (os error, HDF5 or chunk details), and the file at `kept`
+/// as the message describes it.
+fn write_failure_reported_plainly(o: &Output, what: &str, kept: &Path) {
+    let t = output_text(o);
+    assert_eq!(o.status.code(), Some(5), "{t}");
+    assert!(t.contains(what), "{t}");
+    for internal in ["os error", "hdf5", "chunk", "Hdf5", "Io {"] {
+        assert!(!t.contains(internal), "'{internal}' in: {t}");
+    }
+    kept_file_matches_message(kept, &t);
+}
+
 /// A file size limit (RLIMIT_FSIZE, no root needed): the write past it
 /// fails mid-run with "File too large"; exit 5, a plain message, the file
 /// readable up to its last flush.
@@ -561,16 +569,7 @@ fn file_size_limit_mid_run_is_reported_plainly() {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
-    let t = output_text(&o);
-    assert_eq!(o.status.code(), Some(5), "{t}");
-    assert!(
-        t.contains("fsize.h5: File too large; the file keeps"),
-        "{t}"
-    );
-    for internal in ["os error", "hdf5", "chunk", "Hdf5", "Io {"] {
-        assert!(!t.contains(internal), "'{internal}' in: {t}");
-    }
-    kept_file_matches_message(&out, &t);
+    write_failure_reported_plainly(&o, "fsize.h5: File too large; the file keeps", &out);
 }
 
 /// Writes the sweep file `<name>.toml` over shipped model `model` (`base`)
