@@ -6,6 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::max_constraint;
 use common::scratch::{output_text as text, scratch_file, write_scratch};
 use flexmb::output::read_hdf5;
 
@@ -127,11 +128,7 @@ fn runge_kutta_methods_run_from_the_command_line() {
         param("stabilization"),
         Some(flexmb::output::AttrValue::Str("pstab".into()))
     );
-    let drift = run
-        .constraints
-        .iter()
-        .map(|c| c.position)
-        .fold(0.0, f64::max);
+    let drift = max_constraint(&run.constraints, |c| c.position);
     assert!(drift < 1e-14, "position drift {drift:.1e}");
 
     let o = flexmb(&["run", "models/rolling_disk.toml", "--quiet"]);

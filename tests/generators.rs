@@ -2,6 +2,9 @@
 //! constraint and element counts, consistent initial configurations, short
 //! runs that complete, and one physical check per problem.
 
+mod common;
+
+use common::max_constraint;
 use flexmb::integrate::IntegratorSpec;
 use flexmb::model::{hanging_beam, rigid_chain, space_truss_lattice, truss_lattice, Model};
 use flexmb::output::{MemoryRecorder, OutputConfig};
@@ -42,11 +45,7 @@ fn check_constraints(rec: &MemoryRecorder, tol: f64) {
         "initial violation {}",
         rec.constraints[0].position
     );
-    let worst = rec
-        .constraints
-        .iter()
-        .map(|c| c.position)
-        .fold(0.0, f64::max);
+    let worst = max_constraint(&rec.constraints, |c| c.position);
     assert!(worst < tol, "position violation {worst}");
 }
 

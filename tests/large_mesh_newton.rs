@@ -5,6 +5,9 @@
 //! tolerance. The default run uses reduced sizes; the sizes of the issue are
 //! `#[ignore]`d (`cargo test --release --test large_mesh_newton -- --ignored --nocapture`).
 
+mod common;
+
+use common::max_constraint;
 use flexmb::bench::Problem;
 use flexmb::integrate::{IntegratorConfig, IntegratorSpec};
 use flexmb::output::{
@@ -185,11 +188,7 @@ fn rigid_chain(bodies: usize) {
     let config = bench_config(problem, None, None, 20);
     let mut rec = MemoryRecorder::default();
     let summary = run_20_steps(problem, bodies, &config, &mut rec, &format!("L4 {bodies}"));
-    let violation = rec
-        .constraints
-        .iter()
-        .map(|c| c.position)
-        .fold(0.0, f64::max);
+    let violation = max_constraint(&rec.constraints, |c| c.position);
     println!(
         "L4 {bodies} bodies: {:.3} iterations/step, position violation {violation:.2e}",
         summary.iterations_per_step()

@@ -81,11 +81,7 @@ fn tdg_alpha0_conserves_energy_and_locks_on_case_b() {
     let (s, rec) = run("seed002_b", &tdg(0.0, 0.01, 10.0, 1e-10));
     assert!(s.failure.is_none(), "{}", s.line());
     let drift = energy_drift("b", &rec);
-    let locked = rec
-        .constraints
-        .iter()
-        .map(|c| c.velocity)
-        .fold(0.0, f64::max);
+    let locked = max_constraint(&rec.constraints, |c| c.velocity);
     println!("TDG alpha = 0, case b: energy {drift:.2e}, max |B v| {locked:.3}");
     assert!(drift <= 1e-10, "{drift:e}");
     assert!(locked > 4.0 && locked < (2.0 * G).sqrt() + 1e-6, "{locked}");
@@ -513,11 +509,7 @@ fn alpha_kappa_conserves_energy_with_kappa_auto() {
         }
         let worst = worst / energy_scale(case);
         let drift = energy_drift(case, &rec);
-        let vel = rec
-            .constraints
-            .iter()
-            .map(|c| c.velocity)
-            .fold(0.0, f64::max);
+        let vel = max_constraint(&rec.constraints, |c| c.velocity);
         println!(
             "case {case}: alpha-kappa auto, alpha 0: clamped steps {clamped}, worst unclamped step \
              {worst:.1e}, run {drift:.2e}, max |B v| {vel:.1e}"

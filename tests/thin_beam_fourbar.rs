@@ -505,11 +505,7 @@ fn outcome_pattern_over_100_s() {
     let mut results = Vec::new();
     for (scheme, option) in combinations() {
         let (s, r) = run(MODEL, &spec(scheme, option, 0.01, 100.0));
-        let acc_residual = r
-            .constraints
-            .iter()
-            .map(|c| c.acceleration)
-            .fold(0.0, f64::max);
+        let acc_residual = max_constraint(&r.constraints, |c| c.acceleration);
         let (amax, lmax) = (max_over(&r.a), max_over(&r.lambda));
         let n = r.time.len();
         let lambda_osc = oscillation(&r.lambda, n.saturating_sub(1000)..n);

@@ -156,6 +156,15 @@ pub fn max_energy_change(energy: &[flexmb::output::Energy]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Largest value of one constraint norm (`level`: position, velocity or
+/// acceleration) over a recorded run.
+pub fn max_constraint(
+    norms: &[flexmb::output::ConstraintNorms],
+    level: impl Fn(&flexmb::output::ConstraintNorms) -> f64,
+) -> f64 {
+    norms.iter().map(level).fold(0.0, f64::max)
+}
+
 /// Max-norm.
 pub fn max_abs(a: &[f64]) -> f64 {
     a.iter().fold(0.0_f64, |m, x| m.max(x.abs()))
