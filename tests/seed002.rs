@@ -154,12 +154,8 @@ fn tdg_newton_matrix_against_finite_differences() {
         let mut tdg = Tdg::new(&sys, "tdg".into(), vec![], settings, Default::default()).unwrap();
         let (n, m) = (model.n_dofs(), model.n_constraints());
         let mut rng = fd::Rng(7);
-        let qn: Vec<f64> = model
-            .u0
-            .iter()
-            .map(|u| u + rng.range(-0.01, 0.01))
-            .collect();
-        let vn: Vec<f64> = model.v0.iter().map(|v| v + rng.range(-5.0, 5.0)).collect();
+        let qn: Vec<f64> = rng.around(&model.u0, 0.01);
+        let vn: Vec<f64> = rng.around(&model.v0, 5.0);
         let blocks = if scheme == Scheme::Tdg { 2 } else { 4 };
         let mut x = Vec::with_capacity(blocks * (n + m));
         for b in 0..blocks {
@@ -244,12 +240,8 @@ fn alpha_kappa_reduced_solve_equals_full_solve() {
                 tdg.describe_solver()
             );
             let mut rng = fd::Rng(seed);
-            let qn: Vec<f64> = model
-                .u0
-                .iter()
-                .map(|u| u + rng.range(-0.01, 0.01))
-                .collect();
-            let vn: Vec<f64> = model.v0.iter().map(|v| v + rng.range(-2.0, 2.0)).collect();
+            let qn: Vec<f64> = rng.around(&model.u0, 0.01);
+            let vn: Vec<f64> = rng.around(&model.v0, 2.0);
             let mut x = Vec::with_capacity(4 * nb);
             for b in 0..4 {
                 if b < 2 {

@@ -346,7 +346,7 @@ fn spring_damper_discrete_gradient() {
             (f, k)
         };
         let tag = format!("spring-damper {name}");
-        let u_next: Vec<f64> = u_n.iter().map(|x| x + rng.range(-0.4, 0.4)).collect();
+        let u_next: Vec<f64> = rng.around(&u_n, 0.4);
         let (f, k) = eom(&u_next);
         let dv = e.potential(&u_next) - e.potential(&u_n);
         let vscale = e.potential(&u_next).abs() + e.potential(&u_n).abs();
@@ -503,7 +503,7 @@ fn truss_discrete_gradient() {
         let n = 2 * dim;
         for trial in 0..4 {
             let st = Step::new(rng.vec(n, -1.0, 1.0), &mut rng);
-            let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.4, 0.4)).collect();
+            let u_next: Vec<f64> = rng.around(&st.u_n, 0.4);
             let t = Truss::new(
                 dim,
                 55.0,
@@ -1127,12 +1127,8 @@ fn rolling_disk_acceleration_rows() {
         let asm = Assembler::new(&model);
         let (n, m) = (asm.n_dofs(), asm.n_constraints());
         let mut rng = Rng(0xACC);
-        let u: Vec<f64> = model
-            .u0
-            .iter()
-            .map(|x| x + rng.range(-0.02, 0.02))
-            .collect();
-        let v: Vec<f64> = model.v0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
+        let u: Vec<f64> = rng.around(&model.u0, 0.02);
+        let v: Vec<f64> = rng.around(&model.v0, 0.2);
         let t = 0.1;
         let mut sys = asm.new_system();
         asm.fill_index1(&model, &u, &v, t, None, &mut sys);
@@ -1680,7 +1676,7 @@ fn assembled_operators() {
     let (n, m) = (asm.n_dofs(), asm.n_constraints());
     assert_eq!((n, m), (12, 9));
     let mut rng = Rng(0xA55E);
-    let u: Vec<f64> = model.u0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
+    let u: Vec<f64> = rng.around(&model.u0, 0.2);
     let v = rng.vec(n, -1.0, 1.0);
     let t = 0.4;
     let steps = vec![H; n];
@@ -1769,8 +1765,8 @@ fn discrete_joint_derivative() {
             mechanism3d(Attitude::Directors, EulerKinetic::Quadratic),
         ),
     ] {
-        let u0: Vec<f64> = model.u0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
-        let u1: Vec<f64> = u0.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
+        let u0: Vec<f64> = rng.around(&model.u0, 0.2);
+        let u1: Vec<f64> = rng.around(&u0, 0.3);
         let (mut worst, mut midpoint_miss): (f64, f64) = (0.0, 0.0);
         for blk in &model.joints {
             let (rows, k) = (blk.rows(), blk.ndof());
@@ -1854,8 +1850,8 @@ fn discrete_joint_extras() {
         mechanism3d(Attitude::EulerParameters, EulerKinetic::Quadratic),
         mechanism3d(Attitude::Directors, EulerKinetic::Quadratic),
     ] {
-        let u0: Vec<f64> = model.u0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
-        let u1: Vec<f64> = u0.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
+        let u0: Vec<f64> = rng.around(&model.u0, 0.2);
+        let u1: Vec<f64> = rng.around(&u0, 0.3);
         for blk in &model.joints {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
@@ -2075,7 +2071,7 @@ fn newton_matrix_check(label: &str, model: Model) {
     let mut worst: f64 = 0.0;
     for (name, sch) in schemes {
         let fx = StepFixture {
-            u_n: model.u0.iter().map(|x| x + rng.range(-0.1, 0.1)).collect(),
+            u_n: rng.around(&model.u0, 0.1),
             v_n: rng.vec(n, -1.0, 1.0),
             a_n: rng.vec(n, -3.0, 3.0),
             lam_n: rng.vec(m, -5.0, 5.0),

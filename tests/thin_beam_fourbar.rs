@@ -197,12 +197,12 @@ fn eom_force_tangents() {
         for (name, w) in midpoint_weights(dt).into_iter().chain(other_weights(dt)) {
             // Axial spring.
             let st = Step::new(rng.vec(2 * dim, -1.0, 1.0), &mut rng);
-            let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
+            let u_next: Vec<f64> = rng.around(&st.u_n, 0.3);
             let s = AxialSpring::new(dim, 1e4, 0.8 * spring_length(dim, &st.u_n));
             check_eom(&format!("axial {dim}-D, {name}"), &s, &st, w, &u_next);
             // Bending.
             let st = Step::new(bent(&mut rng, dim), &mut rng);
-            let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.1, 0.1)).collect();
+            let u_next: Vec<f64> = rng.around(&st.u_n, 0.1);
             let b = Bending::new(dim, 10.0);
             check_eom(&format!("bending {dim}-D, {name}"), &b, &st, w, &u_next);
             // Outside the midpoint level the force is the exact gradient at u~.
@@ -275,7 +275,7 @@ fn discrete_gradient() {
     for dim in [2, 3] {
         for trial in 0..6 {
             let st = Step::new(bent(&mut rng, dim), &mut rng);
-            let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.15, 0.15)).collect();
+            let u_next: Vec<f64> = rng.around(&st.u_n, 0.15);
             let b = Bending::new(dim, 10.0);
             for (name, w) in midpoint_weights(dt) {
                 let err = energy_error(&st, &b, w, &u_next);
@@ -298,7 +298,7 @@ fn discrete_gradient() {
             );
 
             let st = Step::new(rng.vec(2 * dim, -1.0, 1.0), &mut rng);
-            let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
+            let u_next: Vec<f64> = rng.around(&st.u_n, 0.3);
             let s = AxialSpring::new(dim, 1e4, rng.range(0.5, 1.5) * spring_length(dim, &st.u_n));
             for (name, w) in midpoint_weights(dt) {
                 let err = energy_error(&st, &s, w, &u_next);

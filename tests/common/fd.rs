@@ -24,6 +24,11 @@ impl Rng {
         lo + (hi - lo) * self.next()
     }
 
+    /// `x` with each entry moved by a value uniform in [-amp, amp).
+    pub fn around(&mut self, x: &[f64], amp: f64) -> Vec<f64> {
+        x.iter().map(|v| v + self.range(-amp, amp)).collect()
+    }
+
     /// `n` values uniform in [lo, hi).
     pub fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
         (0..n).map(|_| self.range(lo, hi)).collect()
