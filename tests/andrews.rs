@@ -203,16 +203,8 @@ fn midpoint_run_keeps_the_constraints() {
     eprintln!("{}", s.line());
     assert!(s.failure.is_none(), "{}", s.line());
     assert_eq!(rec.t_end_reached, T_END);
-    let worst = rec
-        .constraints
-        .iter()
-        .map(|c| c.position)
-        .fold(0.0, f64::max);
-    let worst_v = rec
-        .constraints
-        .iter()
-        .map(|c| c.velocity)
-        .fold(0.0, f64::max);
+    let worst = max_constraint(&rec.constraints, |c| c.position);
+    let worst_v = max_constraint(&rec.constraints, |c| c.velocity);
     let max_it = rec.newton.iter().map(|n| n.iterations).max().unwrap();
     eprintln!(
         "max |Phi| {worst:.2e}, max |B v| {worst_v:.2e}, Newton iterations/step {:.3} (max {max_it})",
@@ -269,11 +261,7 @@ fn energy_balance_converges() {
 fn discrete_derivative_energy_balance() {
     let rec = run_level(shipped(), OptionChoice::Name("dg".into()), 15);
     let worst = energy_balance(&rec);
-    let phi = rec
-        .constraints
-        .iter()
-        .map(|c| c.position)
-        .fold(0.0, f64::max);
+    let phi = max_constraint(&rec.constraints, |c| c.position);
     eprintln!("option dg, dt 2^-15: max |E - E0 - W| / E0 = {worst:.3e}, max |Phi| {phi:.2e}");
     assert!(worst < 1e-6, "{worst:.3e}");
     assert!(phi < 1e-15, "max |Phi| = {phi:.2e}");

@@ -6,13 +6,11 @@
 mod common;
 
 use common::fd::Rng;
-use common::{max_abs, max_diff, model_path};
+use common::{max_abs, max_diff, run_file, shipped_with};
 use flexmb::assembly::Pattern;
-use flexmb::input::{apply_sets, load_model_str};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::linalg::{BandLu, SaddlePointSolver, SolveError, BAND_MAX};
 use flexmb::model::hanging_truss_chain;
-use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 
 /// A saddle-point pattern: a chain of `n` 2x2 blocks coupled to neighbours,
@@ -123,23 +121,14 @@ fn wide_patterns_use_the_sparse_lu() {
 
 #[test]
 fn band_and_sparse_runs_agree() {
-    let text = std::fs::read_to_string(model_path("slider_crank_flexible")).unwrap();
-    let sets = [
-        "integrator.t_end=0.003".to_string(),
-        "generator.elements=16".to_string(),
-    ];
-    let text = apply_sets(&text, &sets).unwrap();
+    let sets = ["integrator.t_end=0.003", "generator.elements=16"];
     let run = |sparse: bool| {
-        let file = load_model_str(&text, "sc.toml").unwrap();
+        let file = shipped_with("slider_crank_flexible", &sets);
         let over = IntegratorSpec {
             sparse: Some(sparse),
             ..IntegratorSpec::default()
         };
-        let config = file.integrator(&over).unwrap();
-        let mut rec = MemoryRecorder::default();
-        let s = Simulation::new(file.model)
-            .run(&config, &text, &file.output, &mut rec, &mut |_| {})
-            .unwrap();
+        let (s, rec) = run_file(file, &over);
         assert!(s.failure.is_none());
         rec
     };

@@ -27,14 +27,6 @@ fn bdf(newton: &str, rtol: f64, t_end: f64) -> IntegratorSpec {
     }
 }
 
-fn stat(s: &RunSummary, name: &str) -> f64 {
-    s.stats
-        .iter()
-        .find(|(n, _)| n == name)
-        .unwrap_or_else(|| panic!("statistic {name}"))
-        .1
-}
-
 /// BDF-k at a fixed step continuing an exact history is of order k
 /// (k = 1..5): the error at t = 1 for h = 1/40 .. 1/320, finest pair within
 /// k ± 0.2.

@@ -33,22 +33,16 @@
 
 mod common;
 
-use common::fd::{check_eom_force, fd_jacobian_h, Rng};
-use common::max_abs;
+use common::cantilever::{
+    at_rest, cantilever, dof, mode_shape, run_model, solve, EA, EI, L, RHO_A,
+};
+use common::fd::{check_eom_force, check_force_and_tangent, fd_jacobian_h, Rng};
+use common::{assert_load_errors, max_abs, max_energy_change, rel_err};
 use flexmb::assembly::Assembler;
 use flexmb::element::{Beam2d, Beam3d, BeamShapes, Element};
 use flexmb::input::{load_model_file, load_model_str};
-use flexmb::integrate::IntegratorSpec;
 use flexmb::joint::{Joint, Slope, SlopeTarget};
-use flexmb::model::{Model, ModelBuilder, PointRef};
-use flexmb::output::{MemoryRecorder, OutputConfig};
-use flexmb::run::Simulation;
-use flexmb::statics::{solve_static, StaticOptions};
-
-fn rel_err(a: &[f64], b: &[f64]) -> f64 {
-    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-    max_abs(&d) / max_abs(b).max(1e-300)
-}
+use flexmb::model::Model;
 
 /// Straight beam from (0, 0) to (l, 0) with unit slopes, perturbed by `amp`.
 fn beam_config(rng: &mut Rng, l: f64, amp: f64) -> Vec<f64> {
@@ -71,23 +65,7 @@ fn force_and_tangent_match_finite_differences() {
     for (name, el) in elements(&mut rng) {
         for trial in 0..5 {
             let u = beam_config(&mut rng, 0.7, 0.3);
-            let mut f = [0.0; 8];
-            let mut k = [0.0; 64];
-            el.force(&u, &mut f, Some(&mut k));
-            let grad = fd_jacobian_h(&u, 1e-4, 1, |x, out| out[0] = el.potential(x));
-            let ef = rel_err(&f, &grad);
-            let kfd = fd_jacobian_h(&u, 1e-4, 8, |x, out| el.force(x, out, None));
-            let ek = rel_err(&k, &kfd);
-            let mut asym = 0.0_f64;
-            for i in 0..8 {
-                for j in 0..8 {
-                    asym = asym.max((k[i * 8 + j] - k[j * 8 + i]).abs());
-                }
-            }
-            println!("{name} #{trial}: force {ef:.2e}, tangent {ek:.2e}, asymmetry {asym:.1e}");
-            assert!(ef < 1e-7, "{name}: force vs dV/du {ef:.3e}");
-            assert!(ek < 1e-7, "{name}: tangent vs dP/du {ek:.3e}");
-            assert!(asym < 1e-10 * max_abs(&k));
+            check_force_and_tangent(name, trial, &el, &u);
         }
     }
 }
@@ -248,70 +226,9 @@ fn slope_joint_derivatives() {
 // Cantilever
 // ---------------------------------------------------------------------------
 
-/// Properties of models/cantilever.toml.
-const L: f64 = 1.0;
-const EA: f64 = 2.1e7;
-const EI: f64 = 175.0;
-const RHO_A: f64 = 0.785;
-
-/// A clamped cantilever along +x with `n` elements; `vel(x)` gives the
-/// initial (vy, vdy) at abscissa x; optional tip force and gravity.
-fn cantilever(
-    n: usize,
-    ea: f64,
-    tip: Option<[f64; 2]>,
-    gravity: [f64; 2],
-    vel: &dyn Fn(f64) -> [f64; 2],
-) -> Model {
-    let mut b = ModelBuilder::new(2).unwrap();
-    b.gravity(&gravity).unwrap();
-    for i in 0..=n {
-        let x = L * i as f64 / n as f64;
-        let v = vel(x);
-        b.beam_node(
-            &format!("n{i}"),
-            &[x, 0.0],
-            &[1.0, 0.0],
-            Some(&[0.0, v[0]]),
-            Some(&[0.0, v[1]]),
-            0.0,
-        )
-        .unwrap();
-    }
-    for i in 0..n {
-        b.beam(
-            &format!("e{i}"),
-            &format!("n{i}"),
-            &format!("n{}", i + 1),
-            ea,
-            EI,
-            RHO_A,
-            None,
-        )
-        .unwrap();
-    }
-    b.ground_pin("root", &PointRef::Entity("n0".into()), &[0.0, 0.0])
-        .unwrap();
-    b.slope("root_slope", "n0", None, Some(&[1.0, 0.0]))
-        .unwrap();
-    if let Some(p) = tip {
-        b.point_load(
-            "tip",
-            "point_force",
-            &PointRef::Entity(format!("n{n}")),
-            [[0.0; 3]; 3],
-            [p[0], p[1], 0.0],
-            flexmb::load::TimeFunction::Constant,
-        )
-        .unwrap();
-    }
-    b.build().unwrap()
-}
-
+/// The tip DOFs (x, y) of node `n{n}`.
 fn tip_dofs(m: &Model, n: usize) -> (usize, usize) {
-    let names = m.dofs.names();
-    let find = |s: String| names.iter().position(|x| *x == s).unwrap();
-    (find(format!("n{n}.x")), find(format!("n{n}.y")))
+    (dof(m, &format!("n{n}.x")), dof(m, &format!("n{n}.y")))
 }
 
 #[test]
@@ -323,7 +240,7 @@ fn cantilever_static_tip_load_and_self_weight() {
     ))
     .expect("cantilever model loads");
     let m = &file.model;
-    let sol = solve_static(m, &StaticOptions::default()).expect("static solve converges");
+    let sol = solve(m, 10);
     let (_, iy) = tip_dofs(m, 10);
     let exact = 1.0 * L.powi(3) / (3.0 * EI);
     let err = (-sol.u[iy] - exact).abs() / exact;
@@ -337,8 +254,8 @@ fn cantilever_static_tip_load_and_self_weight() {
 
     // Self-weight: q L^4 / (8 EI) with q = rho A g (consistent gravity M g).
     let g = 9.81;
-    let m2 = cantilever(10, EA, None, [0.0, -g], &|_| [0.0, 0.0]);
-    let sol2 = solve_static(&m2, &StaticOptions::default()).unwrap();
+    let m2 = cantilever(2, 10, EA, [0.0; 3], [0.0, -g, 0.0], &at_rest);
+    let sol2 = solve(&m2, 10);
     let (_, iy) = tip_dofs(&m2, 10);
     let exact2 = RHO_A * g * L.powi(4) / (8.0 * EI);
     let err2 = (-sol2.u[iy] - exact2).abs() / exact2;
@@ -347,43 +264,6 @@ fn cantilever_static_tip_load_and_self_weight() {
         -sol2.u[iy]
     );
     assert!(err2 < 1e-3);
-}
-
-/// Analytic clamped-free mode shape (phi, phi') at x.
-fn mode_shape(beta_l: f64, x: f64) -> [f64; 2] {
-    let b = beta_l / L;
-    let sigma = (beta_l.cosh() + beta_l.cos()) / (beta_l.sinh() + beta_l.sin());
-    let z = b * x;
-    [
-        z.cosh() - z.cos() - sigma * (z.sinh() - z.sin()),
-        b * (z.sinh() + z.sin() - sigma * (z.cosh() - z.cos())),
-    ]
-}
-
-/// Runs `model`; the Newton tolerance is 1e-6 (absolute, acceleration and
-/// multiplier units): with EA = 2.1e7 the multiplier increments stagnate at
-/// round-off near 5e-8, above the integrator's default 1e-8.
-fn run_model(model: Model, scheme: &str, dt: f64, t_end: f64) -> MemoryRecorder {
-    let config = IntegratorSpec {
-        scheme: Some(scheme.into()),
-        dt: Some(dt),
-        t_end: Some(t_end),
-        tol: Some(1e-6),
-        ..IntegratorSpec::default()
-    }
-    .resolve()
-    .expect("valid integrator");
-    let sim = Simulation::new(model);
-    let mut rec = MemoryRecorder::default();
-    let summary = sim
-        .run(&config, "", &OutputConfig::default(), &mut rec, &mut |_| {})
-        .unwrap();
-    assert!(
-        summary.failure.is_none(),
-        "run failed: {:?}",
-        summary.failure
-    );
-    rec
 }
 
 #[test]
@@ -395,16 +275,16 @@ fn cantilever_first_three_frequencies() {
         let period = 2.0 * std::f64::consts::PI / omega;
         // Tip velocity amplitude giving a tip displacement of 1e-6 L.
         let scale = 1e-6 * L * omega / mode_shape(bl, L)[0];
-        let model = cantilever(10, EA, None, [0.0, 0.0], &|x| {
+        let model = cantilever(2, 10, EA, [0.0; 3], [0.0; 3], &|x| {
             let p = mode_shape(bl, x);
-            [scale * p[0], scale * p[1]]
+            ([0.0, scale * p[0], 0.0], [0.0, scale * p[1], 0.0])
         });
         let asm = Assembler::new(&model);
         let phi = model.v0.clone();
         let mut mphi = vec![0.0; phi.len()];
         asm.mass_mul_add(&phi, &mut mphi);
         let u0 = model.u0.clone();
-        let rec = run_model(model, "midpoint", dt, 2.3 * period);
+        let rec = run_model(model, dt, 2.3 * period);
         let q: Vec<f64> = rec
             .u
             .iter()
@@ -497,17 +377,8 @@ fn large_deflection_cantilever_matches_elastica() {
         // Nearly inextensible beam: EA L^2 / EI = 1e6.
         let p = alpha * EI / (L * L);
         for n in [10, 20] {
-            let m = cantilever(n, 1e6 * EI / (L * L), Some([0.0, -p]), [0.0, 0.0], &|_| {
-                [0.0, 0.0]
-            });
-            let sol = solve_static(
-                &m,
-                &StaticOptions {
-                    steps: 10,
-                    ..StaticOptions::default()
-                },
-            )
-            .expect("elastica static solve converges");
+            let m = cantilever(2, n, 1e6 * EI / (L * L), [0.0, -p, 0.0], [0.0; 3], &at_rest);
+            let sol = solve(&m, 10);
             let (ix, iy) = tip_dofs(&m, n);
             let (u_fe, w_fe) = ((L - sol.u[ix]) / L, -sol.u[iy] / L);
             let (eu, ew) = ((u_fe - u_sh).abs() / u_sh, (w_fe - w_sh).abs() / w_sh);
@@ -529,11 +400,11 @@ fn midpoint_conserves_energy_of_large_free_vibration() {
     let bl = 1.875_104_068_7;
     let omega = bl * bl * (EI / (RHO_A * L.powi(4))).sqrt();
     let scale = 0.3 * L * omega / mode_shape(bl, L)[0];
-    let model = cantilever(8, 1e4 * EI, None, [0.0, 0.0], &|x| {
+    let model = cantilever(2, 8, 1e4 * EI, [0.0; 3], [0.0; 3], &|x| {
         let p = mode_shape(bl, x);
-        [scale * p[0], scale * p[1]]
+        ([0.0, scale * p[0], 0.0], [0.0, scale * p[1], 0.0])
     });
-    let rec = run_model(model, "midpoint", 2e-4, 0.08);
+    let rec = run_model(model, 2e-4, 0.08);
     let e0 = rec.energy[0].total;
     let (mut drift, mut peak) = (0.0_f64, 0.0_f64);
     for (e, u) in rec.energy.iter().zip(&rec.u) {
@@ -615,14 +486,10 @@ t_end = 0.2
 "#;
     let file = load_model_str(text, "weld.toml").expect("model with beam-node joints loads");
     assert_eq!(file.model.n_constraints(), 2 + 2 + 1 + 1);
-    let rec = run_model(file.model, "midpoint", 1e-3, 0.2);
+    let rec = run_model(file.model, 1e-3, 0.2);
     let last = rec.constraints.last().unwrap();
     let e0 = rec.energy[0].total;
-    let drift = rec
-        .energy
-        .iter()
-        .map(|e| (e.total - e0).abs())
-        .fold(0.0, f64::max);
+    let drift = max_energy_change(&rec.energy);
     println!(
         "welded beam: |Phi| {:.1e}, energy drift {drift:.1e}",
         last.position
@@ -652,11 +519,7 @@ fn beam_model_errors_name_the_field() {
             "not a beam node",
         ),
     ];
-    for (extra, msg) in cases {
-        let text = format!("{base}{extra}");
-        let e = load_model_str(&text, "bad.toml").err().expect("must fail");
-        assert!(e.to_string().contains(msg), "{e} should mention '{msg}'");
-    }
+    assert_load_errors(base, &cases);
 }
 
 #[test]
@@ -689,11 +552,7 @@ fn static_command_prints_the_tip_deflection() {
         .args(["--node", "n10", "--steps", "2"])
         .output()
         .expect("flexmb runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::scratch::assert_success(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text
         .lines()

@@ -23,21 +23,16 @@
 
 mod common;
 
-use common::fd::{check_eom_force, fd_jacobian_h, Rng};
-use common::max_abs;
+use common::cantilever::{
+    add_beam_line, add_tip_load, at_rest, cantilever, dof, mode_shape, run_model, solve, EA, EI, L,
+    RHO_A,
+};
+use common::fd::{check_eom_force, check_force_and_tangent, fd_jacobian_h, Rng};
+use common::{assert_load_errors, max_abs, rel_err};
 use flexmb::element::{Beam2d, Beam3d, Element};
 use flexmb::input::load_model_str;
-use flexmb::integrate::IntegratorSpec;
 use flexmb::joint::{Joint, Slope, SlopeTarget};
 use flexmb::model::{Body3dSpec, Joint3d, Model, ModelBuilder, PointRef};
-use flexmb::output::{MemoryRecorder, OutputConfig};
-use flexmb::run::Simulation;
-use flexmb::statics::{solve_static, StaticOptions, StaticSolution};
-
-fn rel_err(a: &[f64], b: &[f64]) -> f64 {
-    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-    max_abs(&d) / max_abs(b).max(1e-300)
-}
 
 /// Straight beam from the origin to (l, 0, 0) with unit slopes, perturbed by `amp`.
 fn beam_config(rng: &mut Rng, l: f64, amp: f64) -> Vec<f64> {
@@ -61,23 +56,7 @@ fn force_and_tangent_match_finite_differences() {
         assert_eq!(el.ndof(), 12);
         for trial in 0..5 {
             let u = beam_config(&mut rng, 0.7, 0.3);
-            let mut f = [0.0; 12];
-            let mut k = [0.0; 144];
-            el.force(&u, &mut f, Some(&mut k));
-            let grad = fd_jacobian_h(&u, 1e-4, 1, |x, out| out[0] = el.potential(x));
-            let ef = rel_err(&f, &grad);
-            let kfd = fd_jacobian_h(&u, 1e-4, 12, |x, out| el.force(x, out, None));
-            let ek = rel_err(&k, &kfd);
-            let mut asym = 0.0_f64;
-            for i in 0..12 {
-                for j in 0..12 {
-                    asym = asym.max((k[i * 12 + j] - k[j * 12 + i]).abs());
-                }
-            }
-            println!("{name} #{trial}: force {ef:.2e}, tangent {ek:.2e}, asymmetry {asym:.1e}");
-            assert!(ef < 1e-7, "{name}: force vs dV/du {ef:.3e}");
-            assert!(ek < 1e-7, "{name}: tangent vs dP/du {ek:.3e}");
-            assert!(asym < 1e-10 * max_abs(&k));
+            check_force_and_tangent(name, trial, &el, &u);
         }
     }
 }
@@ -243,85 +222,9 @@ fn slope_joint_in_space() {
 // Cantilever
 // ---------------------------------------------------------------------------
 
-/// Properties of models/cantilever.toml.
-const L: f64 = 1.0;
-const EA: f64 = 2.1e7;
-const EI: f64 = 175.0;
-const RHO_A: f64 = 0.785;
-
-/// Initial (velocity, slope velocity) at abscissa x.
-type Velocity<'a> = &'a dyn Fn(f64) -> ([f64; 3], [f64; 3]);
-
-/// A clamped cantilever along +x with `n` elements in `dim` dimensions
-/// (2: the first two components of every vector are used).
-fn cantilever(
-    dim: usize,
-    n: usize,
-    ea: f64,
-    tip: [f64; 3],
-    gravity: [f64; 3],
-    vel: Velocity<'_>,
-) -> Model {
-    let mut b = ModelBuilder::new(dim).unwrap();
-    b.gravity(&gravity[..dim]).unwrap();
-    for i in 0..=n {
-        let x = L * i as f64 / n as f64;
-        let (v, sv) = vel(x);
-        b.beam_node(
-            &format!("n{i}"),
-            &[x, 0.0, 0.0][..dim],
-            &[1.0, 0.0, 0.0][..dim],
-            Some(&v[..dim]),
-            Some(&sv[..dim]),
-            0.0,
-        )
-        .unwrap();
-    }
-    for i in 0..n {
-        let (a, c) = (format!("n{i}"), format!("n{}", i + 1));
-        b.beam(&format!("e{i}"), &a, &c, ea, EI, RHO_A, None)
-            .unwrap();
-    }
-    b.ground_pin("root", &PointRef::Entity("n0".into()), &[0.0; 3][..dim])
-        .unwrap();
-    b.slope("root_slope", "n0", None, Some(&[1.0, 0.0, 0.0][..dim]))
-        .unwrap();
-    if tip != [0.0; 3] {
-        b.point_load(
-            "tip",
-            "point_force",
-            &PointRef::Entity(format!("n{n}")),
-            [[0.0; 3]; 3],
-            tip,
-            flexmb::load::TimeFunction::Constant,
-        )
-        .unwrap();
-    }
-    b.build().unwrap()
-}
-
-fn at_rest(_: f64) -> ([f64; 3], [f64; 3]) {
-    ([0.0; 3], [0.0; 3])
-}
-
-fn dof(m: &Model, name: &str) -> usize {
-    m.dofs.names().iter().position(|x| x == name).unwrap()
-}
-
 /// Tip position (x, y, z) of node `n{n}`.
 fn tip(m: &Model, u: &[f64], n: usize) -> [f64; 3] {
     [0, 1, 2].map(|a| u[dof(m, &format!("n{n}.{}", ["x", "y", "z"][a]))])
-}
-
-fn solve(m: &Model, steps: u32) -> StaticSolution {
-    solve_static(
-        m,
-        &StaticOptions {
-            steps,
-            ..StaticOptions::default()
-        },
-    )
-    .expect("static solve converges")
 }
 
 #[test]
@@ -462,42 +365,6 @@ fn large_out_of_plane_deflection_matches_elastica() {
     }
 }
 
-/// Analytic clamped-free mode shape (phi, phi') at x.
-fn mode_shape(beta_l: f64, x: f64) -> [f64; 2] {
-    let b = beta_l / L;
-    let sigma = (beta_l.cosh() + beta_l.cos()) / (beta_l.sinh() + beta_l.sin());
-    let z = b * x;
-    [
-        z.cosh() - z.cos() - sigma * (z.sinh() - z.sin()),
-        b * (z.sinh() + z.sin() - sigma * (z.cosh() - z.cos())),
-    ]
-}
-
-/// Runs `model` with the midpoint scheme; the Newton tolerance is 1e-6
-/// (see tests/beam.rs: multiplier increments stagnate at round-off above 1e-8).
-fn run_model(model: Model, dt: f64, t_end: f64) -> MemoryRecorder {
-    let config = IntegratorSpec {
-        scheme: Some("midpoint".into()),
-        dt: Some(dt),
-        t_end: Some(t_end),
-        tol: Some(1e-6),
-        ..IntegratorSpec::default()
-    }
-    .resolve()
-    .expect("valid integrator");
-    let sim = Simulation::new(model);
-    let mut rec = MemoryRecorder::default();
-    let summary = sim
-        .run(&config, "", &OutputConfig::default(), &mut rec, &mut |_| {})
-        .unwrap();
-    assert!(
-        summary.failure.is_none(),
-        "run failed: {:?}",
-        summary.failure
-    );
-    rec
-}
-
 #[test]
 fn midpoint_conserves_energy_of_large_spatial_free_vibration() {
     // First mode in z and second mode in y: a non-planar motion.
@@ -588,11 +455,7 @@ fn model_file_in_3d() {
             "has no slope: beam nodes need `slope` (3 components)",
         ),
     ];
-    for (extra, msg) in cases {
-        let text = format!("{base}{extra}");
-        let e = load_model_str(&text, "bad.toml").err().expect("must fail");
-        assert!(e.to_string().contains(msg), "{e} should mention '{msg}'");
-    }
+    assert_load_errors(base, &cases);
 }
 
 /// A beam end attached to a 3-D rigid body (spherical joint + slope joint to
@@ -625,23 +488,7 @@ fn beam_attached_to_a_welded_3d_body_equals_the_clamp() {
         Joint3d::Fixed,
     )
     .unwrap();
-    for i in 0..=n {
-        let x = L * i as f64 / n as f64;
-        b.beam_node(
-            &format!("n{i}"),
-            &[x, 0.0, 0.0],
-            &[1.0, 0.0, 0.0],
-            None,
-            None,
-            0.0,
-        )
-        .unwrap();
-    }
-    for i in 0..n {
-        let (a, c) = (format!("n{i}"), format!("n{}", i + 1));
-        b.beam(&format!("e{i}"), &a, &c, EA, EI, RHO_A, None)
-            .unwrap();
-    }
+    add_beam_line(&mut b, 3, n, EA, &at_rest);
     // The hub point at the beam root, in body coordinates: R(p)^T (0.2, -0.1, 0).
     let offset = flexmb::rotation::rotate_back(&p, &[0.2, -0.1, 0.0]);
     let root = PointRef::Body {
@@ -656,15 +503,7 @@ fn beam_attached_to_a_welded_3d_body_equals_the_clamp() {
     )
     .unwrap();
     b.slope("attach", "n0", Some("hub"), None).unwrap();
-    b.point_load(
-        "tip",
-        "point_force",
-        &PointRef::Entity(format!("n{n}")),
-        [[0.0; 3]; 3],
-        load,
-        flexmb::load::TimeFunction::Constant,
-    )
-    .unwrap();
+    add_tip_load(&mut b, n, load);
     let m = b.build().unwrap();
     let attached = tip(&m, &solve(&m, 1).u, n);
     let d = max_abs(&[0, 1, 2].map(|a| attached[a] - reference[a]));

@@ -4,22 +4,14 @@
 //! recovers a known exponent; the command line prints the table and rejects
 //! bad input.
 
+mod common;
+
 use std::process::Command;
 
+use common::bench::bench_case;
 use flexmb::bench::{csv, fit_exponent, run_case, table, BenchCase, Problem, COLUMNS};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::output::read_hdf5;
-
-fn case(problem: Problem, size: usize, steps: u64) -> BenchCase {
-    BenchCase {
-        problem,
-        size,
-        steps,
-        integrator: IntegratorSpec::default(),
-        output: None,
-        export: None,
-    }
-}
 
 #[test]
 fn every_problem_reports_consistent_rows() {
@@ -32,7 +24,7 @@ fn every_problem_reports_consistent_rows() {
             Problem::TrussChain => [10, 20],
         };
         for size in sizes {
-            let r = run_case(&case(p, size, 4)).unwrap_or_else(|e| panic!("{e}"));
+            let r = run_case(&bench_case(p, size, 4)).unwrap_or_else(|e| panic!("{e}"));
             println!("{r:?}");
             assert_eq!((r.problem, r.size, r.steps), (p.name(), size, 4));
             assert!(r.dofs > 0 && r.matrix_nnz >= r.dofs, "{r:?}");
@@ -74,7 +66,7 @@ fn modified_newton_and_timed_output() {
             refactor: Some("iteration".into()),
             ..IntegratorSpec::default()
         },
-        ..case(Problem::HangingBeam, 6, 5)
+        ..bench_case(Problem::HangingBeam, 6, 5)
     };
     let r = run_case(&newton).unwrap();
     assert!(
@@ -84,7 +76,7 @@ fn modified_newton_and_timed_output() {
     let dir = std::env::temp_dir().join(format!("flexmb-bench-{}", std::process::id()));
     let c = BenchCase {
         output: Some(dir.clone()),
-        ..case(Problem::HangingBeam, 6, 5)
+        ..bench_case(Problem::HangingBeam, 6, 5)
     };
     let r = run_case(&c).unwrap();
     println!("{r:?}");

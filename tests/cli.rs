@@ -1,9 +1,13 @@
 //! End to end through the `flexmb` binary: runs, exit codes, the HDF5 file
 //! read back, and clear errors for bad input.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::max_constraint;
+use common::scratch::{output_text as text, scratch_file, write_scratch};
 use flexmb::output::read_hdf5;
 
 fn flexmb(args: &[&str]) -> Output {
@@ -15,26 +19,12 @@ fn flexmb(args: &[&str]) -> Output {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    let _ = std::fs::remove_file(&p);
-    p
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    scratch_file("cli", name)
 }
 
 /// Writes `body` as a model file and returns its path.
 fn model_file(name: &str, body: &str) -> PathBuf {
-    let p = scratch(name);
-    std::fs::write(&p, body).unwrap();
-    p
+    write_scratch("cli", name, body)
 }
 
 #[test]
@@ -138,11 +128,7 @@ fn runge_kutta_methods_run_from_the_command_line() {
         param("stabilization"),
         Some(flexmb::output::AttrValue::Str("pstab".into()))
     );
-    let drift = run
-        .constraints
-        .iter()
-        .map(|c| c.position)
-        .fold(0.0, f64::max);
+    let drift = max_constraint(&run.constraints, |c| c.position);
     assert!(drift < 1e-14, "position drift {drift:.1e}");
 
     let o = flexmb(&["run", "models/rolling_disk.toml", "--quiet"]);

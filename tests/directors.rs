@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{max_diff, model_path, order, run_file};
+use common::{max_constraint, max_diff, model_path, order, run_file};
 use flexmb::attitude::Attitude;
 use flexmb::input::load_model_str;
 use flexmb::integrate::{IntegratorSpec, OptionChoice};
@@ -286,10 +286,7 @@ fn heavy_top_directors_conserves_energy() {
          |d_i.d_j - delta_ij| {:.2e}, max |Phi| {:.2e}, {:.3} it/step",
         d[0],
         d[2],
-        rec.constraints
-            .iter()
-            .map(|c| c.position)
-            .fold(0.0, f64::max),
+        max_constraint(&rec.constraints, |c| c.position),
         s.iterations_per_step()
     );
     assert!(d[0] < 1e-8, "energy {:.2e}", d[0]);

@@ -104,7 +104,7 @@ fn long_run_accelerations_and_multipliers() {
 fn position_constraints_at_round_off_for_500_s() {
     let (s, r) = run(MODEL, &spec("midpoint", 2, 0.01, 500.0));
     assert!(s.failure.is_none());
-    let worst = r.constraints.iter().map(|c| c.position).fold(0.0, f64::max);
+    let worst = max_constraint(&r.constraints, |c| c.position);
     assert!(
         worst < 1e-13,
         "largest position-constraint violation {worst:.2e}"

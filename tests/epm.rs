@@ -207,12 +207,7 @@ fn andrews_nominal_order_for_positions_and_multipliers() {
 /// attitude to the method's accuracy (the forms differ by a force along p).
 #[test]
 fn axisymmetric_body_against_analytic_precession() {
-    let h = 17f64.sqrt();
-    let exact = |t: f64| {
-        let (sp, cp) = (0.5 * h * t).sin_cos();
-        let (ss, cs) = t.sin_cos();
-        qmul([cp, sp / h, 0.0, 4.0 * sp / h], [cs, 0.0, 0.0, -ss])
-    };
+    let exact = axisymmetric_attitude;
     let quadratic = ["body.body.kinetic_energy = \"quadratic\""];
     for (tableau, nominal, h0) in [("rk4", 4.0, 0.02), ("dopri5", 5.0, 0.08)] {
         let errors: Vec<[f64; 2]> = [h0, h0 / 2.0, h0 / 4.0]

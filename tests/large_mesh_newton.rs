@@ -5,6 +5,9 @@
 //! tolerance. The default run uses reduced sizes; the sizes of the issue are
 //! `#[ignore]`d (`cargo test --release --test large_mesh_newton -- --ignored --nocapture`).
 
+mod common;
+
+use common::max_constraint;
 use flexmb::bench::Problem;
 use flexmb::integrate::{IntegratorConfig, IntegratorSpec};
 use flexmb::output::{
@@ -53,6 +56,33 @@ impl Recorder for Tip {
     }
 }
 
+/// Runs `problem` at `size` with `config`, recording into `rec`.
+fn run(
+    problem: Problem,
+    size: usize,
+    config: &IntegratorConfig,
+    rec: &mut dyn Recorder,
+) -> RunSummary {
+    Simulation::new(problem.model(size).unwrap())
+        .run(config, "", &OutputConfig::default(), rec, &mut |_| {})
+        .unwrap()
+}
+
+/// [`run`], asserting that every one of its 20 steps completes (`what`
+/// names the case).
+fn run_20_steps(
+    problem: Problem,
+    size: usize,
+    config: &IntegratorConfig,
+    rec: &mut dyn Recorder,
+    what: &str,
+) -> RunSummary {
+    let summary = run(problem, size, config, rec);
+    assert!(summary.failure.is_none(), "{what}: {:?}", summary.failure);
+    assert_eq!(summary.steps, 20);
+    summary
+}
+
 /// Runs L1 with `elements` elements for 20 steps of `dt` with `scheme` and
 /// the bench's other defaults (modified Newton): every step converges and
 /// the tip node falls freely, |y + g t^2 / 2| <= 1e-6.
@@ -73,15 +103,8 @@ fn l1_free_fall_with(
         dof: 4 * elements + 1,
         samples: Vec::new(),
     };
-    let summary = Simulation::new(problem.model(elements).unwrap())
-        .run(config, "", &OutputConfig::default(), &mut tip, &mut |_| {})
-        .unwrap();
-    assert!(
-        summary.failure.is_none(),
-        "L1 {elements} dt {dt} {scheme}: {:?}",
-        summary.failure
-    );
-    assert_eq!(summary.steps, 20);
+    let what = format!("L1 {elements} dt {dt} {scheme}");
+    let summary = run_20_steps(problem, elements, config, &mut tip, &what);
     let worst = tip
         .samples
         .iter()
@@ -148,9 +171,7 @@ fn absolute_test_stalls_on_the_10k_beam() {
         dof: 4 * 10_000 + 1,
         samples: Vec::new(),
     };
-    let summary = Simulation::new(problem.model(10_000).unwrap())
-        .run(&config, "", &OutputConfig::default(), &mut tip, &mut |_| {})
-        .unwrap();
+    let summary = run(problem, 10_000, &config, &mut tip);
     let failure = summary.failure.expect("the absolute test stalls");
     assert!(failure.to_string().contains("no convergence"), "{failure}");
     assert!(summary.steps < 20, "{} steps", summary.steps);
@@ -166,20 +187,8 @@ fn rigid_chain(bodies: usize) {
     let problem = Problem::RigidChain;
     let config = bench_config(problem, None, None, 20);
     let mut rec = MemoryRecorder::default();
-    let summary = Simulation::new(problem.model(bodies).unwrap())
-        .run(&config, "", &OutputConfig::default(), &mut rec, &mut |_| {})
-        .unwrap();
-    assert!(
-        summary.failure.is_none(),
-        "L4 {bodies}: {:?}",
-        summary.failure
-    );
-    assert_eq!(summary.steps, 20);
-    let violation = rec
-        .constraints
-        .iter()
-        .map(|c| c.position)
-        .fold(0.0, f64::max);
+    let summary = run_20_steps(problem, bodies, &config, &mut rec, &format!("L4 {bodies}"));
+    let violation = max_constraint(&rec.constraints, |c| c.position);
     println!(
         "L4 {bodies} bodies: {:.3} iterations/step, position violation {violation:.2e}",
         summary.iterations_per_step()

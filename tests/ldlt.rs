@@ -10,9 +10,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::model_path;
+use common::bench::export_case;
+use common::scratch::temp_dir;
+use common::{model_path, run_file};
 use flexmb::assembly::Pattern;
-use flexmb::bench::{matrix_file, run_case, BenchCase, Problem};
+use flexmb::bench::{matrix_file, run_case, Problem};
 use flexmb::input::load_model_file;
 use flexmb::integrate::IntegratorSpec;
 use flexmb::linalg::{
@@ -21,12 +23,6 @@ use flexmb::linalg::{
 };
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flexmb-ldlt-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
     let d = a
@@ -131,7 +127,7 @@ fn export_model(name: &str, dir: &Path) -> PathBuf {
 
 #[test]
 fn ldlt_solves_as_the_lu_on_models_and_lattices() {
-    let dir = temp_dir("systems");
+    let dir = temp_dir("ldlt-systems");
     for name in ["slider_crank_rigid", "slider_crank_flexible"] {
         ldlt_equals_lu(&export_model(name, &dir), true);
     }
@@ -143,14 +139,7 @@ fn ldlt_solves_as_the_lu_on_models_and_lattices() {
     assert!(ldlt_equals_lu(&dp, false) > 1e-4);
     let mut asym = 0.0f64;
     for (p, size) in [(Problem::TrussLattice, 8), (Problem::SpaceTrussLattice, 3)] {
-        let case = BenchCase {
-            problem: p,
-            size,
-            steps: 2,
-            integrator: IntegratorSpec::default(),
-            output: None,
-            export: Some((dir.clone(), 2)),
-        };
+        let case = export_case(p, size, 2, &dir, 2);
         run_case(&case).unwrap_or_else(|e| panic!("{e}"));
         asym = asym.max(ldlt_equals_lu(&matrix_file(&dir, p, size), true));
     }
@@ -172,11 +161,7 @@ fn ldlt_and_lu_runs_agree() {
                 t_end: Some(0.2),
                 ..IntegratorSpec::default()
             };
-            let config = file.integrator(&over).unwrap();
-            let mut rec = MemoryRecorder::default();
-            let s = Simulation::new(file.model)
-                .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
-                .unwrap();
+            let (s, rec) = run_file(file, &over);
             assert!(s.failure.is_none(), "{name} {factorization}");
             rec
         };
@@ -317,17 +302,10 @@ fn backward_error(p: &Pattern, v: &[f64], x: &[f64], b: &[f64]) -> f64 {
 /// structurally unsymmetric matrix (an entry without its mirror).
 #[test]
 fn ldlt_storage_is_exact() {
-    let dir = temp_dir("storage");
+    let dir = temp_dir("ldlt-storage");
     let mut systems = Vec::new();
     for (p, size) in [(Problem::TrussLattice, 8), (Problem::SpaceTrussLattice, 3)] {
-        let case = BenchCase {
-            problem: p,
-            size,
-            steps: 1,
-            integrator: IntegratorSpec::default(),
-            output: None,
-            export: Some((dir.clone(), 1)),
-        };
+        let case = export_case(p, size, 1, &dir, 1);
         run_case(&case).unwrap_or_else(|e| panic!("{e}"));
         let file = matrix_file(&dir, p, size);
         let (pattern, values) = read_matrix(&file).unwrap();

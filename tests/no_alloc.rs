@@ -15,6 +15,9 @@
 use std::alloc::{GlobalAlloc, Layout, System as SystemAlloc};
 use std::cell::Cell;
 
+mod common;
+
+use common::model_path;
 use flexmb::input::load_model_file;
 use flexmb::integrate::{IntegratorSpec, State};
 use flexmb::model::hanging_truss_chain;
@@ -92,15 +95,15 @@ fn allocations_in_steps(sim: &Simulation, spec: &IntegratorSpec) -> usize {
     allocations() - before
 }
 
+/// Shipped model `name` and its `[integrator]` table.
+fn shipped(name: &str) -> (Simulation, IntegratorSpec) {
+    let file = load_model_file(model_path(name)).unwrap();
+    (Simulation::new(file.model), file.integrator)
+}
+
 #[test]
 fn time_loop_does_not_allocate() {
-    let file = load_model_file(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/models/double_pendulum.toml"
-    ))
-    .unwrap();
-    let spec = file.integrator.clone();
-    let dp = Simulation::new(file.model);
+    let (dp, spec) = shipped("double_pendulum");
     assert_eq!(
         allocations_in_steps(&dp, &spec),
         0,
@@ -126,13 +129,7 @@ fn time_loop_does_not_allocate() {
 
     // Configuration-dependent inertia with the energy-consistent midpoint
     // force (3-D Euler-parameter body).
-    let file = load_model_file(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/models/heavy_top.toml"
-    ))
-    .unwrap();
-    let spec = file.integrator.clone();
-    let top = Simulation::new(file.model);
+    let (top, spec) = shipped("heavy_top");
     assert_eq!(allocations_in_steps(&top, &spec), 0, "heavy top");
 
     // The Runge–Kutta paths: adaptive DOPRI5 with PStab and dense output,

@@ -240,11 +240,32 @@ fn write_run(
     status: &RunStatus,
 ) -> (PathBuf, MemoryRecorder) {
     let path = scratch_dir().join(format!("{}_{name}.h5", backend.name()));
-    let info = run_info(n_dof, n_mult);
-    let mut rec = backend.create(&path, config.clone());
+    let mem = record_run(
+        backend,
+        &path,
+        config,
+        &run_info(n_dof, n_mult),
+        steps,
+        status,
+    );
+    (path, mem)
+}
+
+/// Records `steps` synthetic steps of the run `info` (t_end = steps * 1 ms)
+/// into `backend` at `path` and a `MemoryRecorder`.
+fn record_run(
+    backend: Backend,
+    path: &Path,
+    config: &OutputConfig,
+    info: &RunInfo,
+    steps: u64,
+    status: &RunStatus,
+) -> MemoryRecorder {
+    let (n_dof, n_mult) = (info.dof_names.len(), info.multiplier_names.len());
+    let mut rec = backend.create(path, config.clone());
     let mut mem = MemoryRecorder::default();
-    rec.begin(&info).expect("begin");
-    mem.begin(&info).expect("begin");
+    rec.begin(info).expect("begin");
+    mem.begin(info).expect("begin");
     for s in 0..steps {
         let step = Step::new(s, n_dof, n_mult);
         rec.record(&step.record()).expect("record");
@@ -253,7 +274,7 @@ fn write_run(
     let t_end = steps as f64 * 1e-3;
     rec.finish(status, t_end).expect("finish");
     mem.finish(status, t_end).expect("finish");
-    (path, mem)
+    mem
 }
 
 // ---------------------------------------------------------------------------
@@ -1590,7 +1611,6 @@ fn xdmf_of_failed_run_and_points_off() {
         mesh,
         ..run_info(0, 0)
     };
-    let (n_dof, n_mult) = (info.dof_names.len(), info.multiplier_names.len());
     for backend in Backend::all() {
         for points in [true, false] {
             let mut c = config(4, 0.0, 0);
@@ -1600,20 +1620,10 @@ fn xdmf_of_failed_run_and_points_off() {
             let path = scratch_dir().join(format!("{}_mesh_failed_{points}.h5", backend.name()));
             // A side file of an earlier run into the same name must go.
             std::fs::write(path.with_extension("xmf"), "stale").unwrap();
-            let mut rec = backend.create(&path, c.clone());
-            let mut mem = MemoryRecorder::default();
-            rec.begin(&info).unwrap();
-            mem.begin(&info).unwrap();
-            for s in 0..7 {
-                let step = Step::new(s, n_dof, n_mult);
-                rec.record(&step.record()).unwrap();
-                mem.record(&step.record()).unwrap();
-            }
             let failed = RunStatus::Failed {
                 reason: "Newton did not converge".into(),
             };
-            rec.finish(&failed, 7e-3).unwrap();
-            mem.finish(&failed, 7e-3).unwrap();
+            let mem = record_run(backend, &path, &c, &info, 7, &failed);
             let src = Hdf5Reader::open(&path).unwrap();
             assert_mesh_datasets(&src, &mem, &c);
             assert_eq!(path.with_extension("xmf").exists(), points);
@@ -1653,22 +1663,11 @@ fn wide_mesh_tiles_points() {
         ..run_info(0, 0)
     };
     assert_eq!(info.mesh.points.len(), 400);
-    let (n_dof, n_mult) = (info.dof_names.len(), info.multiplier_names.len());
     // Flushed at finish only: per-step fsyncs make this slow on a busy disk.
     let c = config(256, 3600.0, 0);
     for backend in Backend::all() {
         let path = scratch_dir().join(format!("{}_mesh_wide.h5", backend.name()));
-        let mut rec = backend.create(&path, c.clone());
-        let mut mem = MemoryRecorder::default();
-        rec.begin(&info).unwrap();
-        mem.begin(&info).unwrap();
-        for s in 0..300 {
-            let step = Step::new(s, n_dof, n_mult);
-            rec.record(&step.record()).unwrap();
-            mem.record(&step.record()).unwrap();
-        }
-        rec.finish(&RunStatus::Completed, 0.3).unwrap();
-        mem.finish(&RunStatus::Completed, 0.3).unwrap();
+        let mem = record_run(backend, &path, &c, &info, 300, &RunStatus::Completed);
         let src = Hdf5Reader::open(&path).unwrap();
         assert_mesh_datasets(&src, &mem, &c);
         assert_xdmf_consistent(&path, &src, 300);

@@ -7,16 +7,13 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::model_path;
-use flexmb::input::{apply_sets, load_model_str};
+use common::scratch::{assert_success, temp_dir};
+use common::{run_file_into, shipped_with};
 use flexmb::output::{Hdf5Recorder, OutputConfig};
 use flexmb::plot::{draw_png, probe_chart, table_chart, TableQuery};
-use flexmb::run::Simulation;
 
 fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flexmb-plot-{}-{tag}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    temp_dir(&format!("plot-{tag}"))
 }
 
 /// Decodes a PNG: (width, height, number of distinct RGB colours).
@@ -37,19 +34,11 @@ fn decode(path: &Path) -> (u32, u32, usize) {
 
 /// A short slider-crank run (probe `midpoint_deflection`) into `dir/sc.h5`.
 fn slider_crank_run(dir: &Path) -> PathBuf {
-    let text = std::fs::read_to_string(model_path("slider_crank_flexible")).unwrap();
-    let sets = [
-        "integrator.t_end=0.004".to_string(),
-        "output.every=1".to_string(),
-    ];
-    let text = apply_sets(&text, &sets).unwrap();
-    let file = load_model_str(&text, "sc.toml").unwrap();
-    let config = file.integrator(&Default::default()).unwrap();
+    let sets = ["integrator.t_end=0.004", "output.every=1"];
+    let file = shipped_with("slider_crank_flexible", &sets);
     let path = dir.join("sc.h5");
     let mut rec = Hdf5Recorder::create(&path, OutputConfig::default()).unwrap();
-    let s = Simulation::new(file.model)
-        .run(&config, &text, &file.output, &mut rec, &mut |_| {})
-        .unwrap();
+    let (s, _) = run_file_into(file, &Default::default(), &mut rec);
     assert!(s.failure.is_none());
     path
 }
@@ -170,11 +159,7 @@ fn plot_command() {
         .arg(&png)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(decode(&png).0, 500);
     // Usage errors: no probe, a CSV without columns, a bad size.
     for args in [

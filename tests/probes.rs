@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::model_path;
+use common::scratch::temp_dir;
+use common::{model_path, shipped_with};
 use flexmb::input::{apply_sets, load_model_str};
 use flexmb::output::{
     AttrValue, Hdf5Reader, Hdf5Recorder, MemoryRecorder, OutputConfig, Recorder, RunSource,
@@ -126,13 +127,8 @@ fn probe_histories_and_summaries() {
 
 #[test]
 fn slider_crank_generator_probe() {
-    let text = std::fs::read_to_string(model_path("slider_crank_flexible")).unwrap();
-    let sets = [
-        "integrator.t_end=0.005".to_string(),
-        "output.every=1".to_string(),
-    ];
-    let text = apply_sets(&text, &sets).unwrap();
-    let file = load_model_str(&text, "sc.toml").unwrap();
+    let sets = ["integrator.t_end=0.005", "output.every=1"];
+    let file = shipped_with("slider_crank_flexible", &sets);
     let config = file.integrator(&Default::default()).unwrap();
     let sim = Simulation::new(file.model);
     let names = sim.model.dofs.names().to_vec();
@@ -140,7 +136,7 @@ fn slider_crank_generator_probe() {
     let (c0, cm, cn) = (col("rod0"), col("rod4"), col("rod8"));
     let mut rec = MemoryRecorder::default();
     let s = sim
-        .run(&config, &text, &file.output, &mut rec, &mut |_| {})
+        .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
         .unwrap();
     assert_eq!(s.probes[0].0, "midpoint_deflection");
     for (u, p) in rec.u.iter().zip(&rec.probes) {
@@ -203,8 +199,7 @@ fn hdf5_run(rec_for: impl FnOnce(&std::path::Path) -> Box<dyn Recorder>, tag: &s
     let file = load_model_str(&text, "dp.toml").unwrap();
     let config = file.integrator(&Default::default()).unwrap();
     let sim = Simulation::new(file.model);
-    let dir = std::env::temp_dir().join(format!("flexmb-probes-{}-{tag}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir(&format!("probes-{tag}"));
     let path = dir.join("dp.h5");
     let mut mem = MemoryRecorder::default();
     let s = sim

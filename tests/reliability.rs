@@ -5,24 +5,21 @@
 //! memory measured with GNU time (`/usr/bin/time -f`): under a second and
 //! under 100 MB.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use common::scratch::{output_text, scratch_file, write_scratch};
 use flexmb::output::{read_hdf5, RunSource};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("reliability");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    let _ = std::fs::remove_file(&p);
-    p
+    scratch_file("reliability", name)
 }
 
 fn write(name: &str, body: &str) -> PathBuf {
-    let p = scratch(name);
-    std::fs::write(&p, body).unwrap();
-    p
+    write_scratch("reliability", name, body)
 }
 
 /// What one `flexmb` command did: its output, wall time and peak memory.
@@ -34,11 +31,7 @@ struct Measured {
 
 impl Measured {
     fn text(&self) -> String {
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&self.out.stdout),
-            String::from_utf8_lossy(&self.out.stderr)
-        )
+        output_text(&self.out)
     }
 
     fn code(&self) -> Option<i32> {
@@ -388,11 +381,7 @@ fn interrupt(signal: &str, code: i32) {
         .unwrap();
     assert!(killed.success());
     let o = child.wait_with_output().unwrap();
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let t = output_text(&o);
     assert_eq!(o.status.code(), Some(code), "{t}");
     assert!(t.contains("interrupted | steps"), "{t}");
     let run = read_hdf5(&out).unwrap();
@@ -532,31 +521,18 @@ fn full_disk_is_refused_before_and_reported_plainly_mid_run() {
     let Some(before) = flexmb_on_tmpfs("1m", &dir, &keep, &run) else {
         return;
     };
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&before.stdout),
-        String::from_utf8_lossy(&before.stderr)
-    );
+    let t = output_text(&before);
     assert_eq!(before.status.code(), Some(2), "{t}");
     assert!(t.contains("bytes free on the file system of"), "{t}");
     assert!(!keep.join("x.h5").exists(), "{t}");
 
     let forced = [&run[..], &["--force"]].concat();
     let mid = flexmb_on_tmpfs("1m", &dir, &keep, &forced).unwrap();
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&mid.stdout),
-        String::from_utf8_lossy(&mid.stderr)
+    write_failure_reported_plainly(
+        &mid,
+        "x.h5: No space left on device; the file keeps",
+        &keep.join("x.h5"),
     );
-    assert_eq!(mid.status.code(), Some(5), "{t}");
-    assert!(
-        t.contains("x.h5: No space left on device; the file keeps"),
-        "{t}"
-    );
-    for internal in ["os error", "hdf5", "chunk", "Hdf5", "Io {"] {
-        assert!(!t.contains(internal), "'{internal}' in: {t}");
-    }
-    kept_file_matches_message(&keep.join("x.h5"), &t);
 }
 
 /// A batch whose cases each fit the free space but together do not is
@@ -589,11 +565,7 @@ fn batch_outputs_together_past_the_free_space_are_refused() {
     let Some(o) = flexmb_on_tmpfs("1m", &dir, &keep, &args) else {
         return;
     };
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let t = output_text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     for word in [
         "the 4 cases to run need an estimated",
@@ -630,6 +602,19 @@ fn kept_file_matches_message(path: &Path, message: &str) {
     }
 }
 
+/// A write that failed mid-run: exit 5, a message containing `what` and no
+/// internal words (os error, HDF5 or chunk details), and the file at `kept`
+/// as the message describes it.
+fn write_failure_reported_plainly(o: &Output, what: &str, kept: &Path) {
+    let t = output_text(o);
+    assert_eq!(o.status.code(), Some(5), "{t}");
+    assert!(t.contains(what), "{t}");
+    for internal in ["os error", "hdf5", "chunk", "Hdf5", "Io {"] {
+        assert!(!t.contains(internal), "'{internal}' in: {t}");
+    }
+    kept_file_matches_message(kept, &t);
+}
+
 /// A file size limit (RLIMIT_FSIZE, no root needed): the write past it
 /// fails mid-run with "File too large"; exit 5, a plain message, the file
 /// readable up to its last flush.
@@ -647,41 +632,27 @@ fn file_size_limit_mid_run_is_reported_plainly() {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(o.status.code(), Some(5), "{t}");
-    assert!(
-        t.contains("fsize.h5: File too large; the file keeps"),
-        "{t}"
-    );
-    for internal in ["os error", "hdf5", "chunk", "Hdf5", "Io {"] {
-        assert!(!t.contains(internal), "'{internal}' in: {t}");
-    }
-    kept_file_matches_message(&out, &t);
+    write_failure_reported_plainly(&o, "fsize.h5: File too large; the file keeps", &out);
 }
 
-/// A product sweep of 1e9 cases is refused before any expansion: under a
-/// second and 100 MB.
-#[test]
-fn sweep_of_a_billion_cases_is_refused_before_expanding() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let list = (1..=1000)
-        .map(|k| format!("{}e-5", k))
-        .collect::<Vec<_>>()
-        .join(", ");
+/// Writes the sweep file `<name>.toml` over shipped model `model` (`base`)
+/// with `body` after the base line; returns it and its output folder
+/// `<name>_out`, removed.
+fn sweep_over(name: &str, model: &str, body: &str) -> (PathBuf, PathBuf) {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("models")
+        .join(format!("{model}.toml"));
     let sweep = write(
-        "billion_sweep.toml",
-        &format!(
-            "base = \"{}\"\n[parameters]\nintegrator.dt = [{list}]\nintegrator.t_end = [{list}]\n\
-             integrator.rho1 = [{list}]\n",
-            dir.join("double_pendulum.toml").display()
-        ),
+        &format!("{name}.toml"),
+        &format!("base = \"{}\"\n{body}", base.display()),
     );
-    let out = scratch("billion_sweep_out");
+    let out = scratch(&format!("{name}_out"));
     let _ = std::fs::remove_dir_all(&out);
+    (sweep, out)
+}
+
+/// `flexmb batch SWEEP --out OUT -q` with `more` arguments.
+fn batch_quiet(sweep: &Path, out: &Path, more: &[&str]) -> Measured {
     let args = [
         "batch",
         sweep.to_str().unwrap(),
@@ -689,9 +660,29 @@ fn sweep_of_a_billion_cases_is_refused_before_expanding() {
         out.to_str().unwrap(),
         "-q",
     ];
-    flexmb(&args).refused(2, &["billion_sweep.toml", "1.000e9 cases", "limit of 1e7"]);
+    flexmb(&[&args[..], more].concat())
+}
+
+/// A product sweep of 1e9 cases is refused before any expansion: under a
+/// second and 100 MB.
+#[test]
+fn sweep_of_a_billion_cases_is_refused_before_expanding() {
+    let list = (1..=1000)
+        .map(|k| format!("{}e-5", k))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (sweep, out) = sweep_over(
+        "billion_sweep",
+        "double_pendulum",
+        &format!(
+            "[parameters]\nintegrator.dt = [{list}]\nintegrator.t_end = [{list}]\n\
+             integrator.rho1 = [{list}]\n"
+        ),
+    );
+    batch_quiet(&sweep, &out, &[])
+        .refused(2, &["billion_sweep.toml", "1.000e9 cases", "limit of 1e7"]);
     // --force lifts only the soft limit.
-    flexmb(&[&args[..], &["--force"]].concat()).refused(2, &["1.000e9 cases", "limit of 1e7"]);
+    batch_quiet(&sweep, &out, &["--force"]).refused(2, &["1.000e9 cases", "limit of 1e7"]);
     assert!(!out.exists(), "no case ran");
 }
 
@@ -719,23 +710,12 @@ fn set_into_an_element_and_a_sweep_over_it() {
     assert_eq!(base.code(), Some(0), "{}", base.text());
     assert_eq!(stiff.code(), Some(0), "{}", stiff.text());
     assert_ne!(base.text(), stiff.text());
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let sweep = write(
-        "tsda_sweep.toml",
-        &format!(
-            "base = \"{}\"\n[set]\nintegrator.t_end = 0.02\n[parameters]\nelement.tsda.stiffness = [1e4, 1e6]\n",
-            dir.join("slider_crank_tsda.toml").display()
-        ),
+    let (sweep, out) = sweep_over(
+        "tsda_sweep",
+        "slider_crank_tsda",
+        "[set]\nintegrator.t_end = 0.02\n[parameters]\nelement.tsda.stiffness = [1e4, 1e6]\n",
     );
-    let out = scratch("tsda_sweep_out");
-    let _ = std::fs::remove_dir_all(&out);
-    let o = flexmb(&[
-        "batch",
-        sweep.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
+    let o = batch_quiet(&sweep, &out, &[]);
     assert_eq!(o.code(), Some(0), "{}", o.text());
     assert!(o.text().contains("2 cases: 2 completed"), "{}", o.text());
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
@@ -744,24 +724,12 @@ fn set_into_an_element_and_a_sweep_over_it() {
 
 #[test]
 fn sweep_key_typo_is_a_sweep_file_error_before_any_case() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let sweep = write(
-        "typo_sweep.toml",
-        &format!(
-            "base = \"{}\"\n[parameters]\nelement.tsda.stifness = [1e4, 2e4]\n",
-            dir.join("slider_crank_tsda.toml").display()
-        ),
+    let (sweep, out) = sweep_over(
+        "typo_sweep",
+        "slider_crank_tsda",
+        "[parameters]\nelement.tsda.stifness = [1e4, 2e4]\n",
     );
-    let out = scratch("typo_sweep_out");
-    let _ = std::fs::remove_dir_all(&out);
-    flexmb(&[
-        "batch",
-        sweep.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ])
-    .refused(
+    batch_quiet(&sweep, &out, &[]).refused(
         2,
         &["typo_sweep.toml", "case 1", "unknown field `stifness`"],
     );

@@ -6,7 +6,7 @@
 mod common;
 
 use common::fd::{fd_gradient, fd_jacobian_h, Rng};
-use common::{max_abs, max_diff, model_path, order, run_file};
+use common::{max_abs, max_diff, max_energy_change, model_path, order, rel_err, run_file};
 use flexmb::element::{Element, EulerKinetic, MidpointStart, RateForce, RateState, Rigid3d};
 use flexmb::input::load_model_str;
 use flexmb::integrate::IntegratorSpec;
@@ -19,10 +19,6 @@ use flexmb::run::{RunSummary, Simulation};
 use nalgebra::{Matrix3, Vector3, Vector4};
 
 const H: f64 = 1e-4;
-
-fn rel_err(a: &[f64], b: &[f64]) -> f64 {
-    max_diff(a, b) / max_abs(b).max(1e-300)
-}
 
 /// Runs model text with the given scheme, dt and end time.
 fn run_str(text: &str, scheme: &str, dt: f64, t_end: f64) -> (RunSummary, MemoryRecorder) {
@@ -116,17 +112,23 @@ fn random_body(rng: &mut Rng) -> Rigid3d {
     Rigid3d::new(2.5, [0, 1, 2].map(|r| [j[(r, 0)], j[(r, 1)], j[(r, 2)]]))
 }
 
-fn inertia(b: &Rigid3d, u: &[f64], v: &[f64], a: &[f64]) -> [Vec<f64>; 4] {
+/// The inertial force and its derivatives `[f, df/du, df/dv, df/da]` at
+/// the state (u, v, a); with `midpoint`, at the midpoint state of that step
+/// (with the energy correction).
+fn inertia_at(
+    b: &Rigid3d,
+    (u, v, a): (&[f64], &[f64], &[f64]),
+    midpoint: Option<MidpointStart>,
+) -> [Vec<f64>; 4] {
     let mut out = [vec![0.0; 7], vec![0.0; 49], vec![0.0; 49], vec![0.0; 49]];
     let [f, k, c, m] = &mut out;
-    let x = RateState {
-        u,
-        v,
-        a,
-        midpoint: None,
-    };
+    let x = RateState { u, v, a, midpoint };
     b.inertia_force(&x, &mut RateForce { f, k, c, m });
     out
+}
+
+fn inertia(b: &Rigid3d, u: &[f64], v: &[f64], a: &[f64]) -> [Vec<f64>; 4] {
+    inertia_at(b, (u, v, a), None)
 }
 
 /// The inertial force at the midpoint state (u, v, a) of a step of size `dt`
@@ -137,16 +139,33 @@ fn midpoint_inertia(
     u0: &[f64],
     dt: f64,
 ) -> [Vec<f64>; 4] {
-    let mut out = [vec![0.0; 7], vec![0.0; 49], vec![0.0; 49], vec![0.0; 49]];
-    let [f, k, c, m] = &mut out;
-    let x = RateState {
-        u,
-        v,
-        a,
-        midpoint: Some(MidpointStart { u_n: u0, dt }),
-    };
-    b.inertia_force(&x, &mut RateForce { f, k, c, m });
-    out
+    inertia_at(b, (u, v, a), Some(MidpointStart { u_n: u0, dt }))
+}
+
+/// Checks `[df/du, df/dv, df/da]` (`d`) of the force `f(u, v, a)` against
+/// finite differences at (u, v, a), each to relative `tol` (`label` names the
+/// case); returns the largest relative error.
+fn check_rate_derivatives(
+    label: &str,
+    d: [&[f64]; 3],
+    (u, v, a): (&[f64], &[f64], &[f64]),
+    f: impl Fn(&[f64], &[f64], &[f64]) -> Vec<f64>,
+    tol: f64,
+) -> f64 {
+    let fd_k = fd_jacobian_h(u, H, 7, |x, o| o.copy_from_slice(&f(x, v, a)));
+    let fd_c = fd_jacobian_h(v, H, 7, |x, o| o.copy_from_slice(&f(u, x, a)));
+    let fd_m = fd_jacobian_h(a, H, 7, |x, o| o.copy_from_slice(&f(u, v, x)));
+    let mut worst: f64 = 0.0;
+    for (what, x, y) in [
+        ("df/du", d[0], &fd_k),
+        ("df/dv", d[1], &fd_c),
+        ("df/da", d[2], &fd_m),
+    ] {
+        let e = rel_err(x, y);
+        assert!(e < tol, "{label} {what}: {e:.2e}");
+        worst = worst.max(e);
+    }
+    worst
 }
 
 /// A body with inertia diag(j) in rotated body axes.
@@ -212,24 +231,14 @@ fn energy_consistent_midpoint_force() {
             } else {
                 assert!(gap < 1e-12, "{label}: energy gap {gap:e}");
             }
-            let fd_k = fd_jacobian_h(&um, H, 7, |x, o| {
-                o.copy_from_slice(&midpoint_inertia(&b, (x, &vm, &am), &u0, dt)[0])
-            });
-            let fd_c = fd_jacobian_h(&vm, H, 7, |x, o| {
-                o.copy_from_slice(&midpoint_inertia(&b, (&um, x, &am), &u0, dt)[0])
-            });
-            let fd_m = fd_jacobian_h(&am, H, 7, |x, o| {
-                o.copy_from_slice(&midpoint_inertia(&b, (&um, &vm, x), &u0, dt)[0])
-            });
-            for (what, x, y) in [
-                ("df/du", &k, &fd_k),
-                ("df/dv", &c, &fd_c),
-                ("df/da", &m, &fd_m),
-            ] {
-                let e = rel_err(x, y);
-                assert!(e < 1e-7, "{label} {what}: {e:.2e}");
-                worst = worst.max(e);
-            }
+            let e = check_rate_derivatives(
+                label,
+                [&k, &c, &m],
+                (&um, &vm, &am),
+                |x, y, z| midpoint_inertia(&b, (x, y, z), &u0, dt)[0].clone(),
+                1e-7,
+            );
+            worst = worst.max(e);
         }
         if !label.starts_with("spherical") {
             // The plain force's energy gap is the scheme's O(dt^3) per step.
@@ -252,24 +261,14 @@ fn inertial_force_derivatives_and_lagrange_equations() {
             rng.vec(7, -3.0, 3.0),
         );
         let [f, k, c, m] = inertia(&b, &u, &v, &a);
-        let fd_k = fd_jacobian_h(&u, H, 7, |x, o| {
-            o.copy_from_slice(&inertia(&b, x, &v, &a)[0])
-        });
-        let fd_c = fd_jacobian_h(&v, H, 7, |x, o| {
-            o.copy_from_slice(&inertia(&b, &u, x, &a)[0])
-        });
-        let fd_m = fd_jacobian_h(&a, H, 7, |x, o| {
-            o.copy_from_slice(&inertia(&b, &u, &v, x)[0])
-        });
-        for (what, x, y) in [
-            ("df/du", &k, &fd_k),
-            ("df/dv", &c, &fd_c),
-            ("df/da", &m, &fd_m),
-        ] {
-            let e = rel_err(x, y);
-            assert!(e < 1e-8, "{form:?} {what}: {e:.2e}");
-            worst = worst.max(e);
-        }
+        let e = check_rate_derivatives(
+            &format!("{form:?}"),
+            [&k, &c, &m],
+            (&u, &v, &a),
+            |x, y, z| inertia(&b, x, y, z)[0].clone(),
+            1e-8,
+        );
+        worst = worst.max(e);
         // Lagrange: f = d/dt(dT/dv) - dT/du with T the rotational kinetic energy;
         // d/dt(dT/dv) = (d2T/dv2) a + (d2T/dv du) v.
         let t_v = |uu: &[f64], vv: &[f64]| fd_gradient(vv, H, |x| b.kinetic_energy(uu, x));
@@ -429,12 +428,7 @@ fn heavy_top_spin_and_normalization() {
         spin = spin.max((w[1] - 150.0).abs() / 150.0);
         dp = dp.max((u[3..7].iter().map(|x| x * x).sum::<f64>().sqrt() - 1.0).abs());
     }
-    let e0 = rec.energy[0].total;
-    let de = rec
-        .energy
-        .iter()
-        .map(|e| (e.total - e0).abs() / e0.abs())
-        .fold(0.0, f64::max);
+    let de = max_energy_change(&rec.energy) / rec.energy[0].total.abs();
     eprintln!(
         "heavy top dt 1e-3, 2 s: spin {spin:.2e}, |p|-1 {dp:.2e}, energy {de:.2e}, {:.3} it/step",
         s.iterations_per_step()
@@ -635,12 +629,7 @@ fn director_pendulums_match_euler_parameter_ones() {
                     .fold(0.0, f64::max),
             );
             if h == dt {
-                let e0 = rd.energy[0].total;
-                let de = rd
-                    .energy
-                    .iter()
-                    .map(|e| (e.total - e0).abs() / e0.abs())
-                    .fold(0.0, f64::max);
+                let de = max_energy_change(&rd.energy) / rd.energy[0].total.abs();
                 eprintln!(
                     "{joint} director pendulum: energy {de:.2e}, {:.3} it/step",
                     s.iterations_per_step()

@@ -230,16 +230,9 @@ fn andrews_table_4_1() {
             p.stat("drift_position").unwrap(),
         );
         println!(
-            "rtol {rtol:e}: NFCN B {} PStab {} (seed {} {}), NSTEP B {} PStab {} (seed {} {}), \
+            "rtol {rtol:e}: {}, \
              position drift B {db:.2e} PStab {dp:.2e}, velocity drift B {:.2e} PStab {:.2e}",
-            got[0],
-            got[1],
-            seed[0],
-            seed[1],
-            got[2],
-            got[3],
-            seed[2],
-            seed[3],
+            counts_vs_seed(got, seed),
             b.stat("drift_velocity").unwrap(),
             p.stat("drift_velocity").unwrap()
         );

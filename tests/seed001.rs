@@ -25,7 +25,7 @@
 
 mod common;
 
-use common::model_path;
+use common::{counts_vs_seed, model_path, run_file_into, stat};
 use flexmb::input::{load_model_with_sets, ModelFile};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::output::{MemoryRecorder, NullRecorder, OutputConfig};
@@ -105,16 +105,7 @@ fn run(file: ModelFile, over: &IntegratorSpec) -> RunSummary {
 
 /// Runs `file` with `over` (keeping only the summary); it may fail.
 fn try_run(file: ModelFile, over: &IntegratorSpec) -> RunSummary {
-    let config = file.integrator(over).expect("valid integrator settings");
-    let sim = Simulation::new(file.model);
-    sim.run(
-        &config,
-        &file.text,
-        &file.output,
-        &mut NullRecorder,
-        &mut |_| {},
-    )
-    .expect("no output to fail")
+    run_file_into(file, over, &mut NullRecorder).0
 }
 
 /// Runs `file` with `over` recording every step in memory.
@@ -122,19 +113,10 @@ fn run_recorded(
     file: ModelFile,
     over: &IntegratorSpec,
 ) -> (RunSummary, Simulation, MemoryRecorder) {
-    let config = file.integrator(over).expect("valid integrator settings");
-    let sim = Simulation::new(file.model);
     let mut rec = MemoryRecorder::default();
-    let s = sim
-        .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
-        .expect("in-memory recording cannot fail");
+    let (s, sim) = run_file_into(file, over, &mut rec);
     assert!(s.failure.is_none(), "run failed: {}", s.line());
     (s, sim, rec)
-}
-
-fn stat(s: &RunSummary, name: &str) -> f64 {
-    s.stat(name)
-        .unwrap_or_else(|| panic!("no statistic {name}"))
 }
 
 /// (position drift, velocity drift) of a run.
@@ -264,18 +246,11 @@ fn table_4_6_manipulator_case_i_dopri5() {
         let (b_pos, b_vel) = drifts(&b);
         let p_drift = drifts(&p).0.max(drifts(&p).1);
         println!(
-            "  rtol {rtol:.0e}: NFCN B {} PStab {} (seed {} {}), NSTEP B {} PStab {} (seed {} {}), \
+            "  rtol {rtol:.0e}: {}, \
              PStab/B NFCN {:.2} (seed {:.2}); max-drift B {b_pos:.2e} (seed {seed_bd:.1e}; \
              velocity {b_vel:.2e}), PStab {p_drift:.2e} (seed {seed_pd:.1e}; position {:.2e}, \
              velocity {:.2e})",
-            got[0],
-            got[1],
-            seed[0],
-            seed[1],
-            got[2],
-            got[3],
-            seed[2],
-            seed[3],
+            counts_vs_seed(got, seed),
             got[1] / got[0],
             seed[1] / seed[0],
             drifts(&p).0,

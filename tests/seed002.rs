@@ -32,12 +32,18 @@ fn method(name: &str, dt: f64, t_end: f64) -> IntegratorSpec {
 
 /// Largest |E - E0| over the run, relative to the case's energy scale.
 fn energy_drift(case: &str, rec: &MemoryRecorder) -> f64 {
-    let e0 = rec.energy[0].total;
-    rec.energy
-        .iter()
-        .map(|e| (e.total - e0).abs())
-        .fold(0.0, f64::max)
-        / energy_scale(case)
+    max_energy_change(&rec.energy) / energy_scale(case)
+}
+
+/// Largest step-to-step rise of the total energy and the loss E_0 - E_end.
+fn rise_and_loss(rec: &MemoryRecorder) -> (f64, f64) {
+    let rises = rec
+        .energy
+        .windows(2)
+        .map(|w| w[1].total - w[0].total)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let loss = rec.energy[0].total - rec.energy.last().unwrap().total;
+    (rises, loss)
 }
 
 /// TCG (eq. 14 with eqs. 18–21) conserves the energy of cases a–c to
@@ -75,11 +81,7 @@ fn tdg_alpha0_conserves_energy_and_locks_on_case_b() {
     let (s, rec) = run("seed002_b", &tdg(0.0, 0.01, 10.0, 1e-10));
     assert!(s.failure.is_none(), "{}", s.line());
     let drift = energy_drift("b", &rec);
-    let locked = rec
-        .constraints
-        .iter()
-        .map(|c| c.velocity)
-        .fold(0.0, f64::max);
+    let locked = max_constraint(&rec.constraints, |c| c.velocity);
     println!("TDG alpha = 0, case b: energy {drift:.2e}, max |B v| {locked:.3}");
     assert!(drift <= 1e-10, "{drift:e}");
     assert!(locked > 4.0 && locked < (2.0 * G).sqrt() + 1e-6, "{locked}");
@@ -98,12 +100,7 @@ fn tdg_energy_decays_monotonically() {
             let name = format!("seed002_{case}");
             let (s, rec) = run(&name, &tdg(alpha, 0.01, 10.0, 1e-10));
             assert!(s.failure.is_none(), "{name} alpha {alpha}: {}", s.line());
-            let rises = rec
-                .energy
-                .windows(2)
-                .map(|w| w[1].total - w[0].total)
-                .fold(f64::NEG_INFINITY, f64::max);
-            let loss = rec.energy[0].total - rec.energy.last().unwrap().total;
+            let (rises, loss) = rise_and_loss(&rec);
             println!("case {case}, alpha {alpha}: largest rise {rises:.2e}, loss {loss:.4}");
             assert!(
                 rises <= 1e-12 * energy_scale(case),
@@ -157,12 +154,8 @@ fn tdg_newton_matrix_against_finite_differences() {
         let mut tdg = Tdg::new(&sys, "tdg".into(), vec![], settings, Default::default()).unwrap();
         let (n, m) = (model.n_dofs(), model.n_constraints());
         let mut rng = fd::Rng(7);
-        let qn: Vec<f64> = model
-            .u0
-            .iter()
-            .map(|u| u + rng.range(-0.01, 0.01))
-            .collect();
-        let vn: Vec<f64> = model.v0.iter().map(|v| v + rng.range(-5.0, 5.0)).collect();
+        let qn: Vec<f64> = rng.around(&model.u0, 0.01);
+        let vn: Vec<f64> = rng.around(&model.v0, 5.0);
         let blocks = if scheme == Scheme::Tdg { 2 } else { 4 };
         let mut x = Vec::with_capacity(blocks * (n + m));
         for b in 0..blocks {
@@ -247,12 +240,8 @@ fn alpha_kappa_reduced_solve_equals_full_solve() {
                 tdg.describe_solver()
             );
             let mut rng = fd::Rng(seed);
-            let qn: Vec<f64> = model
-                .u0
-                .iter()
-                .map(|u| u + rng.range(-0.01, 0.01))
-                .collect();
-            let vn: Vec<f64> = model.v0.iter().map(|v| v + rng.range(-2.0, 2.0)).collect();
+            let qn: Vec<f64> = rng.around(&model.u0, 0.01);
+            let vn: Vec<f64> = rng.around(&model.v0, 2.0);
             let mut x = Vec::with_capacity(4 * nb);
             for b in 0..4 {
                 if b < 2 {
@@ -509,44 +498,33 @@ fn case_d_stiff_double_pendulum() {
 #[test]
 fn settings_and_refusals() {
     let file = || load_model_file(model_path("seed002_b")).unwrap();
+    let refusal = |over: IntegratorSpec| file().integrator(&over).unwrap_err().to_string();
     for m in ["tcg", "gssss", "rk4", "tdg"] {
-        let e = file()
-            .integrator(&IntegratorSpec {
-                kappa: Some(flexmb::integrate::KappaChoice::Name("1".into())),
-                ..method(m, 0.01, 1.0)
-            })
-            .unwrap_err()
-            .to_string();
+        let e = refusal(IntegratorSpec {
+            kappa: Some(flexmb::integrate::KappaChoice::Name("1".into())),
+            ..method(m, 0.01, 1.0)
+        });
         assert!(
             e.contains("`kappa`") && e.contains("alpha-kappa"),
             "{m}: {e}"
         );
     }
     for k in ["foo", "-1", "0"] {
-        let e = file()
-            .integrator(&alpha_kappa(1.0, k, 0.01, 1.0, 1e-6))
-            .unwrap_err()
-            .to_string();
+        let e = refusal(alpha_kappa(1.0, k, 0.01, 1.0, 1e-6));
         assert!(e.contains("`kappa`"), "{k}: {e}");
     }
     for m in ["tcg", "gssss", "rk4"] {
-        let e = file()
-            .integrator(&IntegratorSpec {
-                alpha: Some(0.5),
-                ..method(m, 0.01, 1.0)
-            })
-            .unwrap_err()
-            .to_string();
+        let e = refusal(IntegratorSpec {
+            alpha: Some(0.5),
+            ..method(m, 0.01, 1.0)
+        });
         assert!(
             e.contains("`alpha`") && e.contains("alpha-kappa"),
             "{m}: {e}"
         );
     }
     for a in [-0.1, 1.5, f64::NAN] {
-        let e = file()
-            .integrator(&tdg(a, 0.01, 1.0, 1e-6))
-            .unwrap_err()
-            .to_string();
+        let e = refusal(tdg(a, 0.01, 1.0, 1e-6));
         assert!(e.contains("`alpha` must be in [0, 1]"), "{a}: {e}");
     }
     let tcg = file().integrator(&method("tcg", 0.01, 1.0)).unwrap();
@@ -604,11 +582,7 @@ fn alpha_kappa_conserves_energy_with_kappa_auto() {
         }
         let worst = worst / energy_scale(case);
         let drift = energy_drift(case, &rec);
-        let vel = rec
-            .constraints
-            .iter()
-            .map(|c| c.velocity)
-            .fold(0.0, f64::max);
+        let vel = max_constraint(&rec.constraints, |c| c.velocity);
         println!(
             "case {case}: alpha-kappa auto, alpha 0: clamped steps {clamped}, worst unclamped step \
              {worst:.1e}, run {drift:.2e}, max |B v| {vel:.1e}"
@@ -640,12 +614,7 @@ fn alpha_kappa_dissipation_grows_with_alpha() {
     for alpha in [0.0, 0.25, 0.5, 1.0] {
         let (s, rec) = run("seed002_b", &alpha_kappa(alpha, "1", 0.01, 10.0, 1e-10));
         assert!(s.failure.is_none(), "alpha {alpha}: {}", s.line());
-        let rises = rec
-            .energy
-            .windows(2)
-            .map(|w| w[1].total - w[0].total)
-            .fold(f64::NEG_INFINITY, f64::max);
-        let loss = rec.energy[0].total - rec.energy.last().unwrap().total;
+        let (rises, loss) = rise_and_loss(&rec);
         println!("alpha {alpha}: largest rise {rises:.2e}, loss {loss:.3e}");
         assert!(
             rises <= 1e-12 * energy_scale("b"),
@@ -655,7 +624,7 @@ fn alpha_kappa_dissipation_grows_with_alpha() {
     }
     assert!(losses.windows(2).all(|w| w[1] > w[0]), "{losses:?}");
     let (_, rec) = run("seed002_b", &tdg(1.0, 0.01, 10.0, 1e-10));
-    let tdg_loss = rec.energy[0].total - rec.energy.last().unwrap().total;
+    let (_, tdg_loss) = rise_and_loss(&rec);
     println!(
         "TDG / alpha-kappa loss at alpha = 1: {:.0}",
         tdg_loss / losses[3]

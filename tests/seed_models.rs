@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::{model_path, order, qmul, run_file};
+use common::{axisymmetric_attitude, model_path, order, run_file, shipped_with};
 use flexmb::input::{load_model_file, load_model_with_sets, ModelFile};
 use flexmb::integrate::IntegratorSpec;
 use flexmb::model::Model;
@@ -29,12 +29,6 @@ use flexmb::run::RunSummary;
 
 fn load(name: &str) -> ModelFile {
     load_model_file(model_path(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn load_with(name: &str, sets: &[&str]) -> ModelFile {
-    let text = std::fs::read_to_string(model_path(name)).unwrap();
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    load_model_with_sets(&text, name, &sets).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// Runs `file` with `dt` and `t_end` (and the file's other integrator
@@ -183,7 +177,7 @@ fn manipulator_tip_follows_the_moving_line() {
     assert!((1.8..=2.2).contains(&order(e1, e2)));
 
     // `--set joint.tip_path.omega=1.0` (the digest's Table 4.7 case).
-    let file = load_with("manipulator_sine", &["joint.tip_path.omega=1.0"]);
+    let file = shipped_with("manipulator_sine", &["joint.tip_path.omega=1.0"]);
     let link2 = dof(&file.model, "link2.x");
     let (_, rec) = run(file, 1e-3, 1.0);
     let y = tip(link2, &rec.u[rec.u.len() - 1]).1;
@@ -201,7 +195,7 @@ fn tsda_stiffness_is_set_from_the_command_line() {
         (vec![], 1000.0),
         (vec!["element.tsda.stiffness=10000"], 1e4),
     ] {
-        let file = load_with("slider_crank_tsda", &sets);
+        let file = shipped_with("slider_crank_tsda", &sets);
         let (s, rec) = run(file, 1e-4, 0.05);
         let v0 = rec.energy[0].potential;
         let expected = 0.5 * k * 16.0 + gravity;
@@ -217,7 +211,7 @@ fn tsda_stiffness_is_set_from_the_command_line() {
         assert!(s.max_rel_energy_change < 1e-6, "{}", s.line());
     }
     // By index (from 0) when no entry has that id: the slider's mass.
-    let file = load_with("slider_crank_tsda", &["body.2.mass=2.5"]);
+    let file = shipped_with("slider_crank_tsda", &["body.2.mass=2.5"]);
     let x4 = dof(&file.model, "slider.x");
     let m4 = file.model.inertia.iter().find(|e| e.0 == x4).unwrap().2;
     assert_eq!(m4, 2.5);
@@ -350,14 +344,7 @@ fn pendulum_quarter_period_and_tension() {
 /// scheme's accuracy with the reaction 2 w.J w = 18.
 #[test]
 fn axisymmetric_body_precesses_analytically() {
-    // J = diag(1, 1, 2), w(0) = (1, 0, 2), R(0) = I: h = (1, 0, 4).
-    let h = 17f64.sqrt();
-    let (mu, n) = (h, 2.0);
-    let exact = |t: f64| {
-        let (sp, cp) = (0.5 * mu * t).sin_cos();
-        let (ss, cs) = (0.5 * n * t).sin_cos();
-        qmul([cp, sp / h, 0.0, 4.0 * sp / h], [cs, 0.0, 0.0, -ss])
-    };
+    let exact = axisymmetric_attitude;
     let points = [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]];
     let times = [1.0, 2.0, 3.0];
     let forms = [
@@ -376,7 +363,7 @@ fn axisymmetric_body_precesses_analytically() {
             for (ef, (what, set, reaction, bound)) in e.iter_mut().zip(forms) {
                 let file = match set {
                     None => load("axisymmetric_body"),
-                    Some(set) => load_with("axisymmetric_body", &[set]),
+                    Some(set) => shipped_with("axisymmetric_body", &[set]),
                 };
                 let (s, rec) = run(file, dt, 3.0);
                 assert!(s.max_rel_energy_change < 1e-12, "{}", s.line());

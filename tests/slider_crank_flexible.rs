@@ -5,22 +5,16 @@
 //! 180 rad/s, more than 3x from 60 to 120 rad/s), converges under mesh
 //! refinement and time-step halving, over 0.07 s at dt = 1e-5.
 
-use flexmb::input::{apply_sets, load_model_str};
+mod common;
+
+use common::{run_file_into, shipped_with};
 use flexmb::output::MemoryRecorder;
-use flexmb::run::Simulation;
 
 /// Max over the run of |midpoint deflection| (in) with `sets` applied to the shipped model.
 fn max_deflection(sets: &[&str]) -> f64 {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/models/slider_crank_flexible.toml"
-    ))
-    .unwrap();
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let text = apply_sets(&text, &sets).unwrap();
-    let file = load_model_str(&text, "slider_crank_flexible.toml").unwrap();
-    let config = file.integrator(&Default::default()).unwrap();
-    let sim = Simulation::new(file.model);
+    let file = shipped_with("slider_crank_flexible", sets);
+    let mut rec = MemoryRecorder::default();
+    let (s, sim) = run_file_into(file, &Default::default(), &mut rec);
     let names = sim.model.dofs.names().to_vec();
     let n = names
         .iter()
@@ -34,10 +28,6 @@ fn max_deflection(sets: &[&str]) -> f64 {
             .unwrap()
     };
     let (c0, cm, cn) = (col(0), col(n / 2), col(n));
-    let mut rec = MemoryRecorder::default();
-    let s = sim
-        .run(&config, &text, &file.output, &mut rec, &mut |_| {})
-        .unwrap();
     assert!(s.failure.is_none(), "{sets:?}: {}", s.line());
     assert!(s.max_rel_energy_change < 1e-7, "{sets:?}: {}", s.line());
     rec.u

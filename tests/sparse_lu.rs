@@ -8,12 +8,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+use common::bench::export_case;
 use common::model_path;
+use common::scratch::{assert_success, temp_dir};
 use flexmb::assembly::{Assembler, Pattern};
-use flexmb::bench::{matrix_file, run_case, BenchCase, Problem};
+use flexmb::bench::{matrix_file, run_case, Problem};
 use flexmb::factor::{factor_file, FactorPath};
 use flexmb::input::load_model_file;
 use flexmb::integrate::IntegratorSpec;
@@ -23,12 +25,6 @@ use flexmb::linalg::{
 };
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flexmb-sparse-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Every sparse path on the exported system: exact after refinement, and
 /// `Auto` the candidate of least predicted fill.
@@ -58,21 +54,14 @@ fn check_every_path(file: &Path) {
 
 #[test]
 fn every_ordering_solves_the_l_problems() {
-    let dir = temp_dir("l");
+    let dir = temp_dir("sparse-l");
     for (p, size) in [
         (Problem::HangingBeam, 12),
         (Problem::TrussLattice, 6),
         (Problem::SpaceTrussLattice, 3),
         (Problem::RigidChain, 8),
     ] {
-        let case = BenchCase {
-            problem: p,
-            size,
-            steps: 2,
-            integrator: IntegratorSpec::default(),
-            output: None,
-            export: Some((dir.clone(), 2)),
-        };
+        let case = export_case(p, size, 2, &dir, 2);
         let row = run_case(&case).unwrap_or_else(|e| panic!("{e}"));
         let file = matrix_file(&dir, p, size);
         let (pattern, _) = read_matrix(&file).unwrap();
@@ -82,14 +71,7 @@ fn every_ordering_solves_the_l_problems() {
         check_every_path(&file);
     }
     // A step the run never reaches is an error, not a stale or missing file.
-    let late = BenchCase {
-        problem: Problem::TrussLattice,
-        size: 2,
-        steps: 2,
-        integrator: IntegratorSpec::default(),
-        output: None,
-        export: Some((dir.clone(), 5)),
-    };
+    let late = export_case(Problem::TrussLattice, 2, 2, &dir, 5);
     let e = run_case(&late).unwrap_err();
     assert!(e.contains("ended before step 5"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
@@ -101,15 +83,8 @@ fn every_ordering_solves_the_l_problems() {
 /// serialized).
 #[test]
 fn metis_ordering_is_the_same_on_concurrent_threads() {
-    let dir = temp_dir("metis_threads");
-    let case = BenchCase {
-        problem: Problem::TrussLattice,
-        size: 12,
-        steps: 1,
-        integrator: IntegratorSpec::default(),
-        output: None,
-        export: Some((dir.clone(), 1)),
-    };
+    let dir = temp_dir("sparse-metis_threads");
+    let case = export_case(Problem::TrussLattice, 12, 1, &dir, 1);
     run_case(&case).unwrap_or_else(|e| panic!("{e}"));
     let (pattern, _) = read_matrix(&matrix_file(&dir, Problem::TrussLattice, 12)).unwrap();
     let fill = |p: &Pattern| {
@@ -136,7 +111,7 @@ fn metis_ordering_is_the_same_on_concurrent_threads() {
 /// small enough for the dense path otherwise).
 #[test]
 fn every_ordering_solves_the_shipped_models() {
-    let dir = temp_dir("models");
+    let dir = temp_dir("sparse-models");
     let mut checked = 0;
     for entry in std::fs::read_dir(format!("{}/models", env!("CARGO_MANIFEST_DIR"))).unwrap() {
         let path = entry.unwrap().path();
@@ -178,7 +153,7 @@ fn every_ordering_solves_the_shipped_models() {
 
 #[test]
 fn matrix_market_round_trip_is_exact() {
-    let dir = temp_dir("mm");
+    let dir = temp_dir("sparse-mm");
     let pattern = Pattern::from_pairs(3, vec![(0, 0), (2, 0), (1, 1), (0, 2), (2, 2)]);
     let values = [1.0 / 3.0, -2.5e-300, 7.0, std::f64::consts::PI, -0.0];
     let f = dir.join("m.mtx");
@@ -215,7 +190,7 @@ fn matrix_market_round_trip_is_exact() {
 /// the right-hand side of the first Newton solve; `flexmb factor` solves it.
 #[test]
 fn cli_exports_the_newton_system_and_factors_it() {
-    let dir = temp_dir("cli");
+    let dir = temp_dir("sparse-cli");
     let exe = env!("CARGO_BIN_EXE_flexmb");
     let model = model_path("cantilever");
     let newton = dir.join("newton.mtx");
@@ -281,11 +256,7 @@ fn cli_exports_the_newton_system_and_factors_it() {
         .args(["--repeat", "2", "--json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let line = String::from_utf8(out.stdout).unwrap();
     for key in [
         "analysis_s",

@@ -60,7 +60,9 @@ use flexmb::model::{
 };
 mod common;
 
-use common::fd::{fd_gradient, fd_jacobian, fd_second, Rng};
+use common::fd::{
+    fd_force_and_tangent, fd_gradient, fd_jacobian, fd_second, force_and_tangent, level, Rng, Step,
+};
 use common::{max_abs, max_diff};
 use sprs::CsMat;
 
@@ -141,23 +143,31 @@ fn truss_separation(dim: usize, u: &[f64]) -> f64 {
         .sqrt()
 }
 
-fn truss_force(t: &Truss, u: &[f64]) -> Vec<f64> {
-    let mut f = vec![0.0; t.ndof()];
-    t.force(u, &mut f, None);
-    f
+/// Checks an element's force against dV/du at `u`; returns the relative error.
+fn check_force<E: Element>(tag: &str, e: &E, u: &[f64]) -> f64 {
+    let (grad, _) = fd_force_and_tangent(e, u, H);
+    check(
+        &format!("{tag}: P = dV/du"),
+        &force_and_tangent(e, u).0,
+        &grad,
+    )
 }
 
-fn truss_tangent(t: &Truss, u: &[f64]) -> Vec<f64> {
-    let n = t.ndof();
-    let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
-    t.force(u, &mut f, Some(&mut k));
-    k
+/// Checks an element's tangent against dP/du at `u`; returns the relative error.
+fn check_tangent<E: Element>(tag: &str, e: &E, u: &[f64]) -> f64 {
+    let (_, jac) = fd_force_and_tangent(e, u, H);
+    check(
+        &format!("{tag}: K = dP/du"),
+        &force_and_tangent(e, u).1,
+        &jac,
+    )
 }
 
 /// Point pairs of the spring-damper checks: nodes, planar and 3-D body points
 /// (Euler parameters off the unit sphere: the formulas hold for any p), ground.
 fn spring_pairs() -> Vec<(&'static str, PointPair)> {
     let body = |o: [f64; 2]| Point::Body2 { offset: o };
+    let body3 = |offset: [f64; 3], attitude: Attitude| Point::Body3 { offset, attitude };
     vec![
         (
             "2-D nodes",
@@ -199,27 +209,15 @@ fn spring_pairs() -> Vec<(&'static str, PointPair)> {
         (
             "3-D body points",
             PointPair {
-                a: Point::Body3 {
-                    offset: [0.2, -0.1, 0.3],
-                    attitude: Attitude::EulerParameters,
-                },
-                b: Point::Body3 {
-                    offset: [-0.4, 0.3, 0.1],
-                    attitude: Attitude::EulerParameters,
-                },
+                a: body3([0.2, -0.1, 0.3], Attitude::EulerParameters),
+                b: body3([-0.4, 0.3, 0.1], Attitude::EulerParameters),
             },
         ),
         (
             "3-D director and Euler-parameter body points",
             PointPair {
-                a: Point::Body3 {
-                    offset: [0.2, -0.1, 0.3],
-                    attitude: Attitude::Directors,
-                },
-                b: Point::Body3 {
-                    offset: [-0.4, 0.3, 0.1],
-                    attitude: Attitude::EulerParameters,
-                },
+                a: body3([0.2, -0.1, 0.3], Attitude::Directors),
+                b: body3([-0.4, 0.3, 0.1], Attitude::EulerParameters),
             },
         ),
     ]
@@ -238,16 +236,8 @@ fn spring_damper_force_and_tangents() {
         let v = rng.vec(n, -1.0, 1.0);
         let e = SpringDamper::new(pair, rng.range(5.0, 50.0), 0.3, rng.range(0.5, 3.0), 2.5);
         let tag = format!("spring-damper {name}");
-        let mut f = vec![0.0; n];
-        let mut k = vec![0.0; n * n];
-        e.force(&u, &mut f, Some(&mut k));
-        check(
-            &format!("{tag}: P = dV/du"),
-            &f,
-            &fd_gradient(&u, H, |x| e.potential(x)),
-        );
-        let fd = fd_jacobian(&u, &vec![H; n], n, |x, f| e.force(x, f, None));
-        check(&format!("{tag}: K = dP/du"), &k, &fd);
+        check_force(&tag, &e, &u);
+        check_tangent(&tag, &e, &u);
         let damper = |x: &[f64], w: &[f64], f: &mut [f64]| {
             let (mut kk, mut cc) = (vec![0.0; n * n], vec![0.0; n * n]);
             e.damping_force(x, w, f, &mut kk, &mut cc);
@@ -271,19 +261,8 @@ fn spring_damper_force_and_tangents() {
         let u = rng.vec(n, -1.0, 1.0);
         let v = rng.vec(n, -1.0, 1.0);
         let tag = format!("rotational spring-damper {name}");
-        let mut f = vec![0.0; n];
-        let mut k = vec![0.0; n * n];
-        e.force(&u, &mut f, Some(&mut k));
-        check(
-            &format!("{tag}: P = dV/du"),
-            &f,
-            &fd_gradient(&u, H, |x| e.potential(x)),
-        );
-        check(
-            &format!("{tag}: K = dP/du"),
-            &k,
-            &fd_jacobian(&u, &vec![H; n], n, |x, f| e.force(x, f, None)),
-        );
+        check_force(&tag, &e, &u);
+        check_tangent(&tag, &e, &u);
         let (mut fd_, mut kd, mut cd) = (vec![0.0; n], vec![0.0; n * n], vec![0.0; n * n]);
         e.damping_force(&u, &v, &mut fd_, &mut kd, &mut cd);
         let damper = |w: &[f64], f: &mut [f64]| {
@@ -311,19 +290,8 @@ fn truss_force_and_tangent() {
             for (case, rest) in [("tension", 0.7 * l), ("compression", 1.3 * l)] {
                 let t = Truss::new(dim, ea, rest, 0.0);
                 let tag = format!("truss {dim}-D #{trial} {case}");
-                let grad = fd_gradient(&u, H, |x| t.potential(x));
-                worst = worst.max(check(
-                    &format!("{tag}: P = dV/du"),
-                    &truss_force(&t, &u),
-                    &grad,
-                ));
-                let n = t.ndof();
-                let fd = fd_jacobian(&u, &vec![H; n], n, |x, f| t.force(x, f, None));
-                worst = worst.max(check(
-                    &format!("{tag}: K = dP/du"),
-                    &truss_tangent(&t, &u),
-                    &fd,
-                ));
+                worst = worst.max(check_force(&tag, &t, &u));
+                worst = worst.max(check_tangent(&tag, &t, &u));
             }
             // Stress-free: rest length = current length, P = 0 but K = EA/L^3 g g^T != 0.
             let t = Truss::new(dim, ea, l, 0.0);
@@ -331,17 +299,11 @@ fn truss_force_and_tangent() {
             let grad = fd_gradient(&u, H, |x| t.potential(x));
             worst = worst.max(check_zero(
                 &format!("{tag}: P = dV/du = 0"),
-                &truss_force(&t, &u),
+                &force_and_tangent(&t, &u).0,
                 &grad,
                 ea,
             ));
-            let n = t.ndof();
-            let fd = fd_jacobian(&u, &vec![H; n], n, |x, f| t.force(x, f, None));
-            worst = worst.max(check(
-                &format!("{tag}: K = dP/du"),
-                &truss_tangent(&t, &u),
-                &fd,
-            ));
+            worst = worst.max(check_tangent(&tag, &t, &u));
         }
     }
     eprintln!("truss_force_and_tangent: worst {worst:.2e}");
@@ -351,58 +313,6 @@ fn truss_force_and_tangent() {
 // 2. Truss at the EOM time level (energy-momentum strain, seed eqs. 2.7-2.9)
 // ---------------------------------------------------------------------------
 
-/// The state at t_n of a truss step (u_{n+1} is the variable of the checks).
-struct TrussStep {
-    u_n: Vec<f64>,
-    v_n: Vec<f64>,
-    a_n: Vec<f64>,
-}
-
-impl TrussStep {
-    fn random(rng: &mut Rng, ndof: usize) -> Self {
-        TrussStep {
-            u_n: rng.vec(ndof, -1.0, 1.0),
-            v_n: rng.vec(ndof, -2.0, 2.0),
-            a_n: rng.vec(ndof, -5.0, 5.0),
-        }
-    }
-
-    /// u~ = u_n + c1dt v_n + c2dt2 a_n + c3 (u_{n+1} - u_n).
-    fn u_tilde(&self, w: LevelWeights, u_next: &[f64]) -> Vec<f64> {
-        (0..u_next.len())
-            .map(|i| {
-                self.u_n[i]
-                    + w.c1dt * self.v_n[i]
-                    + w.c2dt2 * self.a_n[i]
-                    + w.c3 * (u_next[i] - self.u_n[i])
-            })
-            .collect()
-    }
-
-    /// EOM-level force and its derivative with respect to u_{n+1}.
-    fn eom(
-        &self,
-        t: &Truss,
-        w: LevelWeights,
-        u_next: &[f64],
-        u_tilde: &[f64],
-    ) -> (Vec<f64>, Vec<f64>) {
-        let n = t.ndof();
-        let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
-        let lvl = EomLevel {
-            u_n: &self.u_n,
-            v_n: &self.v_n,
-            a_n: &self.a_n,
-            u_next,
-            u_tilde,
-            w,
-        };
-        t.eom_force(&lvl, &mut f, Some(&mut k));
-        (f, k)
-    }
-}
-
-/// `LevelWeights { c1dt, c2dt2, c3 }`.
 /// The translational spring-damper-actuator's EOM force for the midpoint
 /// weights is Gonzalez's discrete gradient: `du.P_d = V(u_{n+1}) - V(u_n)`
 /// (spring and actuator potential), with its exact derivative with respect
@@ -435,7 +345,7 @@ fn spring_damper_discrete_gradient() {
             (f, k)
         };
         let tag = format!("spring-damper {name}");
-        let u_next: Vec<f64> = u_n.iter().map(|x| x + rng.range(-0.4, 0.4)).collect();
+        let u_next: Vec<f64> = rng.around(&u_n, 0.4);
         let (f, k) = eom(&u_next);
         let dv = e.potential(&u_next) - e.potential(&u_n);
         let vscale = e.potential(&u_next).abs() + e.potential(&u_n).abs();
@@ -475,10 +385,6 @@ fn spring_damper_discrete_gradient() {
     eprintln!("spring_damper_discrete_gradient: worst {worst:.2e}");
 }
 
-fn level(c1dt: f64, c2dt2: f64, c3: f64) -> LevelWeights {
-    LevelWeights { c1dt, c2dt2, c3 }
-}
-
 /// The linear forms of a GSSSS member (its `level_weights` are what the integrators pass).
 fn gssss(family: Family, rho: [f64; 3], form: SolveForm, dt: f64) -> LinearScheme {
     Gssss::new(family, rho).expect("valid rho").scheme(form, dt)
@@ -504,12 +410,12 @@ fn truss_eom_force_tangent() {
     for dim in [2, 3] {
         let n = 2 * dim;
         for (name, w) in weights {
-            let st = TrussStep::random(&mut rng, n);
+            let st = Step::new(rng.vec(n, -1.0, 1.0), &mut rng);
             let u_next = rng.vec(n, -1.0, 1.0);
             let t = Truss::new(dim, 70.0, 0.9 * truss_separation(dim, &st.u_n), 0.0);
-            let (_, k) = st.eom(&t, w, &u_next, &st.u_tilde(w, &u_next));
+            let (_, k) = st.eom(&t, w, &u_next);
             let fd = fd_jacobian(&u_next, &vec![H; n], n, |x, f| {
-                f.copy_from_slice(&st.eom(&t, w, x, &st.u_tilde(w, x)).0)
+                f.copy_from_slice(&st.eom(&t, w, x).0)
             });
             worst = worst.max(check(
                 &format!("truss {dim}-D EOM force, {name}: dP~/du_(n+1)"),
@@ -528,7 +434,7 @@ fn truss_eom_strain_rates() {
     let mut rng = Rng(0x5A7E);
     for dim in [2, 3] {
         let n = 2 * dim;
-        let st = TrussStep::random(&mut rng, n);
+        let st = Step::new(rng.vec(n, -1.0, 1.0), &mut rng);
         let rest = 1.1 * truss_separation(dim, &st.u_n);
         let (ea, t) = (30.0, Truss::new(dim, 30.0, rest, 0.0));
         let strain =
@@ -544,7 +450,7 @@ fn truss_eom_strain_rates() {
             })
             .collect();
         let eps_tilde = |w: LevelWeights| {
-            let (f, _) = st.eom(&t, w, &st.u_n, &st.u_n);
+            let (f, _) = st.eom_at(&t, w, &st.u_n, &st.u_n);
             f.iter().zip(&g).map(|(a, b)| a * b).sum::<f64>()
                 / (ea / rest * g.iter().map(|x| x * x).sum::<f64>())
         };
@@ -595,8 +501,8 @@ fn truss_discrete_gradient() {
     for dim in [2, 3] {
         let n = 2 * dim;
         for trial in 0..4 {
-            let st = TrussStep::random(&mut rng, n);
-            let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.4, 0.4)).collect();
+            let st = Step::new(rng.vec(n, -1.0, 1.0), &mut rng);
+            let u_next: Vec<f64> = rng.around(&st.u_n, 0.4);
             let t = Truss::new(
                 dim,
                 55.0,
@@ -607,7 +513,7 @@ fn truss_discrete_gradient() {
             let vscale = t.potential(&u_next).abs() + t.potential(&st.u_n).abs();
             assert!(dv.abs() > 1e-3 * vscale, "degenerate energy change");
             let work = |w: LevelWeights| {
-                let (f, _) = st.eom(&t, w, &u_next, &st.u_tilde(w, &u_next));
+                let (f, _) = st.eom(&t, w, &u_next);
                 f.iter()
                     .enumerate()
                     .map(|(i, fi)| fi * (u_next[i] - st.u_n[i]))
@@ -776,14 +682,7 @@ fn joint_cases() -> Vec<(String, Box<dyn Joint>, bool)> {
         let j = Slider::new("slider", p, n, lock);
         cases.push((format!("slider {on}"), Box::new(j), flat));
     }
-    let motion = Motion {
-        value: 0.2,
-        rate: 1.5,
-        amplitude: 0.3,
-        omega: 4.0,
-        phase: 0.1,
-    };
-    cases.push(("prescribed".into(), Box::new(Prescribed::new(motion)), true));
+    cases.push(("prescribed".into(), Box::new(Prescribed::new(MOTION)), true));
     for (on, p, flat_sine) in [
         ("node", node(2), true),
         ("body point", body([0.35, -0.45]), false),
@@ -968,20 +867,22 @@ fn time_derivative_check(name: &str, j: &dyn Joint, u: &[f64], v: &[f64], t: f64
     [fd_t, fd_tt]
 }
 
+/// The prescribed motion of the rheonomic joint checks.
+const MOTION: Motion = Motion {
+    value: 0.2,
+    rate: 1.5,
+    amplitude: 0.3,
+    omega: 4.0,
+    phase: 0.1,
+};
+
 /// Rheonomic joints (prescribed motion, path on y = A sin^2(w t)) and the
 /// scleronomic path on a parabola: Phi_t and Phi_tt + 2 Phi_tu v against
 /// differences in t, at several times and states.
 #[test]
 fn rheonomic_time_derivatives() {
-    let motion = Motion {
-        value: 0.2,
-        rate: 1.5,
-        amplitude: 0.3,
-        omega: 4.0,
-        phase: 0.1,
-    };
     let mut cases: Vec<(String, Box<dyn Joint>, bool)> =
-        vec![("prescribed".into(), Box::new(Prescribed::new(motion)), true)];
+        vec![("prescribed".into(), Box::new(Prescribed::new(MOTION)), true)];
     for (on, p) in [("node", node(2)), ("body point", body([0.35, -0.45]))] {
         for (cname, curve, _) in path_curves() {
             let rheonomic = curve.is_rheonomic();
@@ -1010,6 +911,35 @@ fn joint_jacobian(j: &dyn Joint, u: &[f64], t: f64) -> Vec<f64> {
     b
 }
 
+/// Checks B against dPhi/du at (u, t); returns the relative error.
+fn check_jacobian(tag: &str, j: &dyn Joint, u: &[f64], t: f64) -> f64 {
+    let (rows, n) = (j.rows(), j.ndof());
+    let fd_b = fd_jacobian(u, &vec![H; n], rows, |x, phi| j.phi(x, t, phi));
+    check(
+        &format!("{tag}: B = dPhi/du"),
+        &joint_jacobian(j, u, t),
+        &fd_b,
+    )
+}
+
+/// The curvature d(B^T w)/du from `add_curvature` (which adds `scale * H`:
+/// the check starts from a non-zero matrix) and its finite-difference
+/// reference.
+fn curvature_and_fd(j: &dyn Joint, u: &[f64], t: f64, w: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let (rows, n) = (j.rows(), j.ndof());
+    let scale = -1.75;
+    let mut h = vec![0.5; n * n];
+    j.add_curvature(u, t, w, scale, &mut h);
+    let h: Vec<f64> = h.iter().map(|x| (x - 0.5) / scale).collect();
+    let fd_h = fd_jacobian(u, &vec![H; n], n, |x, out| {
+        let b = joint_jacobian(j, x, t);
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = (0..rows).map(|r| w[r] * b[r * n + k]).sum();
+        }
+    });
+    (h, fd_h)
+}
+
 #[test]
 fn joint_jacobians_and_curvatures() {
     let mut rng = Rng(0x10147);
@@ -1022,24 +952,9 @@ fn joint_jacobians_and_curvatures() {
             let w = rng.vec(rows, -3.0, 3.0);
             let tag = format!("{name} #{trial}");
 
-            let fd_b = fd_jacobian(&u, &vec![H; n], rows, |x, phi| j.phi(x, t, phi));
-            worst_b = worst_b.max(check(
-                &format!("{tag}: B = dPhi/du"),
-                &joint_jacobian(j.as_ref(), &u, t),
-                &fd_b,
-            ));
+            worst_b = worst_b.max(check_jacobian(&tag, j.as_ref(), &u, t));
 
-            // add_curvature adds `scale * H`: start from a non-zero matrix.
-            let scale = -1.75;
-            let mut h = vec![0.5; n * n];
-            j.add_curvature(&u, t, &w, scale, &mut h);
-            let h: Vec<f64> = h.iter().map(|x| (x - 0.5) / scale).collect();
-            let fd_h = fd_jacobian(&u, &vec![H; n], n, |x, out| {
-                let b = joint_jacobian(j.as_ref(), x, t);
-                for (k, o) in out.iter_mut().enumerate() {
-                    *o = (0..rows).map(|r| w[r] * b[r * n + k]).sum();
-                }
-            });
+            let (h, fd_h) = curvature_and_fd(j.as_ref(), &u, t, &w);
             let what = format!("{tag}: sum w_r d2Phi_r/du2 = d(B^T w)/du");
             worst_h = worst_h.max(if flat {
                 check_zero(&what, &h, &fd_h, max_abs(&w))
@@ -1139,12 +1054,7 @@ fn rolling_disk_jacobians_and_curvatures() {
                 );
                 let w = rng.vec(rows, -3.0, 3.0);
                 if j.level() == ConstraintLevel::Position {
-                    let fd_b = fd_jacobian(&u, &vec![H; n], rows, |x, phi| j.phi(x, t, phi));
-                    worst_b = worst_b.max(check(
-                        &format!("{tag}: B = dPhi/du"),
-                        &joint_jacobian(j.as_ref(), &u, t),
-                        &fd_b,
-                    ));
+                    worst_b = worst_b.max(check_jacobian(&tag, j.as_ref(), &u, t));
                 } else {
                     let mut phi = vec![1.0; rows];
                     j.phi(&u, t, &mut phi);
@@ -1158,18 +1068,9 @@ fn rolling_disk_jacobians_and_curvatures() {
                     (0.0, 0.0),
                     "{tag}: scleronomic"
                 );
-                // add_curvature adds `scale * d(B^T w)/du` (velocity level:
-                // d(A^T w)/du, not symmetric).
-                let scale = -1.75;
-                let mut h = vec![0.5; n * n];
-                j.add_curvature(&u, t, &w, scale, &mut h);
-                let h: Vec<f64> = h.iter().map(|x| (x - 0.5) / scale).collect();
-                let fd_h = fd_jacobian(&u, &vec![H; n], n, |x, out| {
-                    let b = joint_jacobian(j.as_ref(), x, t);
-                    for (k, o) in out.iter_mut().enumerate() {
-                        *o = (0..rows).map(|r| w[r] * b[r * n + k]).sum();
-                    }
-                });
+                // The curvature d(B^T w)/du (velocity level: d(A^T w)/du,
+                // not symmetric).
+                let (h, fd_h) = curvature_and_fd(j.as_ref(), &u, t, &w);
                 worst_h = worst_h.max(check(&format!("{tag}: curvature = d(B^T w)/du"), &h, &fd_h));
             }
             if off {
@@ -1225,12 +1126,8 @@ fn rolling_disk_acceleration_rows() {
         let asm = Assembler::new(&model);
         let (n, m) = (asm.n_dofs(), asm.n_constraints());
         let mut rng = Rng(0xACC);
-        let u: Vec<f64> = model
-            .u0
-            .iter()
-            .map(|x| x + rng.range(-0.02, 0.02))
-            .collect();
-        let v: Vec<f64> = model.v0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
+        let u: Vec<f64> = rng.around(&model.u0, 0.02);
+        let v: Vec<f64> = rng.around(&model.v0, 0.2);
         let t = 0.1;
         let mut sys = asm.new_system();
         asm.fill_index1(&model, &u, &v, t, None, &mut sys);
@@ -1528,6 +1425,14 @@ fn assembled_load_derivative() {
 // 5. Assembled operators and the Newton matrix of a mechanism
 // ---------------------------------------------------------------------------
 
+/// The spring-damper-actuator of the assembled models.
+const SPRING_DAMPER: Sd = Sd {
+    stiffness: 30.0,
+    damping: 2.0,
+    force: 1.5,
+    free_length: Some(0.7),
+};
+
 /// Two planar bodies (ground pin, revolute), three nodes (revolute to a body,
 /// two trusses, one pre-stressed), a quadratic and a length distance, a point
 /// on a circle, two linear-field loads and gravity: 12 DOFs, 9 multipliers.
@@ -1569,18 +1474,8 @@ fn mechanism() -> Model {
     b.distance("d3", &at_body("b2", [0.0, 0.5]), &at("n3"), None, false)
         .unwrap();
     // Dampers: their u~ and v~ derivatives enter the Newton matrix.
-    b.spring_damper(
-        "sd",
-        &at_body("b1", [0.0, 0.3]),
-        &at("n3"),
-        Sd {
-            stiffness: 30.0,
-            damping: 2.0,
-            force: 1.5,
-            free_length: Some(0.7),
-        },
-    )
-    .unwrap();
+    b.spring_damper("sd", &at_body("b1", [0.0, 0.3]), &at("n3"), SPRING_DAMPER)
+        .unwrap();
     let rsd = Rsd {
         stiffness: 5.0,
         damping: 0.7,
@@ -1756,12 +1651,7 @@ fn mechanism3d(attitude: Attitude, kinetic: EulerKinetic) -> Model {
         "sd",
         &ax("b1", [0.0, 0.2, 0.3]),
         &ax("b3", [0.1, -0.2, 0.0]),
-        Sd {
-            stiffness: 30.0,
-            damping: 2.0,
-            force: 1.5,
-            free_length: Some(0.7),
-        },
+        SPRING_DAMPER,
     )
     .unwrap();
     b.build().unwrap()
@@ -1785,7 +1675,7 @@ fn assembled_operators() {
     let (n, m) = (asm.n_dofs(), asm.n_constraints());
     assert_eq!((n, m), (12, 9));
     let mut rng = Rng(0xA55E);
-    let u: Vec<f64> = model.u0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
+    let u: Vec<f64> = rng.around(&model.u0, 0.2);
     let v = rng.vec(n, -1.0, 1.0);
     let t = 0.4;
     let steps = vec![H; n];
@@ -1874,8 +1764,8 @@ fn discrete_joint_derivative() {
             mechanism3d(Attitude::Directors, EulerKinetic::Quadratic),
         ),
     ] {
-        let u0: Vec<f64> = model.u0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
-        let u1: Vec<f64> = u0.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
+        let u0: Vec<f64> = rng.around(&model.u0, 0.2);
+        let u1: Vec<f64> = rng.around(&u0, 0.3);
         let (mut worst, mut midpoint_miss): (f64, f64) = (0.0, 0.0);
         for blk in &model.joints {
             let (rows, k) = (blk.rows(), blk.ndof());
@@ -1959,8 +1849,8 @@ fn discrete_joint_extras() {
         mechanism3d(Attitude::EulerParameters, EulerKinetic::Quadratic),
         mechanism3d(Attitude::Directors, EulerKinetic::Quadratic),
     ] {
-        let u0: Vec<f64> = model.u0.iter().map(|x| x + rng.range(-0.2, 0.2)).collect();
-        let u1: Vec<f64> = u0.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
+        let u0: Vec<f64> = rng.around(&model.u0, 0.2);
+        let u1: Vec<f64> = rng.around(&u0, 0.3);
         for blk in &model.joints {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
@@ -2180,7 +2070,7 @@ fn newton_matrix_check(label: &str, model: Model) {
     let mut worst: f64 = 0.0;
     for (name, sch) in schemes {
         let fx = StepFixture {
-            u_n: model.u0.iter().map(|x| x + rng.range(-0.1, 0.1)).collect(),
+            u_n: rng.around(&model.u0, 0.1),
             v_n: rng.vec(n, -1.0, 1.0),
             a_n: rng.vec(n, -3.0, 3.0),
             lam_n: rng.vec(m, -5.0, 5.0),

@@ -19,9 +19,9 @@
 
 mod common;
 
-use common::fd::{fd_gradient, fd_jacobian_h, Rng};
+use common::fd::{fd_force_and_tangent, fd_jacobian_h, force_and_tangent, level, Rng, Step};
 use common::*;
-use flexmb::element::{AxialSpring, Bending, Element, EomLevel, LevelWeights};
+use flexmb::element::{AxialSpring, Bending, Element, LevelWeights};
 use flexmb::integrate::gssss::two_field_scheme;
 use flexmb::integrate::gssss::{Family, Gssss, SolveForm};
 use flexmb::integrate::IntegratorSpec;
@@ -58,77 +58,25 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 fn force<E: Element>(e: &E, u: &[f64]) -> Vec<f64> {
-    let mut f = vec![0.0; e.ndof()];
-    e.force(u, &mut f, None);
-    f
+    force_and_tangent(e, u).0
 }
 
-fn tangent<E: Element>(e: &E, u: &[f64]) -> Vec<f64> {
-    let n = e.ndof();
-    let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
-    e.force(u, &mut f, Some(&mut k));
-    k
+/// Checks an element's force against dV/du and its tangent against dP/du at `u`.
+fn check_force_and_tangent<E: Element>(tag: &str, e: &E, u: &[f64]) {
+    let (f, k) = force_and_tangent(e, u);
+    let (grad, jac) = fd_force_and_tangent(e, u, H);
+    check(&format!("{tag}: P = dV/du"), &f, &grad, TOL);
+    check(&format!("{tag}: K = dP/du"), &k, &jac, TOL);
 }
 
-/// The state at t_n of a step; u_{n+1} is the variable.
-struct Step {
-    u_n: Vec<f64>,
-    v_n: Vec<f64>,
-    a_n: Vec<f64>,
+/// `(u_{n+1} - u_n).P_d - (V(u_{n+1}) - V(u_n))` of step `st`, relative to
+/// |V_{n+1}| + |V_n|.
+fn energy_error<E: Element>(st: &Step, e: &E, w: LevelWeights, u_next: &[f64]) -> f64 {
+    let (f, _) = st.eom(e, w, u_next);
+    let du: Vec<f64> = u_next.iter().zip(&st.u_n).map(|(a, b)| a - b).collect();
+    let (v1, v0) = (e.potential(u_next), e.potential(&st.u_n));
+    (dot(&du, &f) - (v1 - v0)).abs() / (v1.abs() + v0.abs())
 }
-
-impl Step {
-    fn new(u_n: Vec<f64>, rng: &mut Rng) -> Self {
-        let n = u_n.len();
-        Step {
-            u_n,
-            v_n: rng.vec(n, -2.0, 2.0),
-            a_n: rng.vec(n, -5.0, 5.0),
-        }
-    }
-
-    /// u~ = u_n + c1dt v_n + c2dt2 a_n + c3 (u_{n+1} - u_n).
-    fn u_tilde(&self, w: LevelWeights, u_next: &[f64]) -> Vec<f64> {
-        (0..u_next.len())
-            .map(|i| {
-                self.u_n[i]
-                    + w.c1dt * self.v_n[i]
-                    + w.c2dt2 * self.a_n[i]
-                    + w.c3 * (u_next[i] - self.u_n[i])
-            })
-            .collect()
-    }
-
-    /// EOM-level force and its derivative with respect to u_{n+1}.
-    fn eom<E: Element>(&self, e: &E, w: LevelWeights, u_next: &[f64]) -> (Vec<f64>, Vec<f64>) {
-        let n = e.ndof();
-        let u_tilde = self.u_tilde(w, u_next);
-        let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
-        let lvl = EomLevel {
-            u_n: &self.u_n,
-            v_n: &self.v_n,
-            a_n: &self.a_n,
-            u_next,
-            u_tilde: &u_tilde,
-            w,
-        };
-        e.eom_force(&lvl, &mut f, Some(&mut k));
-        (f, k)
-    }
-
-    /// `(u_{n+1} - u_n).P_d - (V(u_{n+1}) - V(u_n))`, relative to |V_{n+1}| + |V_n|.
-    fn energy_error<E: Element>(&self, e: &E, w: LevelWeights, u_next: &[f64]) -> f64 {
-        let (f, _) = self.eom(e, w, u_next);
-        let du: Vec<f64> = u_next.iter().zip(&self.u_n).map(|(a, b)| a - b).collect();
-        let (v1, v0) = (e.potential(u_next), e.potential(&self.u_n));
-        (dot(&du, &f) - (v1 - v0)).abs() / (v1.abs() + v0.abs())
-    }
-}
-
-fn level(c1dt: f64, c2dt2: f64, c3: f64) -> LevelWeights {
-    LevelWeights { c1dt, c2dt2, c3 }
-}
-
 fn gssss(family: Family, rho: [f64; 3], dt: f64) -> LevelWeights {
     Gssss::new(family, rho)
         .expect("valid rho")
@@ -191,10 +139,7 @@ fn axial_spring_force_and_tangent() {
             for (case, l0) in [("tension", 0.7 * l), ("compression", 1.3 * l)] {
                 let s = AxialSpring::new(dim, rng.range(1e3, 1e4), l0);
                 let tag = format!("axial spring {dim}-D #{trial} {case}");
-                let grad = fd_gradient(&u, H, |x| s.potential(x));
-                check(&format!("{tag}: P = dV/du"), &force(&s, &u), &grad, TOL);
-                let fd = fd_jacobian_h(&u, H, 2 * dim, |x, f| s.force(x, f, None));
-                check(&format!("{tag}: K = dP/du"), &tangent(&s, &u), &fd, TOL);
+                check_force_and_tangent(&tag, &s, &u);
             }
             // V = 1/2 kappa (l - l0)^2 itself.
             let s = AxialSpring::new(dim, 2.0, 0.5 * l);
@@ -211,10 +156,7 @@ fn bending_force_and_tangent() {
             let u = bent(&mut rng, dim);
             let b = Bending::new(dim, rng.range(1.0, 20.0));
             let tag = format!("bending {dim}-D #{trial}");
-            let grad = fd_gradient(&u, H, |x| b.potential(x));
-            check(&format!("{tag}: P = dV/du"), &force(&b, &u), &grad, TOL);
-            let fd = fd_jacobian_h(&u, H, 3 * dim, |x, f| b.force(x, f, None));
-            check(&format!("{tag}: K = dP/du"), &tangent(&b, &u), &fd, TOL);
+            check_force_and_tangent(&tag, &b, &u);
         }
         // Straight (any arm lengths): V = 0 and P = 0; K is not zero.
         let mut u = vec![0.0; 3 * dim];
@@ -226,7 +168,7 @@ fn bending_force_and_tangent() {
         let fd = fd_jacobian_h(&u, H, 3 * dim, |x, f| b.force(x, f, None));
         check(
             &format!("bending {dim}-D straight: K = dP/du"),
-            &tangent(&b, &u),
+            &force_and_tangent(&b, &u).1,
             &fd,
             TOL,
         );
@@ -255,12 +197,12 @@ fn eom_force_tangents() {
         for (name, w) in midpoint_weights(dt).into_iter().chain(other_weights(dt)) {
             // Axial spring.
             let st = Step::new(rng.vec(2 * dim, -1.0, 1.0), &mut rng);
-            let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
+            let u_next: Vec<f64> = rng.around(&st.u_n, 0.3);
             let s = AxialSpring::new(dim, 1e4, 0.8 * spring_length(dim, &st.u_n));
             check_eom(&format!("axial {dim}-D, {name}"), &s, &st, w, &u_next);
             // Bending.
             let st = Step::new(bent(&mut rng, dim), &mut rng);
-            let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.1, 0.1)).collect();
+            let u_next: Vec<f64> = rng.around(&st.u_n, 0.1);
             let b = Bending::new(dim, 10.0);
             check_eom(&format!("bending {dim}-D, {name}"), &b, &st, w, &u_next);
             // Outside the midpoint level the force is the exact gradient at u~.
@@ -333,10 +275,10 @@ fn discrete_gradient() {
     for dim in [2, 3] {
         for trial in 0..6 {
             let st = Step::new(bent(&mut rng, dim), &mut rng);
-            let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.15, 0.15)).collect();
+            let u_next: Vec<f64> = rng.around(&st.u_n, 0.15);
             let b = Bending::new(dim, 10.0);
             for (name, w) in midpoint_weights(dt) {
-                let err = st.energy_error(&b, w, &u_next);
+                let err = energy_error(&st, &b, w, &u_next);
                 worst = worst.max(err);
                 assert!(err <= 1e-13, "bending {dim}-D #{trial} {name}: {err:.2e}");
             }
@@ -349,21 +291,21 @@ fn discrete_gradient() {
                 1e-9,
             );
             // Not an identity at other levels (the check can fail).
-            let off = st.energy_error(&b, other_weights(dt)[1].1, &u_next);
+            let off = energy_error(&st, &b, other_weights(dt)[1].1, &u_next);
             assert!(
                 off > 1e-6,
                 "bending: generalized-alpha conserves? {off:.2e}"
             );
 
             let st = Step::new(rng.vec(2 * dim, -1.0, 1.0), &mut rng);
-            let u_next: Vec<f64> = st.u_n.iter().map(|x| x + rng.range(-0.3, 0.3)).collect();
+            let u_next: Vec<f64> = rng.around(&st.u_n, 0.3);
             let s = AxialSpring::new(dim, 1e4, rng.range(0.5, 1.5) * spring_length(dim, &st.u_n));
             for (name, w) in midpoint_weights(dt) {
-                let err = st.energy_error(&s, w, &u_next);
+                let err = energy_error(&st, &s, w, &u_next);
                 worst = worst.max(err);
                 assert!(err <= 1e-13, "axial {dim}-D #{trial} {name}: {err:.2e}");
             }
-            let off = st.energy_error(&s, other_weights(dt)[1].1, &u_next);
+            let off = energy_error(&st, &s, other_weights(dt)[1].1, &u_next);
             assert!(off > 1e-6, "axial: generalized-alpha conserves? {off:.2e}");
         }
     }
@@ -408,7 +350,7 @@ fn discrete_gradient_vanishing_denominators() {
     for (name, u_next) in cases {
         let (f, _) = st.eom(&b, w, &u_next);
         assert!(f.iter().all(|x| x.is_finite()), "{name}: {f:?}");
-        let err = st.energy_error(&b, w, &u_next);
+        let err = energy_error(&st, &b, w, &u_next);
         eprintln!("bending, {name}: energy identity error {err:.2e}");
         assert!(err <= 1e-13, "{name}: {err:.2e}");
         // Continuity: a 1e-7 perturbation moves the force by O(1e-7).
@@ -433,7 +375,7 @@ fn discrete_gradient_vanishing_denominators() {
     let u_n = vec![0.1, 0.2, 0.1 + 0.5f64.cos(), 0.2 + 0.5f64.sin()];
     let st = Step::new(u_n.clone(), &mut rng);
     let rot = vec![0.1, 0.2, 0.1 + 0.9f64.cos(), 0.2 + 0.9f64.sin()];
-    let err = st.energy_error(&s, w, &rot);
+    let err = energy_error(&st, &s, w, &rot);
     assert!(err <= 1e-13, "axial, l' = l: {err:.2e}");
     let (f, _) = st.eom(&s, w, &u_n);
     check("axial, u' = u: P_d = V'(u_n)", &f, &force(&s, &u_n), 1e-14);
@@ -544,12 +486,7 @@ fn at(time: &[f64], t: f64) -> usize {
 /// Largest |E(t) - E(t0)| / E(t0) over recorded t >= t0.
 fn energy_drift_after(rec: &flexmb::output::MemoryRecorder, t0: f64) -> f64 {
     let k = at(&rec.time, t0);
-    let e0 = rec.energy[k].total;
-    rec.energy[k..]
-        .iter()
-        .map(|e| (e.total - e0).abs())
-        .fold(0.0, f64::max)
-        / e0.abs()
+    max_energy_change(&rec.energy[k..]) / rec.energy[k].total.abs()
 }
 
 fn max_over(rows: &[Vec<f64>]) -> f64 {
@@ -568,11 +505,7 @@ fn outcome_pattern_over_100_s() {
     let mut results = Vec::new();
     for (scheme, option) in combinations() {
         let (s, r) = run(MODEL, &spec(scheme, option, 0.01, 100.0));
-        let acc_residual = r
-            .constraints
-            .iter()
-            .map(|c| c.acceleration)
-            .fold(0.0, f64::max);
+        let acc_residual = max_constraint(&r.constraints, |c| c.acceleration);
         let (amax, lmax) = (max_over(&r.a), max_over(&r.lambda));
         let n = r.time.len();
         let lambda_osc = oscillation(&r.lambda, n.saturating_sub(1000)..n);

@@ -4,18 +4,9 @@
 //! of `models/rolling_disk.toml`: attitude `R = Rz(phi) Rx(-theta) Ry(-psi)`,
 //! symmetry axis body y.
 
+use super::qmul;
 use flexmb::attitude::Attitude;
 use flexmb::model::{Body3dSpec, Model, ModelBuilder};
-
-/// Hamilton product `a b` (the rotation `R(a) R(b)`).
-pub fn quat_mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-    [
-        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
-    ]
-}
 
 /// Rotation by `angle` about the coordinate axis `k`.
 fn axis_quat(k: usize, angle: f64) -> [f64; 4] {
@@ -27,8 +18,8 @@ fn axis_quat(k: usize, angle: f64) -> [f64; 4] {
 
 /// Euler parameters of `R = Rz(phi) Rx(-theta) Ry(-psi)`.
 pub fn attitude(phi: f64, theta: f64, psi: f64) -> [f64; 4] {
-    quat_mul(
-        quat_mul(axis_quat(2, phi), axis_quat(0, -theta)),
+    qmul(
+        qmul(axis_quat(2, phi), axis_quat(0, -theta)),
         axis_quat(1, -psi),
     )
 }

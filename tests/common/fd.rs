@@ -24,9 +24,83 @@ impl Rng {
         lo + (hi - lo) * self.next()
     }
 
+    /// `x` with each entry moved by a value uniform in [-amp, amp).
+    pub fn around(&mut self, x: &[f64], amp: f64) -> Vec<f64> {
+        x.iter().map(|v| v + self.range(-amp, amp)).collect()
+    }
+
     /// `n` values uniform in [lo, hi).
     pub fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
         (0..n).map(|_| self.range(lo, hi)).collect()
+    }
+}
+
+/// `LevelWeights { c1dt, c2dt2, c3 }`.
+pub fn level(c1dt: f64, c2dt2: f64, c3: f64) -> flexmb::element::LevelWeights {
+    flexmb::element::LevelWeights { c1dt, c2dt2, c3 }
+}
+
+/// The state at t_n of a step; u_{n+1} is the variable of the checks.
+pub struct Step {
+    pub u_n: Vec<f64>,
+    pub v_n: Vec<f64>,
+    pub a_n: Vec<f64>,
+}
+
+impl Step {
+    /// `u_n` with random v_n in [-2, 2) and a_n in [-5, 5).
+    pub fn new(u_n: Vec<f64>, rng: &mut Rng) -> Self {
+        let n = u_n.len();
+        Step {
+            u_n,
+            v_n: rng.vec(n, -2.0, 2.0),
+            a_n: rng.vec(n, -5.0, 5.0),
+        }
+    }
+
+    /// u~ = u_n + c1dt v_n + c2dt2 a_n + c3 (u_{n+1} - u_n).
+    pub fn u_tilde(&self, w: flexmb::element::LevelWeights, u_next: &[f64]) -> Vec<f64> {
+        (0..u_next.len())
+            .map(|i| {
+                self.u_n[i]
+                    + w.c1dt * self.v_n[i]
+                    + w.c2dt2 * self.a_n[i]
+                    + w.c3 * (u_next[i] - self.u_n[i])
+            })
+            .collect()
+    }
+
+    /// EOM-level force and its derivative with respect to u_{n+1}, with u~
+    /// from the weights.
+    pub fn eom<E: flexmb::element::Element>(
+        &self,
+        e: &E,
+        w: flexmb::element::LevelWeights,
+        u_next: &[f64],
+    ) -> (Vec<f64>, Vec<f64>) {
+        self.eom_at(e, w, u_next, &self.u_tilde(w, u_next))
+    }
+
+    /// [`Step::eom`] at a given u~.
+    pub fn eom_at<E: flexmb::element::Element>(
+        &self,
+        e: &E,
+        w: flexmb::element::LevelWeights,
+        u_next: &[f64],
+        u_tilde: &[f64],
+    ) -> (Vec<f64>, Vec<f64>) {
+        let n = e.ndof();
+        let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
+        let lvl = flexmb::element::EomLevel {
+            u_n: &self.u_n,
+            v_n: &self.v_n,
+            a_n: &self.a_n,
+            u_next,
+            u_tilde,
+            w,
+        };
+        e.eom_force(&lvl, &mut f, Some(&mut k));
+        (f, k)
     }
 }
 
@@ -71,6 +145,53 @@ pub fn fd_gradient(x: &[f64], h: f64, mut f: impl FnMut(&[f64]) -> f64) -> Vec<f
 /// Second derivative at 0 of a scalar function of one variable (5-point stencil).
 pub fn fd_second(h: f64, f: impl Fn(f64) -> f64) -> f64 {
     (-f(2.0 * h) + 16.0 * f(h) - 30.0 * f(0.0) + 16.0 * f(-h) - f(-2.0 * h)) / (12.0 * h * h)
+}
+
+/// An element's force P and tangent K at `u`.
+pub fn force_and_tangent<E: flexmb::element::Element>(e: &E, u: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let n = e.ndof();
+    let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
+    e.force(u, &mut f, Some(&mut k));
+    (f, k)
+}
+
+/// The finite-difference references of an element's force and tangent at
+/// `u` with step `h`: dV/du and dP/du.
+pub fn fd_force_and_tangent<E: flexmb::element::Element>(
+    e: &E,
+    u: &[f64],
+    h: f64,
+) -> (Vec<f64>, Vec<f64>) {
+    let grad = fd_jacobian_h(u, h, 1, |x, out| out[0] = e.potential(x));
+    let jac = fd_jacobian_h(u, h, e.ndof(), |x, out| e.force(x, out, None));
+    (grad, jac)
+}
+
+/// Checks an element's force against dV/du and its tangent against dP/du
+/// at `u` (step 1e-4, relative 1e-7) and the tangent's symmetry (1e-10 of
+/// its largest entry), printing the three as `{name} #{trial}`.
+pub fn check_force_and_tangent<E: flexmb::element::Element>(
+    name: &str,
+    trial: usize,
+    el: &E,
+    u: &[f64],
+) {
+    use super::{max_abs, rel_err};
+    let n = u.len();
+    let (f, k) = force_and_tangent(el, u);
+    let (grad, kfd) = fd_force_and_tangent(el, u, 1e-4);
+    let ef = rel_err(&f, &grad);
+    let ek = rel_err(&k, &kfd);
+    let mut asym = 0.0_f64;
+    for i in 0..n {
+        for j in 0..n {
+            asym = asym.max((k[i * n + j] - k[j * n + i]).abs());
+        }
+    }
+    println!("{name} #{trial}: force {ef:.2e}, tangent {ek:.2e}, asymmetry {asym:.1e}");
+    assert!(ef < 1e-7, "{name}: force vs dV/du {ef:.3e}");
+    assert!(ek < 1e-7, "{name}: tangent vs dP/du {ek:.3e}");
+    assert!(asym < 1e-10 * max_abs(&k));
 }
 
 /// Checks an element's EOM-level force at two time-level weightings (the

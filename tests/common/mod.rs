@@ -2,12 +2,16 @@
 //! integrator overrides, the 12 seed combinations, error norms and orders.
 #![allow(dead_code)] // each test binary uses a subset
 
+#[cfg(feature = "cli")]
+pub mod bench;
+pub mod cantilever;
 pub mod disk;
 pub mod fd;
+pub mod scratch;
 
 use flexmb::input::{load_model_file, ModelFile};
 use flexmb::integrate::IntegratorSpec;
-use flexmb::output::MemoryRecorder;
+use flexmb::output::{MemoryRecorder, Recorder};
 use flexmb::run::{RunSummary, Simulation};
 
 /// The seed's three algorithms (SPEC.md §1): Newmark U0(1,1,0), U0(1,1,1), V0(1,1,0).
@@ -49,6 +53,18 @@ matrix = [[-4.0, 0.0], [0.0, -4.0]]
     )
 }
 
+/// Each model text `base + extra` of `cases` fails to load with an error
+/// that contains the case's message.
+pub fn assert_load_errors(base: &str, cases: &[(&str, &str)]) {
+    for (extra, msg) in cases {
+        let text = format!("{base}{extra}");
+        let e = flexmb::input::load_model_str(&text, "bad.toml")
+            .err()
+            .expect("must fail");
+        assert!(e.to_string().contains(msg), "{e} should mention '{msg}'");
+    }
+}
+
 /// Integrator overrides: scheme, option, dt, t_end.
 pub fn spec(scheme: &str, option: u8, dt: f64, t_end: f64) -> IntegratorSpec {
     IntegratorSpec {
@@ -58,6 +74,14 @@ pub fn spec(scheme: &str, option: u8, dt: f64, t_end: f64) -> IntegratorSpec {
         t_end: Some(t_end),
         ..IntegratorSpec::default()
     }
+}
+
+/// Shipped model `name` with the `--set` assignments `sets` applied.
+pub fn shipped_with(name: &str, sets: &[&str]) -> ModelFile {
+    let text = std::fs::read_to_string(model_path(name)).unwrap();
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    flexmb::input::load_model_with_sets(&text, name, &sets)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// Runs shipped model `name` with `over` applied to its `[integrator]` table,
@@ -71,13 +95,42 @@ pub fn run(name: &str, over: &IntegratorSpec) -> (RunSummary, MemoryRecorder) {
 
 /// Runs a loaded model file with `over` applied, recording every step in memory.
 pub fn run_file(file: ModelFile, over: &IntegratorSpec) -> (RunSummary, MemoryRecorder) {
+    let mut rec = MemoryRecorder::default();
+    let (summary, _) = run_file_into(file, over, &mut rec);
+    (summary, rec)
+}
+
+/// Runs a loaded model file with `over` applied into `rec`; returns the
+/// summary and the simulation (its model and assembler). The recorder must
+/// not fail.
+pub fn run_file_into(
+    file: ModelFile,
+    over: &IntegratorSpec,
+    rec: &mut dyn Recorder,
+) -> (RunSummary, Simulation) {
     let config = file.integrator(over).expect("valid integrator settings");
     let sim = Simulation::new(file.model);
-    let mut rec = MemoryRecorder::default();
     let summary = sim
-        .run(&config, &file.text, &file.output, &mut rec, &mut |_| {})
-        .expect("in-memory recording cannot fail");
-    (summary, rec)
+        .run(&config, &file.text, &file.output, rec, &mut |_| {})
+        .expect("recording cannot fail");
+    (summary, sim)
+}
+
+/// The run statistic `name` (`RunSummary::stat`); panics when the method
+/// does not report it.
+pub fn stat(s: &RunSummary, name: &str) -> f64 {
+    s.stat(name)
+        .unwrap_or_else(|| panic!("no statistic {name}"))
+}
+
+/// "NFCN B .. PStab .. (seed .. ..), NSTEP B .. PStab .. (seed .. ..)": the
+/// function evaluations and steps of a Baumgarte and a PStab run, `got`
+/// against `seed` in the order (NFCN B, PStab, NSTEP B, PStab).
+pub fn counts_vs_seed(got: [f64; 4], seed: [f64; 4]) -> String {
+    format!(
+        "NFCN B {} PStab {} (seed {} {}), NSTEP B {} PStab {} (seed {} {})",
+        got[0], got[1], seed[0], seed[1], got[2], got[3], seed[2], seed[3]
+    )
 }
 
 /// Max-norm of a - b.
@@ -87,6 +140,29 @@ pub fn max_diff(a: &[f64], b: &[f64]) -> f64 {
         .zip(b)
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f64::max)
+}
+
+/// Max-norm of a - b relative to the max-norm of b.
+pub fn rel_err(a: &[f64], b: &[f64]) -> f64 {
+    max_diff(a, b) / max_abs(b).max(1e-300)
+}
+
+/// Largest |E - E_0| over an energy history, E_0 its first entry.
+pub fn max_energy_change(energy: &[flexmb::output::Energy]) -> f64 {
+    let e0 = energy[0].total;
+    energy
+        .iter()
+        .map(|e| (e.total - e0).abs())
+        .fold(0.0, f64::max)
+}
+
+/// Largest value of one constraint norm (`level`: position, velocity or
+/// acceleration) over a recorded run.
+pub fn max_constraint(
+    norms: &[flexmb::output::ConstraintNorms],
+    level: impl Fn(&flexmb::output::ConstraintNorms) -> f64,
+) -> f64 {
+    norms.iter().map(level).fold(0.0, f64::max)
 }
 
 /// Max-norm.
@@ -192,7 +268,20 @@ pub fn oscillation(series: &[Vec<f64>], range: std::ops::Range<usize>) -> f64 {
     d4 / scale
 }
 
-/// The quaternion product a b (scalar first).
+/// Euler parameters at time `t` of the torque-free axisymmetric body of
+/// models/axisymmetric_body.toml (J = diag(1, 1, 2), w(0) = (1, 0, 2),
+/// R(0) = I, h = (1, 0, 4); its header): the analytic precession
+/// p(t) = (cos(mu t/2), sin(mu t/2) h/|h|) (cos(n t/2), -sin(n t/2) e_z),
+/// mu = |h| = sqrt(17), n = 2.
+pub fn axisymmetric_attitude(t: f64) -> [f64; 4] {
+    let h = 17f64.sqrt();
+    let (mu, n) = (h, 2.0);
+    let (sp, cp) = (0.5 * mu * t).sin_cos();
+    let (ss, cs) = (0.5 * n * t).sin_cos();
+    qmul([cp, sp / h, 0.0, 4.0 * sp / h], [cs, 0.0, 0.0, -ss])
+}
+
+/// The quaternion (Hamilton) product a b, scalar first: the rotation R(a) R(b).
 pub fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
     [
         a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
