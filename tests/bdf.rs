@@ -204,9 +204,27 @@ fn constraints_hold_every_step_cs() {
 
 /// One run of a seed 003 point-mass model at eps: (steps, nfcn, njac, etfs, ctfs).
 fn seed003(model: &str, eps: f64, newton: &str) -> (RunSummary, [f64; 5]) {
+    seed003_from(model, eps, newton, None)
+}
+
+/// [`seed003`] started `theta0` (rad) from the equilibrium (0, -1) on the
+/// circle, at rest, instead of the model file's state.
+fn seed003_from(
+    model: &str,
+    eps: f64,
+    newton: &str,
+    theta0: Option<f64>,
+) -> (RunSummary, [f64; 5]) {
     let text = std::fs::read_to_string(model_path(model)).unwrap();
     let k = 1.0 / (eps * eps);
-    let text = text.replace("1.0e8", &format!("{k:e}"));
+    let mut text = text.replace("1.0e8", &format!("{k:e}"));
+    if let Some(th) = theta0 {
+        let (s, c) = th.sin_cos();
+        text = text.replace(
+            "position = [0.04471017781221601, -0.999]",
+            &format!("position = [{s:e}, {:e}]", -c),
+        );
+    }
     let file = load_model_str(&text, model).unwrap();
     let over = IntegratorSpec {
         newton: Some(newton.into()),
@@ -248,11 +266,65 @@ fn seed003_point_mass_every_variant_reaches_the_end() {
     assert_eq!(seed003_tables().len(), 6);
 }
 
-/// The seed's finding (§4.1, Theorem 3.1): at eps = 1e-4 CM needs fewer
-/// Jacobian evaluations and has fewer convergence-test failures than CS and
-/// full Newton. NOT REPRODUCED by this implementation (ignored so that the
-/// suite stays green; run with --ignored): at eps = 1e-4 the linear force
-/// gives njac 34 / 30 / 30 and ctfs 1 / 1 / 1 for full / CS / CM.
+/// Seed 003 §4.1(i) and Theorem 3.1 (CS's rate of convergence grows like
+/// delta / eps for a predictor delta off the slow manifold; CM drops the
+/// curvature C(q; w) whose pseudo-multiplier w ~ delta / eps^2 causes it):
+/// "CM iterations show better efficiency than CS [and] GGL ... comparing the
+/// numbers of function and Jacobian evaluations", and "as eps -> 0 ... the CM
+/// iteration becomes even more efficient". The seed's initial values of
+/// (i) are lost; started near the equilibrium as the model file is (0.045
+/// rad, the values of (ii)) the curvature 2 w ~ (1 - cos theta) / eps^2 is
+/// 1e-3 of the spring's 1 / eps^2 and CS and CM take the same iterations
+/// (table in docs/theory/bdf-ggl.md §4). Started 1 rad from it, at rest:
+/// at eps = 1e-3 and 1e-4 CM needs fewer function and Jacobian evaluations
+/// than CS and full Newton and fewer convergence failures than CS, and its
+/// Jacobian advantage grows as eps falls (measured, [steps, nfcn, njac,
+/// etfs, ctfs], full / CS / CM: eps 1e-3 1259/4436/443/14/0,
+/// 967/3498/1174/37/334, 309/1254/200/36/6; eps 1e-4 1627/5896/616/53/2,
+/// 5038/14324/7096/52/2281, 321/1322/210/38/9). Not reproduced: fewer
+/// convergence failures than full Newton (9 against 2 at eps = 1e-4;
+/// [`seed003_cm_beats_cs_and_full_newton`]).
+#[test]
+fn seed003_cm_fewer_evaluations_one_radian_out() {
+    let mut ratios = vec![];
+    for eps in [1e-2, 1e-3, 1e-4] {
+        let [full, cs, cm] = ["full", "cs", "cm"].map(|newton| {
+            let (s, row) = seed003_from("seed003_linear_force", eps, newton, Some(1.0));
+            println!("  1 rad, eps {eps:e} {newton:>4}: {row:?}");
+            assert!(s.failure.is_none(), "eps {eps} {newton}: {:?}", s.failure);
+            row
+        });
+        if eps < 1e-2 {
+            for (what, i) in [("nfcn", 1), ("njac", 2)] {
+                assert!(
+                    cm[i] < cs[i] && cm[i] < full[i],
+                    "eps {eps}: {what} full {} CS {} CM {}",
+                    full[i],
+                    cs[i],
+                    cm[i]
+                );
+            }
+            assert!(cm[4] < cs[4], "eps {eps}: ctfs CS {} CM {}", cs[4], cm[4]);
+            ratios.push((cs[2] / cm[2], full[2] / cm[2]));
+        }
+    }
+    println!("njac CS/CM, full/CM at eps 1e-3, 1e-4: {ratios:?}");
+    assert!(
+        ratios[1].0 > ratios[0].0 && ratios[1].1 > ratios[0].1,
+        "CM's advantage does not grow as eps falls: {ratios:?}"
+    );
+}
+
+/// The seed's finding as issue #11 states it (§4.1, Theorem 3.1): at eps =
+/// 1e-4 CM needs fewer Jacobian evaluations and has fewer convergence-test
+/// failures than CS and full Newton. NOT REPRODUCED in full (ignored so that
+/// the suite stays green; run with --ignored): from the model files' states
+/// (near the equilibrium) the linear force gives njac 34 / 30 / 30 and ctfs
+/// 1 / 1 / 1 for full / CS / CM; one radian out
+/// ([`seed003_cm_fewer_evaluations_one_radian_out`]) CM needs the fewest
+/// Jacobians but has more convergence failures than full Newton (9 against
+/// 2). The seed states the convergence-failure part for its bushing
+/// problem, whose parameters the text does not give.
 #[test]
 #[ignore = "a seed claim this BDF does not reproduce: fails, numbers in the doc comment"]
 fn seed003_cm_beats_cs_and_full_newton() {
