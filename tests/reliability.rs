@@ -142,17 +142,25 @@ fn memory_estimate_grows_with_the_dofs() {
     }
 }
 
-#[test]
-fn nan_in_a_sine_load_is_an_error() {
-    let load = r#"
+/// A point force `push` on the pendulum's bob, scaled by the time function
+/// `time` (a TOML inline table).
+fn push_load(time: &str) -> String {
+    format!(
+        r#"
 [[load]]
 id = "push"
 type = "point_force"
 point = "bob"
 force = [1.0, 0.0]
-time = { type = "sine", omega = nan, phase = 0.0 }
-"#;
-    let m = write("nan_sine.toml", &pendulum("", load));
+time = {time}
+"#
+    )
+}
+
+#[test]
+fn nan_in_a_sine_load_is_an_error() {
+    let load = push_load(r#"{ type = "sine", omega = nan, phase = 0.0 }"#);
+    let m = write("nan_sine.toml", &pendulum("", &load));
     for cmd in ["check", "run"] {
         flexmb(&[cmd, m.to_str().unwrap()])
             .refused(2, &["load 'push'", "`omega` must be finite, got NaN"]);
@@ -161,7 +169,7 @@ time = { type = "sine", omega = nan, phase = 0.0 }
         "inf_phase.toml",
         &pendulum(
             "",
-            &load.replace("omega = nan, phase = 0.0", "omega = 1.0, phase = inf"),
+            &push_load(r#"{ type = "sine", omega = 1.0, phase = inf }"#),
         ),
     );
     flexmb(&["check", inf.to_str().unwrap()]).refused(2, &["`phase` must be finite, got inf"]);
@@ -169,17 +177,10 @@ time = { type = "sine", omega = nan, phase = 0.0 }
 
 #[test]
 fn ramp_and_pulse_out_of_order_are_errors_in_files_and_in_code() {
-    let load = r#"
-[[load]]
-id = "push"
-type = "point_force"
-point = "bob"
-force = [1.0, 0.0]
-time = { type = "ramp", t0 = 0.5, t1 = 0.5 }
-"#;
-    let m = write("flat_ramp.toml", &pendulum("", load));
-    // The `time` line of the load: the pendulum text, then the load's 7th line.
-    let line = pendulum("", load)
+    let load = push_load(r#"{ type = "ramp", t0 = 0.5, t1 = 0.5 }"#);
+    let m = write("flat_ramp.toml", &pendulum("", &load));
+    // The error names the load's `time` line.
+    let line = pendulum("", &load)
         .lines()
         .position(|l| l.starts_with("time = "))
         .unwrap()
@@ -192,10 +193,7 @@ time = { type = "ramp", t0 = 0.5, t1 = 0.5 }
             "ramp needs t1 > t0, got t0 = 0.5, t1 = 0.5",
         ],
     );
-    let pulse = load.replace(
-        "{ type = \"ramp\", t0 = 0.5, t1 = 0.5 }",
-        "{ type = \"triangular\", t0 = 0.0, t_peak = 2.0, t1 = 1.0 }",
-    );
+    let pulse = push_load(r#"{ type = "triangular", t0 = 0.0, t_peak = 2.0, t1 = 1.0 }"#);
     let m = write("late_peak.toml", &pendulum("", &pulse));
     flexmb(&["run", m.to_str().unwrap()])
         .refused(2, &["triangular pulse needs t0 < t_peak < t1, got 0, 2, 1"]);
