@@ -72,6 +72,7 @@ pub mod model;
 pub mod output;
 #[cfg(feature = "cli")]
 pub mod plot;
+pub mod point;
 pub mod rotation;
 pub mod run;
 pub mod statics;

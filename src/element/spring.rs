@@ -25,7 +25,7 @@
 
 use super::gonzalez::discrete_gradient;
 use super::{force_at_level, Element, EomLevel, MAX_LOCAL_DOFS};
-use crate::joint::PointPair;
+use crate::point::{PointPair, MAX_PAIR_DOFS};
 
 /// A translational spring-damper-actuator between two points.
 #[derive(Debug, Clone)]
@@ -64,7 +64,7 @@ impl SpringDamper {
     fn length(&self, q: &[f64], hess: Option<&mut [f64]>) -> Length {
         let n = self.pair.ndof();
         let d = self.pair.separation(q);
-        let mut j = [[0.0; crate::joint::MAX_JOINT_DOFS]; 3];
+        let mut j = [[0.0; MAX_PAIR_DOFS]; 3];
         self.pair.put_jacobian(q, &mut j);
         let l = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
         let mut g = [0.0; MAX_LOCAL_DOFS];

@@ -34,18 +34,17 @@ mod distance;
 mod linear;
 mod orient;
 mod path;
-pub mod point;
 mod prescribed;
 mod rolling;
 mod slider;
 mod slope;
 
+pub use crate::point::{Point, PointPair};
 pub use coincident::Coincident;
 pub use distance::{Distance, DistanceForm};
 pub use linear::LinearCombination;
 pub use orient::{DirectorConstraints, DotJoint, DotRow, EulerNormalization, Side, Vector};
 pub use path::{Curve, CurveValue, PathJoint};
-pub use point::{Point, PointPair};
 pub use prescribed::{Motion, Prescribed};
 pub use rolling::{DiskContact, DiskGeometry, DiskRolling};
 pub use slider::Slider;
@@ -74,7 +73,7 @@ pub struct DiscreteExtras<'a> {
 }
 
 /// Largest number of local DOFs of one joint (two points).
-pub const MAX_JOINT_DOFS: usize = 2 * point::MAX_POINT_DOFS;
+pub const MAX_JOINT_DOFS: usize = crate::point::MAX_PAIR_DOFS;
 
 /// Level of a joint's constraint rows (module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

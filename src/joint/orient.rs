@@ -10,9 +10,9 @@
 //! joints are row lists of one implementation:
 //! `B_r = x^T J_y + y^T J_x`, `d^2 Phi_r = J_x^T J_y + J_y^T J_x + y . H_x + x . H_y`.
 
-use super::point::PointPair;
 use super::{Joint, MAX_JOINT_DOFS, MAX_ROWS};
 use crate::attitude::Attitude;
+use crate::point::PointPair;
 
 /// Side of a joint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

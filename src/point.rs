@@ -11,6 +11,9 @@ use crate::attitude::{Attitude, MAX_ATTITUDE_COORDS};
 /// Maximum local DOFs of one point (a 3-D director body has 3 + 9).
 pub const MAX_POINT_DOFS: usize = 3 + MAX_ATTITUDE_COORDS;
 
+/// Maximum local DOFs of a [`PointPair`].
+pub const MAX_PAIR_DOFS: usize = 2 * MAX_POINT_DOFS;
+
 /// Where a point sits.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Point {
