@@ -17,10 +17,8 @@ use super::layout::{
     h5_error, initial_attributes, plan_groups, Column, Dtype, FixedData, FixedDataset,
 };
 use super::reader::{assemble_run, Hdf5Run, RunSource};
-use super::streamer::{validate_config, Backend, ColumnBuf, Streamer};
-use crate::output::{
-    AttrValue, OutputConfig, OutputError, Recorder, RunInfo, RunStatus, RunTotals, StepRecord,
-};
+use super::streamer::{streaming_recorder, validate_config, Backend, ColumnBuf, Streamer};
+use crate::output::{AttrValue, OutputConfig, OutputError, RunInfo};
 
 /// Streams a run into an HDF5 file with the HDF5 C library.
 ///
@@ -48,29 +46,7 @@ impl Hdf5CRecorder {
     }
 }
 
-impl Recorder for Hdf5CRecorder {
-    fn begin(&mut self, info: &RunInfo) -> Result<(), OutputError> {
-        self.inner.begin(info)
-    }
-
-    fn record(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError> {
-        self.inner.record(rec)
-    }
-
-    fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError> {
-        self.inner.finish(status, t_end_reached)
-    }
-
-    fn totals(&mut self, totals: &RunTotals) {
-        self.inner.totals(totals);
-    }
-}
-
-impl Drop for Hdf5CRecorder {
-    fn drop(&mut self) {
-        self.inner.flush_on_drop();
-    }
-}
+streaming_recorder!(Hdf5CRecorder);
 
 /// Creates the file so that what is on disk after an `H5Fflush` stays as it
 /// is until the next one: dirty metadata is never evicted between flushes

@@ -236,6 +236,48 @@ impl<B: Backend> Streamer<B> {
     }
 }
 
+/// [`Recorder`] and `Drop` for a public recorder type that wraps a
+/// [`Streamer`] in its field `inner` (both backends' recorders): every call
+/// goes to the streamer, and a recorder dropped mid-run flushes what it has.
+macro_rules! streaming_recorder {
+    ($name:ident) => {
+        impl crate::output::Recorder for $name {
+            fn begin(
+                &mut self,
+                info: &crate::output::RunInfo,
+            ) -> Result<(), crate::output::OutputError> {
+                self.inner.begin(info)
+            }
+
+            fn record(
+                &mut self,
+                rec: &crate::output::StepRecord<'_>,
+            ) -> Result<(), crate::output::OutputError> {
+                self.inner.record(rec)
+            }
+
+            fn finish(
+                &mut self,
+                status: &crate::output::RunStatus,
+                t_end_reached: f64,
+            ) -> Result<(), crate::output::OutputError> {
+                self.inner.finish(status, t_end_reached)
+            }
+
+            fn totals(&mut self, totals: &crate::output::RunTotals) {
+                self.inner.totals(totals);
+            }
+        }
+
+        impl Drop for $name {
+            fn drop(&mut self) {
+                self.inner.flush_on_drop();
+            }
+        }
+    };
+}
+pub(in crate::output) use streaming_recorder;
+
 /// Rejects settings no file can be written with, before the file is created.
 pub(in crate::output) fn validate_config(
     path: &Path,

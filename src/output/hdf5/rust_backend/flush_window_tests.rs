@@ -3,7 +3,7 @@
 //! lies below the end of allocation its superblock names.
 
 use super::*;
-use crate::output::{ConstraintNorms, Energy, NewtonStats};
+use crate::output::{ConstraintNorms, Energy, NewtonStats, Recorder, RunStatus, StepRecord};
 
 fn run_info() -> RunInfo {
     RunInfo {

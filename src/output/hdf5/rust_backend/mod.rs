@@ -9,15 +9,13 @@ use rust_hdf5::format::superblock::SuperblockV2V3;
 use rust_hdf5::swmr::SwmrFileWriter;
 use rust_hdf5::{DatatypeMessage, FilterPipeline, H5Type};
 
-use crate::output::{
-    AttrValue, OutputConfig, OutputError, Recorder, RunInfo, RunStatus, RunTotals, StepRecord,
-};
+use crate::output::{AttrValue, OutputConfig, OutputError, RunInfo};
 
 use super::layout::{
     h5_error, initial_attributes, path_component, plan_groups, Column, Dtype, FixedData,
     FixedDataset,
 };
-use super::streamer::{validate_config, Backend, ColumnBuf, Streamer};
+use super::streamer::{streaming_recorder, validate_config, Backend, ColumnBuf, Streamer};
 
 /// Streams a run into an HDF5 file with the pure-Rust `rust-hdf5` crate.
 ///
@@ -58,29 +56,7 @@ impl Hdf5Recorder {
     }
 }
 
-impl Recorder for Hdf5Recorder {
-    fn begin(&mut self, info: &RunInfo) -> Result<(), OutputError> {
-        self.inner.begin(info)
-    }
-
-    fn record(&mut self, rec: &StepRecord<'_>) -> Result<(), OutputError> {
-        self.inner.record(rec)
-    }
-
-    fn finish(&mut self, status: &RunStatus, t_end_reached: f64) -> Result<(), OutputError> {
-        self.inner.finish(status, t_end_reached)
-    }
-
-    fn totals(&mut self, totals: &RunTotals) {
-        self.inner.totals(totals);
-    }
-}
-
-impl Drop for Hdf5Recorder {
-    fn drop(&mut self) {
-        self.inner.flush_on_drop();
-    }
-}
+streaming_recorder!(Hdf5Recorder);
 
 impl Drop for RustBackend {
     /// A writer still open here belongs to a run that stopped on an error:
