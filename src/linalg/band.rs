@@ -79,6 +79,7 @@ impl BandLu {
                 slot.push((kv + i - j + j * ld) as u32);
             }
         }
+        super::heap::release_freed_memory();
         Some(BandLu {
             n,
             kl,

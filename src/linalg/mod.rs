@@ -18,6 +18,7 @@
 mod band;
 mod capture;
 mod fixed;
+mod heap;
 mod ldlt;
 mod market;
 mod metis;

@@ -179,6 +179,7 @@ impl SparseLu {
                 Numeric::Simplicial(SimplicialLu::new()),
             ),
         };
+        super::heap::release_freed_memory();
         Ok(SparseLu {
             dim: n,
             col_ptr: pattern.col_ptr.clone(),
