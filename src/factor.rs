@@ -329,7 +329,12 @@ pub fn factor_file(
                 .map(|&(ordering, fill)| OrderingCost {
                     ordering,
                     fill,
-                    flops: f64::NAN,
+                    // Counted for the chosen ordering only.
+                    flops: if ordering == s.ordering() {
+                        s.multiply_adds()
+                    } else {
+                        f64::NAN
+                    },
                 })
                 .collect(),
             s.fill(),

@@ -354,3 +354,94 @@ fn ldlt_storage_is_exact() {
         }
     }
 }
+
+/// Exact `Σ_j m_j (m_j + 1) / 2` of `L` for the symmetric structure of
+/// `pattern` eliminated in the order `perm` (`perm[k]` = original index of the
+/// `k`-th pivot), by a dense boolean elimination.
+fn exact_multiply_adds(pattern: &Pattern, perm: &[usize]) -> f64 {
+    let n = pattern.dim;
+    let mut inv = vec![0; n];
+    for (k, &p) in perm.iter().enumerate() {
+        inv[p] = k;
+    }
+    let mut s = vec![vec![false; n]; n];
+    for c in 0..n {
+        for &r in &pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]] {
+            s[inv[r]][inv[c]] = true;
+            s[inv[c]][inv[r]] = true;
+        }
+    }
+    let mut total = 0.0;
+    for j in 0..n {
+        let below: Vec<usize> = (j + 1..n).filter(|&i| s[i][j]).collect();
+        for &a in &below {
+            for &b in &below {
+                s[a][b] = true;
+            }
+        }
+        let m = below.len() as f64;
+        total += m * (m + 1.0) / 2.0;
+    }
+    total
+}
+
+/// The LDLᵀ's work count is exact for the simplicial factor and, with the
+/// zeros of merged supernodes, at least the exact count for the supernodal
+/// one; the adaptive constructor keeps several threads exactly when that
+/// work per stored entry reaches the threshold (a dense 2,000-row pattern,
+/// one supernode of n² stored entries: n / 6 = 333 per entry) and factors
+/// the lattices on one.
+#[test]
+fn ldlt_work_count_and_thread_choice() {
+    use flexmb::linalg::PARALLEL_MIN_WORK_PER_ENTRY;
+    let dir = temp_dir("ldlt-work");
+    let mut patterns = Vec::new();
+    for (p, size) in [(Problem::TrussLattice, 8), (Problem::SpaceTrussLattice, 3)] {
+        let case = export_case(p, size, 1, &dir, 1);
+        run_case(&case).unwrap_or_else(|e| panic!("{e}"));
+        patterns.push(read_matrix(&matrix_file(&dir, p, size)).unwrap().0);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    let mut kinds = Vec::new();
+    for pattern in &patterns {
+        for o in [Ordering::Amd, Ordering::Metis] {
+            let ldlt = SparseLdlt::new(pattern, Some(o), faer::Par::Seq).unwrap();
+            let exact = exact_multiply_adds(pattern, ldlt.permutation());
+            let counted = ldlt.multiply_adds();
+            kinds.push(ldlt.kind());
+            if ldlt.kind() == "simplicial" {
+                assert_eq!(counted, exact, "n {} {o:?}", pattern.dim);
+            } else {
+                assert!(
+                    counted >= exact,
+                    "n {} {o:?}: {counted} < {exact}",
+                    pattern.dim
+                );
+                assert!(
+                    counted <= 2.0 * exact,
+                    "n {} {o:?}: {counted} vs {exact}",
+                    pattern.dim
+                );
+            }
+            let adaptive = SparseLdlt::new_adaptive(pattern, Some(o), faer::Par::rayon(2)).unwrap();
+            assert!(
+                counted < PARALLEL_MIN_WORK_PER_ENTRY * ldlt.fill() as f64
+                    && matches!(adaptive.par(), faer::Par::Seq),
+                "n {} {o:?}: {counted} multiply-adds, fill {}",
+                pattern.dim,
+                ldlt.fill()
+            );
+        }
+    }
+    assert!(kinds.contains(&"simplicial"), "{kinds:?}");
+    let n = 2000;
+    let dense = Pattern::from_pairs(
+        n,
+        (0..n).flat_map(|c| (0..n).map(move |r| (r, c))).collect(),
+    );
+    let ldlt = SparseLdlt::new_adaptive(&dense, Some(Ordering::Amd), faer::Par::rayon(2)).unwrap();
+    let nf = n as f64;
+    assert_eq!(ldlt.multiply_adds(), (nf - 1.0) * nf * (nf + 1.0) / 6.0);
+    assert!(ldlt.multiply_adds() >= PARALLEL_MIN_WORK_PER_ENTRY * ldlt.fill() as f64);
+    assert!(matches!(ldlt.par(), faer::Par::Rayon(t) if t.get() == 2));
+}

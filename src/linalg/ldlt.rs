@@ -51,6 +51,15 @@ const DELTA: f64 = 1e-8;
 /// No source entry.
 const NONE: u32 = u32::MAX;
 
+/// Multiply-adds per stored entry of `L` from which [`SparseLdlt::new_adaptive`]
+/// factors on several threads. faer parallelizes inside each supernode's
+/// dense products; that pays only when most of the work is in large ones.
+/// Measured on one and two threads of an idle 2-core machine
+/// (`docs/bench.md`, "Threads"): L3 at 54,756 rows (587 per entry) 30 %
+/// faster, at 21,660 rows (327) 2–18 %; L3 at 10,800 rows (214) and every
+/// L2 size up to 998,284 rows (243) 15–80 % slower.
+pub const PARALLEL_MIN_WORK_PER_ENTRY: f64 = 300.0;
+
 /// Whether the pattern is structurally symmetric (entry (i, j) stored
 /// exactly when (j, i) is).
 pub fn structurally_symmetric(pattern: &Pattern) -> bool {
@@ -119,6 +128,8 @@ pub struct SparseLdlt {
     r: Vec<f64>,
     mem: MemBuffer,
     par: Par,
+    /// See [`SparseLdlt::multiply_adds`].
+    multiply_adds: f64,
 }
 
 /// One pair of `A` (in the chosen ordering) that differs from its transpose:
@@ -157,6 +168,28 @@ fn transpose<I: faer::Index>(n: usize, col_ptr: &[I], row_idx: &[I]) -> (Vec<I>,
     (count.into_iter().map(I::truncate).collect(), t_idx)
 }
 
+/// See [`SparseLdlt::multiply_adds`].
+fn multiply_adds(symbolic: &SymbolicCholesky<u32>) -> f64 {
+    let column = |m: f64| m * (m + 1.0) / 2.0;
+    match symbolic.raw() {
+        SymbolicCholeskyRaw::Supernodal(s) => (0..s.n_supernodes())
+            .map(|k| {
+                let cols = (s.supernode_end()[k] - s.supernode_begin()[k]) as usize;
+                let below = s.supernode(k).pattern().len();
+                (0..cols)
+                    .map(|j| column((cols - 1 - j + below) as f64))
+                    .sum::<f64>()
+            })
+            .sum(),
+        // L by columns (CSC), the diagonal (which holds D) included.
+        SymbolicCholeskyRaw::Simplicial(s) => s
+            .col_ptr()
+            .windows(2)
+            .map(|w| column((w[1] - w[0]) as f64 - 1.0))
+            .sum(),
+    }
+}
+
 impl SparseLdlt {
     /// Symbolic analysis of the symmetric structure of `pattern` with AMD
     /// and METIS, keeping the ordering of fewer factor nonzeros (or the given
@@ -165,6 +198,26 @@ impl SparseLdlt {
         pattern: &Pattern,
         ordering: Option<Ordering>,
         par: Par,
+    ) -> Result<Self, SolveError> {
+        Self::build(pattern, ordering, par, false)
+    }
+
+    /// As [`Self::new`], but factoring on `par`'s threads only when the
+    /// factor's work per stored entry reaches [`PARALLEL_MIN_WORK_PER_ENTRY`],
+    /// else on one.
+    pub fn new_adaptive(
+        pattern: &Pattern,
+        ordering: Option<Ordering>,
+        par: Par,
+    ) -> Result<Self, SolveError> {
+        Self::build(pattern, ordering, par, true)
+    }
+
+    fn build(
+        pattern: &Pattern,
+        ordering: Option<Ordering>,
+        par: Par,
+        adaptive: bool,
     ) -> Result<Self, SolveError> {
         let n = pattern.dim;
         let nnz = pattern.nnz();
@@ -321,6 +374,14 @@ impl SparseLdlt {
             }
         }
         let off_diagonal = tri_row_idx.len() - n;
+        let multiply_adds = multiply_adds(&symbolic);
+        let par = if adaptive
+            && multiply_adds < PARALLEL_MIN_WORK_PER_ENTRY * symbolic.len_val() as f64
+        {
+            Par::Seq
+        } else {
+            par
+        };
         let req = StackReq::any_of(&[
             symbolic.factorize_numeric_ldlt_scratch::<f64>(par, Default::default()),
             symbolic.solve_in_place_scratch::<f64>(1, par),
@@ -347,7 +408,20 @@ impl SparseLdlt {
             r: vec![0.0; n],
             mem: MemBuffer::try_new(req).map_err(lib_err)?,
             par,
+            multiply_adds,
         })
+    }
+
+    /// Multiply-adds of one numeric factorization: `Σ_j m_j (m_j + 1) / 2`
+    /// over the columns of `L`, `m_j` the stored entries below the diagonal
+    /// (the zeros of merged supernodes included, as faer computes them).
+    pub fn multiply_adds(&self) -> f64 {
+        self.multiply_adds
+    }
+
+    /// The parallelism the factorization runs with.
+    pub fn par(&self) -> Par {
+        self.par
     }
 
     /// The chosen ordering.

@@ -29,7 +29,10 @@ mod sparse;
 pub use band::{BandLu, BAND_MAX};
 pub use capture::{rhs_path, MatrixExport};
 pub use fixed::FIXED_MAX;
-pub use ldlt::{structurally_symmetric, Refinement, SparseLdlt, MAX_REFINE, REFINE_TOL};
+pub use ldlt::{
+    structurally_symmetric, Refinement, SparseLdlt, MAX_REFINE, PARALLEL_MIN_WORK_PER_ENTRY,
+    REFINE_TOL,
+};
 pub use market::{read_matrix, read_vector, write_matrix, write_vector};
 pub use pattern::Pattern;
 pub use schur::{DiagonalSchur, MIN_PIVOT_RATIO};
@@ -163,6 +166,14 @@ struct LdltPath {
     refined_solves: usize,
 }
 
+/// All threads of the current rayon pool, or none when it has one.
+fn pool_threads() -> Par {
+    match rayon::current_num_threads() {
+        0 | 1 => Par::Seq,
+        t => Par::rayon(t),
+    }
+}
+
 /// LU solver for the saddle-point systems of one model.
 pub struct SaddlePointSolver {
     dim: usize,
@@ -192,8 +203,9 @@ impl SaddlePointSolver {
         choice: Factorization,
     ) -> Result<Self, SolveError> {
         let dim = pattern.dim;
-        // One thread: two gave no speed-up of the sparse factorizations on
-        // L2/L3 (docs/bench.md, "Threads"); the band LU is sequential.
+        // One thread for the dense, band and sparse LU paths; the LDLT takes
+        // the pool's threads where its work per factor entry makes them pay
+        // (`SparseLdlt::new_adaptive`; docs/bench.md, "Threads").
         let par = Par::Seq;
         if dim <= DENSE_MAX && !force_sparse {
             let mut dense_index = Vec::with_capacity(pattern.nnz());
@@ -245,7 +257,7 @@ impl SaddlePointSolver {
         };
         let backend = if symmetric {
             Backend::Ldlt(Box::new(LdltPath {
-                ldlt: SparseLdlt::new(pattern, None, par)?,
+                ldlt: SparseLdlt::new_adaptive(pattern, None, pool_threads())?,
                 lu: None,
                 switched: false,
                 on_lu: false,
