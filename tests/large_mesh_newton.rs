@@ -125,12 +125,20 @@ fn l1_free_fall_with(
 /// stalls (below), and 2,000 elements with the midpoint scheme; with the
 /// bench's modified Newton, and the 10,000 elements also with Newton's
 /// method (the default of `flexmb run`).
+///
+/// At 10,000 elements the scheme's predictor `a_{n+1} = a_n` puts the
+/// beam's stiff modes into `u_{n+1}` (residual about 1e1 against 1e-3 from
+/// `u_{n+1} = u_n`): step 1's second correction grows, and the next step
+/// starts from the displacement predictor (docs/theory/gssss.md §12). With
+/// the scheme's predictor kept the run took 4.40 iterations and 1.85
+/// factorizations per step; now 3.80 and 1.10.
 #[test]
 fn hanging_beam_reduced() {
     for (elements, scheme) in [(10_000, "generalized-alpha(0.8)"), (2000, "midpoint")] {
         let s = l1_free_fall(elements, 1e-3, scheme);
+        let bound = if elements == 10_000 { 3.9 } else { 5.0 };
         assert!(
-            s.iterations_per_step() < 5.0,
+            s.iterations_per_step() < bound,
             "{scheme}: {:.2}",
             s.iterations_per_step()
         );

@@ -234,11 +234,13 @@ pub enum Verdict {
 }
 
 /// The scaled test's state over the iterations of one step: the weighted
-/// correction of the previous iteration and the growths in a row.
+/// correction of the previous iteration, the growths in a row, and whether
+/// any correction grew.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ScaledTest {
     prev: Option<f64>,
     growths: u32,
+    grew: bool,
 }
 
 impl ScaledTest {
@@ -262,6 +264,7 @@ impl ScaledTest {
         }
         if !small && theta.is_some_and(|t| t >= 1.0) {
             self.growths += 1;
+            self.grew = true;
         } else {
             self.growths = 0;
         }
@@ -270,6 +273,13 @@ impl ScaledTest {
         } else {
             Verdict::Continue
         }
+    }
+
+    /// Whether an iteration of the step had a growing correction
+    /// (`theta >= 1` short of the tolerance): its predictor started outside
+    /// Newton's region of fast contraction.
+    pub fn grew(&self) -> bool {
+        self.grew
     }
 }
 
@@ -290,7 +300,8 @@ mod tests {
 
     /// Small corrections with a small residual converge; a small correction
     /// with a large residual does not; the rate estimate accepts a fast
-    /// contraction; two growths in a row diverge; a non-finite correction diverges.
+    /// contraction; two growths in a row diverge; a non-finite correction
+    /// diverges; a growth is remembered after the iteration recovers.
     #[test]
     fn judge() {
         let mut t = ScaledTest::default();
@@ -301,6 +312,13 @@ mod tests {
         assert_eq!(t.judge(100.0, 10.0), Verdict::Continue);
         // theta = 0.01: 0.01 / 0.99 * 1.5 <= 1.
         assert_eq!(t.judge(1.5, 0.5), Verdict::Converged);
+        assert!(!t.grew());
+        // 707 -> 23,750 -> 0.8 (L1 at 10,000 elements, step 1).
+        let mut t = ScaledTest::default();
+        assert_eq!(t.judge(707.0, 1e6), Verdict::Continue);
+        assert_eq!(t.judge(23750.0, 1e6), Verdict::Continue);
+        assert_eq!(t.judge(0.8, 0.5), Verdict::Converged);
+        assert!(t.grew());
         let mut t = ScaledTest::default();
         assert_eq!(t.judge(10.0, 10.0), Verdict::Continue);
         assert_eq!(t.judge(20.0, 10.0), Verdict::Continue);

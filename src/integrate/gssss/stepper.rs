@@ -81,8 +81,11 @@ struct Workspace {
     inertia: Vec<f64>,
     /// Iterations and factorizations of the step's attempts so far.
     spent: (u32, u32),
-    /// The predictor tried first: the one of the last converged step.
+    /// The predictor tried first: the one of the last converged step, or the
+    /// other one when that step's correction grew.
     predictor: Predictor,
+    /// Whether the last iteration's scaled test saw a growing correction.
+    grew: bool,
 }
 
 /// Where a step's Newton iteration starts (docs/theory/gssss.md §12).
@@ -147,6 +150,7 @@ impl OneStepIntegrator {
                 inertia: z(n),
                 spent: (0, 0),
                 predictor: Predictor::Unknown,
+                grew: false,
             },
             timings: None,
         })
@@ -180,7 +184,9 @@ impl OneStepIntegrator {
     /// One step of size `dt` from `state`; `state` is changed only on
     /// success. Under the scaled test the iteration starts from the predictor
     /// that converged on the last step, and a failed iteration is restarted
-    /// once from the other one.
+    /// once from the other one; a step that converged from its first
+    /// predictor only after a growing correction makes the next step start
+    /// from the other one (docs/theory/gssss.md §12).
     fn try_step(
         &mut self,
         sys: &System<'_>,
@@ -189,12 +195,17 @@ impl OneStepIntegrator {
     ) -> Result<Converged, StepError> {
         self.ws.spent = (0, 0);
         let first = self.ws.predictor;
+        let other_of = |p| match p {
+            Predictor::Unknown => Predictor::Displacement,
+            Predictor::Displacement => Predictor::Unknown,
+        };
         match self.iterate(sys, state, dt, first) {
+            Ok(c) if self.ws.grew && self.newton.stop == NewtonStop::Scaled => {
+                self.ws.predictor = other_of(first);
+                Ok(c)
+            }
             Err(StepError::NewtonFailed { .. }) if self.newton.stop == NewtonStop::Scaled => {
-                let other = match first {
-                    Predictor::Unknown => Predictor::Displacement,
-                    Predictor::Displacement => Predictor::Unknown,
-                };
+                let other = other_of(first);
                 let out = self.iterate(sys, state, dt, other);
                 if out.is_ok() {
                     self.ws.predictor = other;
@@ -391,6 +402,7 @@ impl OneStepIntegrator {
             refresh = newton.refactor.refresh_after(ratio, prev_ratio);
             prev_ratio = Some(ratio);
         }
+        ws.grew = test.grew();
         ws.spent.0 += iterations;
         ws.spent.1 += factorizations;
         if let Some(t) = self.timings.as_mut() {
