@@ -131,7 +131,7 @@ fn l1_free_fall_with(
 /// `u_{n+1} = u_n`): step 1's second correction grows, and the next step
 /// starts from the displacement predictor (docs/theory/gssss.md §12). With
 /// the scheme's predictor kept the run took 4.40 iterations and 1.85
-/// factorizations per step; now 3.80 and 1.10.
+/// factorizations per step; now 3.80 and 1.15.
 #[test]
 fn hanging_beam_reduced() {
     for (elements, scheme) in [(10_000, "generalized-alpha(0.8)"), (2000, "midpoint")] {

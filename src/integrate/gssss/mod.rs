@@ -1,10 +1,12 @@
 //! The GSSSS family (seed 000): coefficients of the U0/V0 families and their
 //! presets ([`coefficients`]), the schemes as linear forms ([`scheme`]), the
 //! two-field midpoint scheme ([`two_field`]), the residual of a Newton
-//! iteration with the constraint options ([`residual`]) and the stepper that
-//! runs them ([`stepper`], fixed step or cutback after a Newton failure).
+//! iteration with the constraint options ([`residual`]), where its iteration
+//! starts ([`predictor`]) and the stepper that runs them ([`stepper`], fixed
+//! step or cutback after a Newton failure).
 
 pub mod coefficients;
+pub mod predictor;
 pub mod residual;
 pub mod scheme;
 pub mod stepper;

@@ -14,6 +14,7 @@ use crate::element::EomLevel;
 use crate::integrate::AttrValue;
 use crate::linalg::{SaddlePointSolver, SolveError};
 
+use super::predictor::{Outcome, Predictor, PredictorChoice};
 use super::residual::{constraint_force, fill_step, StepInput};
 use super::scheme::{ConstraintOption, LinearScheme, PredCorr};
 use super::Variant;
@@ -81,21 +82,10 @@ struct Workspace {
     inertia: Vec<f64>,
     /// Iterations and factorizations of the step's attempts so far.
     spent: (u32, u32),
-    /// The predictor tried first: the one of the last converged step, or the
-    /// other one when that step's correction grew.
-    predictor: Predictor,
+    /// The predictor a step tries first (the scaled test's policy).
+    predictor: PredictorChoice,
     /// Whether the last iteration's scaled test saw a growing correction.
     grew: bool,
-}
-
-/// Where a step's Newton iteration starts (docs/theory/gssss.md §12).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Predictor {
-    /// The scheme's unknown at zero: `a_{n+1} = a_n` in the a-form,
-    /// `v_{n+1} = v_n` in the v-form, `u_{n+1} = u_n` in the d-form.
-    Unknown,
-    /// `u_{n+1} = u_n` in every form.
-    Displacement,
 }
 
 impl OneStepIntegrator {
@@ -149,7 +139,7 @@ impl OneStepIntegrator {
                 },
                 inertia: z(n),
                 spent: (0, 0),
-                predictor: Predictor::Unknown,
+                predictor: PredictorChoice::default(),
                 grew: false,
             },
             timings: None,
@@ -182,11 +172,10 @@ impl OneStepIntegrator {
     }
 
     /// One step of size `dt` from `state`; `state` is changed only on
-    /// success. Under the scaled test the iteration starts from the predictor
-    /// that converged on the last step, and a failed iteration is restarted
-    /// once from the other one; a step that converged from its first
-    /// predictor only after a growing correction makes the next step start
-    /// from the other one (docs/theory/gssss.md §12).
+    /// success. Under the scaled test the iteration starts from the
+    /// predictor of [`PredictorChoice`], a failed iteration is restarted once
+    /// from the other one, and the outcome steers the next step's choice
+    /// (docs/theory/gssss.md §12).
     fn try_step(
         &mut self,
         sys: &System<'_>,
@@ -194,25 +183,27 @@ impl OneStepIntegrator {
         dt: f64,
     ) -> Result<Converged, StepError> {
         self.ws.spent = (0, 0);
-        let first = self.ws.predictor;
-        let other_of = |p| match p {
-            Predictor::Unknown => Predictor::Displacement,
-            Predictor::Displacement => Predictor::Unknown,
-        };
+        if self.newton.stop != NewtonStop::Scaled {
+            return self.iterate(sys, state, dt, Predictor::Unknown);
+        }
+        let first = self.ws.predictor.first();
         match self.iterate(sys, state, dt, first) {
-            Ok(c) if self.ws.grew && self.newton.stop == NewtonStop::Scaled => {
-                self.ws.predictor = other_of(first);
+            Ok(c) => {
+                self.ws.predictor.record(if self.ws.grew {
+                    Outcome::ConvergedAfterGrowth
+                } else {
+                    Outcome::Converged
+                });
                 Ok(c)
             }
-            Err(StepError::NewtonFailed { .. }) if self.newton.stop == NewtonStop::Scaled => {
-                let other = other_of(first);
-                let out = self.iterate(sys, state, dt, other);
+            Err(StepError::NewtonFailed { .. }) => {
+                let out = self.iterate(sys, state, dt, first.other());
                 if out.is_ok() {
-                    self.ws.predictor = other;
+                    self.ws.predictor.record(Outcome::Restarted);
                 }
                 out
             }
-            other => other,
+            Err(e) => Err(e),
         }
     }
 
@@ -517,7 +508,7 @@ impl Integrator for OneStepIntegrator {
         let ws = &mut self.ws;
         consistent_initial(sys, &mut ws.solver, &mut ws.sys, state)?;
         ws.stepped = false;
-        ws.predictor = Predictor::Unknown;
+        ws.predictor = PredictorChoice::default();
         self.grid = FixedGrid::new(state.t, self.dt);
         self.streak = 0;
         Ok(())
