@@ -54,6 +54,43 @@ pub struct Chart {
     pub series: Vec<Series>,
 }
 
+impl Chart {
+    /// The chart on logarithmic axes (`flexmb plot --logx`, `--logy`): the
+    /// decimal logarithm of the x and/or y values, with the axis labels
+    /// prefixed `log10 `. A value that is not positive is an error naming
+    /// its curve and point (`input` names the file read).
+    pub fn log10(mut self, x: bool, y: bool, input: &Path) -> Result<Chart, PlotError> {
+        for s in &mut self.series {
+            for (k, p) in s.points.iter_mut().enumerate() {
+                for (on, v, axis) in [(x, &mut p.0, "x"), (y, &mut p.1, "y")] {
+                    if !on {
+                        continue;
+                    }
+                    if v.is_nan() || *v <= 0.0 {
+                        return Err(input_err(
+                            input,
+                            format!(
+                                "a logarithmic {axis} axis needs positive values; \
+                                 curve '{}' has {axis} = {v} at its point {}",
+                                s.label,
+                                k + 1
+                            ),
+                        ));
+                    }
+                    *v = v.log10();
+                }
+            }
+        }
+        if x {
+            self.x_label = format!("log10 {}", self.x_label);
+        }
+        if y {
+            self.y_label = format!("log10 {}", self.y_label);
+        }
+        Ok(self)
+    }
+}
+
 fn input_err(path: &Path, message: impl std::fmt::Display) -> PlotError {
     PlotError::Input {
         path: path.display().to_string(),

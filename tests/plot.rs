@@ -116,6 +116,24 @@ fn summary_table_chart() {
     let png = dir.join("t.png");
     draw_png(&chart, &png, (800, 500)).unwrap();
     assert_eq!(decode(&png).0, 800);
+    // Logarithmic axes: log10 of the values, labels prefixed; a value that
+    // is not positive is refused with its curve and point.
+    let log = chart.clone().log10(true, true, &csv).unwrap();
+    assert_eq!(log.x_label, "log10 elements per rod");
+    assert_eq!(log.y_label, "log10 max |deflection| (in)");
+    let p = log.series[1].points[0];
+    assert_eq!(p, (2f64.log10(), 0.0230f64.log10()));
+    draw_png(&log, &png, (800, 500)).unwrap();
+    let mut bad = chart.clone();
+    bad.series[1].points[2].1 = 0.0;
+    let e = bad.log10(false, true, &csv).unwrap_err().to_string();
+    assert!(
+        e.contains("logarithmic y axis needs positive values")
+            && e.contains("'generator.omega0 = 60.0'")
+            && e.contains("point 3"),
+        "{e}"
+    );
+    assert_eq!(chart.clone().log10(false, false, &csv).unwrap(), chart);
     // A filter keeps the 60 rad/s rows only.
     let only60 = [("generator.omega0".to_string(), "60.0".to_string())];
     let chart = table_chart(

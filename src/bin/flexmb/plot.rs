@@ -39,6 +39,12 @@ pub(crate) struct PlotArgs {
     /// Image size in pixels, WIDTHxHEIGHT.
     #[arg(long, default_value = "1000x650")]
     size: String,
+    /// Logarithmic x axis (decimal logarithm of the values, which must be positive).
+    #[arg(long)]
+    logx: bool,
+    /// Logarithmic y axis (decimal logarithm of the values, which must be positive).
+    #[arg(long)]
+    logy: bool,
 }
 
 pub(crate) fn plot(args: &PlotArgs) -> ExitCode {
@@ -97,7 +103,7 @@ pub(crate) fn plot(args: &PlotArgs) -> ExitCode {
             c
         })
     };
-    let chart = match chart {
+    let chart = match chart.and_then(|c| c.log10(args.logx, args.logy, &args.input)) {
         Ok(c) => c,
         Err(e) => return usage(e.to_string()),
     };
