@@ -210,6 +210,16 @@ fn rigid_chain_10k() {
     rigid_chain(10_000);
 }
 
+/// From about 12,000 bodies the multipliers' correction stalls above the
+/// scaled test's multiplier tolerance with the residual converged (the
+/// chain's conditioning); before `ScaledTest::judge_parts` accepted that,
+/// step 1 ran into the 100-iteration limit at 12,000 and 14,300 bodies.
+#[test]
+#[ignore = "large model: L4 with 15,000 bodies"]
+fn rigid_chain_15k() {
+    rigid_chain(15_000);
+}
+
 #[test]
 #[ignore = "large model: L1 with 10,000 elements"]
 fn hanging_beam_10k() {

@@ -357,7 +357,7 @@ impl OneStepIntegrator {
             for (l, x) in ws.lam.iter_mut().zip(xl) {
                 *l += x;
             }
-            let ratio = if scaled {
+            let (ratio, parts) = if scaled {
                 // Coordinates in displacement units, multipliers in force units.
                 let inc_u = weighted_rms(
                     xd.iter()
@@ -370,15 +370,16 @@ impl OneStepIntegrator {
                         .zip(&ws.lam)
                         .map(|(x, l)| (*x, (rtol * l.abs() + atol_l).max(floor_l))),
                 );
-                inc_u.max(inc_l)
+                (inc_u.max(inc_l), (inc_u, inc_l))
             } else {
                 let inc_a = max_abs(xd) / delta3;
                 let inc_l = max_abs(xl);
-                (inc_a / newton.tol.max(floor_a)).max(inc_l / newton.tol.max(floor_l))
+                let r = (inc_a / newton.tol.max(floor_a)).max(inc_l / newton.tol.max(floor_l));
+                (r, (r, r))
             };
             ws.history.push((residual_norm, ratio));
             if scaled {
-                match test.judge(ratio, residual_ratio) {
+                match test.judge_parts(parts.0, parts.1, residual_ratio) {
                     Verdict::Converged => {
                         converged = true;
                         break;
