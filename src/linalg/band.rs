@@ -79,7 +79,7 @@ impl BandLu {
                 slot.push((kv + i - j + j * ld) as u32);
             }
         }
-        super::heap::release_freed_memory();
+        super::heap::release_freed_memory(pattern.nnz());
         Some(BandLu {
             n,
             kl,

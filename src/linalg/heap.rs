@@ -10,14 +10,26 @@
 //! rows: 13.3 MiB of growth over analysis and factorization, 11.7–11.9 MiB with the
 //! trim; `docs/bench.md`, "Memory of the analysis"). The analysis runs once
 //! per model, so one `malloc_trim` after it costs nothing in the time loop.
+//! Small patterns skip it: their scratch is a few hundred kilobytes, while
+//! the trim locks every allocator arena and walks its free lists, which in a
+//! batch of many small cases run in parallel is pure overhead.
+
+/// Stored entries of the pattern below which the analysis keeps its freed
+/// scratch (a few hundred kilobytes at most).
+pub const TRIM_MIN_NNZ: usize = 50_000;
 
 /// Hands the heap's free pages back to the system (glibc's `malloc_trim`;
-/// nothing elsewhere).
-pub fn release_freed_memory() {
+/// nothing elsewhere) after the analysis of a pattern of `nnz` stored
+/// entries, when it has at least [`TRIM_MIN_NNZ`].
+pub fn release_freed_memory(nnz: usize) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes no pointers; it only walks and trims the
-    // allocator's own free lists, under the allocator's locks.
-    unsafe {
-        libc::malloc_trim(0);
+    if nnz >= TRIM_MIN_NNZ {
+        // SAFETY: malloc_trim takes no pointers; it only walks and trims the
+        // allocator's own free lists, under the allocator's locks.
+        unsafe {
+            libc::malloc_trim(0);
+        }
     }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = nnz;
 }

@@ -386,7 +386,7 @@ impl SparseLdlt {
             symbolic.factorize_numeric_ldlt_scratch::<f64>(par, Default::default()),
             symbolic.solve_in_place_scratch::<f64>(1, par),
         ]);
-        super::heap::release_freed_memory();
+        super::heap::release_freed_memory(nnz);
         Ok(SparseLdlt {
             dim: n,
             fwd,

@@ -179,7 +179,7 @@ impl SparseLu {
                 Numeric::Simplicial(SimplicialLu::new()),
             ),
         };
-        super::heap::release_freed_memory();
+        super::heap::release_freed_memory(pattern.nnz());
         Ok(SparseLu {
             dim: n,
             col_ptr: pattern.col_ptr.clone(),
