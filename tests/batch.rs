@@ -338,7 +338,8 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
             "midpoint_deflection.final",
             "stats.newton_iterations",
             "stats.factorizations",
-            "stats.nreject"
+            "stats.nreject",
+            "stats.backtracks"
         ]
     );
     assert_eq!(rows.len(), 4);
@@ -419,7 +420,12 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
         }
         assert!(num("midpoint_deflection.max_abs") > 1e-3);
         // The method's statistics: the file's attributes `stats.<name>`.
-        for name in ["newton_iterations", "factorizations", "nreject"] {
+        for name in [
+            "newton_iterations",
+            "factorizations",
+            "nreject",
+            "backtracks",
+        ] {
             let attr = attrs
                 .iter()
                 .find(|(n, _)| *n == format!("stats.{name}"))

@@ -408,6 +408,19 @@ fn bad_models_name_file_line_and_reason() {
             "`refactor` must be \"iteration\" or \"step\", got \"never\"",
         ),
         (
+            "bad_line_search.toml",
+            PENDULUM.replace("dt = 0.01", "dt = 0.01\nline_search = \"armijo\""),
+            "`line_search` must be \"none\" or \"backtracking\", got \"armijo\"",
+        ),
+        (
+            "line_search_increment.toml",
+            PENDULUM.replace(
+                "dt = 0.01",
+                "dt = 0.01\nline_search = \"backtracking\"\nconvergence = \"increment\"",
+            ),
+            "needs `convergence` = \"scaled\", not \"increment\"",
+        ),
+        (
             "dg_newmark.toml",
             PENDULUM.replace(
                 "dt = 0.01",

@@ -31,7 +31,7 @@ mod settings;
 
 pub use gssss::{ConstraintOption, Family, Gssss, JacobianKind, LinearScheme, SolveForm, Variant};
 pub use initial::{initial_tolerance, initialize, InitialCorrection, Initialize};
-pub use newton::{NewtonStop, NewtonTimings, Refactor};
+pub use newton::{LineSearch, NewtonStop, NewtonTimings, Refactor};
 pub use settings::{
     Formulation, GssssSettings, IntegratorConfig, IntegratorSpec, KappaChoice, MethodConfig,
     OptionChoice, RkSettings, RkStep, SettingsError, Stabilization, StepControl, DEFAULT_MAX_STEPS,

@@ -43,6 +43,124 @@ pub struct NewtonSettings {
     pub stop: NewtonStop,
     /// When the Newton matrix is assembled and factored.
     pub refactor: Refactor,
+    /// Globalization of the scaled test's iteration.
+    pub line_search: LineSearch,
+}
+
+/// Globalization of the Newton iteration under the scaled test
+/// (docs/theory/gssss.md §12a, "Line search").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineSearch {
+    /// Full corrections; divergence is a correction that grows
+    /// ([`DIVERGENT_GROWTHS`] iterations in a row).
+    None,
+    /// Backtracking on the scaled residual norm ([`Backtracking`]): a
+    /// correction is halved until the residual falls by the Armijo factor;
+    /// divergence is a correction along which it cannot be made to fall.
+    Backtracking,
+}
+
+impl LineSearch {
+    /// `"none"` or `"backtracking"`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "none" => Some(LineSearch::None),
+            "backtracking" => Some(LineSearch::Backtracking),
+            _ => None,
+        }
+    }
+
+    /// The name accepted by [`LineSearch::from_name`].
+    pub fn name(self) -> &'static str {
+        match self {
+            LineSearch::None => "none",
+            LineSearch::Backtracking => "backtracking",
+        }
+    }
+}
+
+/// Sufficient decrease of the line search: a fraction `alpha` of a
+/// correction is accepted when the residual norm falls to at most
+/// `(1 - ARMIJO alpha)` times its value at the iterate the correction
+/// started from (Armijo's condition on the residual norm; Dennis & Schnabel
+/// 1983, §6.3; Deuflhard 2004, §3.1).
+pub const ARMIJO: f64 = 1e-4;
+
+/// Halvings of one correction at most (the smallest fraction tried is
+/// `2^-MAX_BACKTRACKS`).
+pub const MAX_BACKTRACKS: u32 = 10;
+
+/// What the line search makes of the residual at a trial iterate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Trial {
+    /// The iterate is accepted (solve for the next correction from it).
+    Accept,
+    /// Move back along the last correction: add `by` (negative) times it to
+    /// the iterate and evaluate the residual again.
+    Shorten {
+        /// Change of the fraction of the correction applied.
+        by: f64,
+    },
+    /// [`MAX_BACKTRACKS`] halvings did not decrease the residual.
+    Failed,
+}
+
+/// The backtracking line search over the iterations of one step: the
+/// residual norm at the last accepted iterate, the fraction of the current
+/// correction applied, and its halvings so far.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backtracking {
+    base: Option<f64>,
+    alpha: f64,
+    halvings: u32,
+}
+
+impl Default for Backtracking {
+    fn default() -> Self {
+        Backtracking {
+            base: None,
+            alpha: 1.0,
+            halvings: 0,
+        }
+    }
+}
+
+impl Backtracking {
+    /// Judges the residual norm `merit` at the current trial iterate (the
+    /// last accepted iterate plus the fraction `alpha` of the correction
+    /// solved from it; the first call of a step: the predictor, accepted).
+    pub fn judge(&mut self, merit: f64) -> Trial {
+        let Some(base) = self.base else {
+            self.base = Some(merit);
+            return Trial::Accept;
+        };
+        if merit <= (1.0 - ARMIJO * self.alpha) * base {
+            self.rebase(merit);
+            Trial::Accept
+        } else if self.halvings < MAX_BACKTRACKS {
+            self.halvings += 1;
+            let by = -0.5 * self.alpha;
+            self.alpha *= 0.5;
+            Trial::Shorten { by }
+        } else {
+            Trial::Failed
+        }
+    }
+
+    /// Takes the current iterate, with residual norm `merit`, as the start
+    /// of the next correction, whether or not it decreased the residual
+    /// (after a failure with an outdated Newton matrix: the next correction
+    /// comes from a fresh one).
+    pub fn rebase(&mut self, merit: f64) {
+        self.base = Some(merit);
+        self.alpha = 1.0;
+        self.halvings = 0;
+    }
+
+    /// Halvings of the current correction so far.
+    pub fn halvings(&self) -> u32 {
+        self.halvings
+    }
 }
 
 /// When the Newton matrix is assembled and factored (docs/theory/gssss.md §12).
@@ -329,7 +447,7 @@ impl ScaledTest {
 
 #[cfg(test)]
 mod tests {
-    use super::{weighted_rms, ScaledTest, Verdict};
+    use super::{weighted_rms, Backtracking, ScaledTest, Trial, Verdict, MAX_BACKTRACKS};
 
     /// The weighted RMS norm of a uniform correction equals its ratio to the
     /// weight whatever the number of components (size independence).
@@ -371,6 +489,30 @@ mod tests {
         assert_eq!(t.judge(60.0, 10.0), Verdict::Diverged);
         let mut t = ScaledTest::default();
         assert_eq!(t.judge(f64::NAN, 1.0), Verdict::Diverged);
+    }
+
+    /// The line search accepts the predictor, a correction that decreases
+    /// the residual by the Armijo factor, halves one that does not (down to
+    /// 2^-10), fails after that, and starts each correction at the full step.
+    #[test]
+    fn backtracking() {
+        let mut b = Backtracking::default();
+        assert_eq!(b.judge(100.0), Trial::Accept);
+        // A full correction that raises the residual: halved, then accepted.
+        assert_eq!(b.judge(150.0), Trial::Shorten { by: -0.5 });
+        assert_eq!(b.judge(99.999), Trial::Shorten { by: -0.25 });
+        assert_eq!(b.judge(99.99), Trial::Accept);
+        // The next correction starts at alpha = 1 from the new base.
+        assert_eq!(b.halvings(), 0);
+        assert_eq!(b.judge(99.98), Trial::Accept);
+        // A non-finite residual is shortened, then gives up.
+        for k in 1..=MAX_BACKTRACKS {
+            let by = -0.5f64.powi(k as i32);
+            assert_eq!(b.judge(f64::NAN), Trial::Shorten { by });
+        }
+        assert_eq!(b.judge(1e9), Trial::Failed);
+        b.rebase(1e9);
+        assert_eq!(b.judge(1e8), Trial::Accept);
     }
 
     /// Multipliers whose correction stalls with the residual and the

@@ -179,6 +179,12 @@ struct IntegratorArgs {
     /// `bench`).
     #[arg(long)]
     refactor: Option<String>,
+    /// Globalization of the scaled Newton test: none (the default; a growing
+    /// correction is divergence, and the step restarts from the other
+    /// predictor) or backtracking (halve a correction until the scaled
+    /// residual falls; docs/theory/gssss.md §12a).
+    #[arg(long)]
+    line_search: Option<String>,
     /// Initial state violating its constraints: check (refuse it, the default)
     /// or project (move it onto the constraints and report how far).
     #[arg(long)]
@@ -229,6 +235,7 @@ impl IntegratorArgs {
             jacobian: self.jacobian.clone(),
             convergence: self.convergence.clone(),
             refactor: self.refactor.clone(),
+            line_search: self.line_search.clone(),
             sparse: self.sparse.then_some(true),
             factorization: self.factorization.clone(),
             initialize: self.initialize.clone(),

@@ -21,17 +21,18 @@ use super::Variant;
 use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::integrate::initial::consistent_initial;
 use crate::integrate::newton::{
-    weighted_rms, NewtonSettings, NewtonStop, NewtonTimings, RoundOff, ScaledTest, Verdict,
-    DIVERGENT_GROWTHS, FLOOR_FACTOR,
+    weighted_rms, Backtracking, LineSearch, NewtonSettings, NewtonStop, NewtonTimings, RoundOff,
+    ScaledTest, Trial, Verdict, DIVERGENT_GROWTHS, FLOOR_FACTOR, MAX_BACKTRACKS,
 };
 use crate::integrate::settings::{GssssSettings, StepControl};
 use crate::integrate::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 
 /// Statistics of a GSSSS step.
-pub(crate) const STATS: [StatSpec; 3] = [
+pub(crate) const STATS: [StatSpec; 4] = [
     StatSpec::count("newton_iterations"),
     StatSpec::count("factorizations"),
     StatSpec::count("nreject"),
+    StatSpec::count("backtracks"),
 ];
 
 /// Halvings of dt allowed by [`StepControl::Cutback`].
@@ -80,12 +81,36 @@ struct Workspace {
     round_off: RoundOff,
     /// `M (a~ - g)` of the current iterate (force scale of the scaled test).
     inertia: Vec<f64>,
-    /// Iterations and factorizations of the step's attempts so far.
-    spent: (u32, u32),
+    /// Iterations, factorizations and line-search backtracks of the step's
+    /// attempts so far.
+    spent: (u32, u32, u32),
     /// The predictor a step tries first (the scaled test's policy).
     predictor: PredictorChoice,
     /// Whether the last iteration's scaled test saw a growing correction.
     grew: bool,
+}
+
+impl Workspace {
+    /// Adds `by` times the correction in `rhs` (the unknown's increment and
+    /// the multipliers') to the iterate: `u_{n+1}`, `u~`, `v~`, `a~` through
+    /// their coefficients `coefs` on the unknown (eqs. 3.28–3.30), the
+    /// accumulated unknown `du` and the multipliers. `by = 1` applies a
+    /// Newton correction; the line search moves back along it with `by < 0`.
+    fn move_along_correction(&mut self, by: f64, coefs: [f64; 4]) {
+        let n = self.u_next.len();
+        let (xd, xl) = self.rhs.split_at(n);
+        let [cu, cut, cvt, cat] = coefs.map(|c| by * c);
+        for (i, &x) in xd.iter().enumerate() {
+            self.u_next[i] += cu * x;
+            self.u_tilde[i] += cut * x;
+            self.v_tilde[i] += cvt * x;
+            self.a_tilde[i] += cat * x;
+            self.du[i] += by * x;
+        }
+        for (l, x) in self.lam.iter_mut().zip(xl) {
+            *l += by * x;
+        }
+    }
 }
 
 impl OneStepIntegrator {
@@ -138,7 +163,7 @@ impl OneStepIntegrator {
                     stiffness_scale,
                 },
                 inertia: z(n),
-                spent: (0, 0),
+                spent: (0, 0, 0),
                 predictor: PredictorChoice::default(),
                 grew: false,
             },
@@ -182,7 +207,7 @@ impl OneStepIntegrator {
         state: &mut State,
         dt: f64,
     ) -> Result<Converged, StepError> {
-        self.ws.spent = (0, 0);
+        self.ws.spent = (0, 0, 0);
         if self.newton.stop != NewtonStop::Scaled {
             return self.iterate(sys, state, dt, Predictor::Unknown);
         }
@@ -281,57 +306,103 @@ impl OneStepIntegrator {
         }
         let mut force_scale = 0.0;
         let mut residual_ratio = 0.0;
+        // The line search (docs/theory/gssss.md §12a): its state, the weight
+        // of the force rows in its residual norm (fixed over the step), the
+        // backtracks, whether the last correction was solved with a matrix
+        // factored in its own iteration, and whether it failed.
+        let search = scaled && newton.line_search == LineSearch::Backtracking;
+        let coefs = [pu.c, put.c, pvt.c, pat.c];
+        let mut line = Backtracking::default();
+        let mut force_weight = None;
+        let mut backtracks = 0;
+        let mut fresh = false;
+        let mut search_failed = false;
         while iterations < newton.max_iter {
             iterations += 1;
-            // M (a~ - g): the residual's inertia and gravity, and the scaled
-            // test's force scale below.
-            ws.inertia.fill(0.0);
-            sys.asm.mass_mul_add(&ws.a_tilde, &mut ws.inertia);
-            sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
-            let inp = StepInput {
-                level: EomLevel {
-                    u_n: &ws.u_n,
-                    v_n: &ws.v_n,
-                    a_n: &ws.a_n,
-                    u_next: &ws.u_next,
-                    u_tilde: &ws.u_tilde,
-                    w,
-                },
-                a_tilde: &ws.a_tilde,
-                inertia: Some(&ws.inertia),
-                v_tilde: &ws.v_tilde,
-                coef_v: pvt.c,
-                lambda_n: &ws.lam_n,
-                lambda: &ws.lam,
-                t_n,
-                t_next,
-                w1: sch.w1,
-                coef_mass: pat.c,
-                coef_u: pu.c,
-                forces,
-                matrix: refresh,
+            // Each pass assembles the residual at the current iterate; the
+            // line search may move the iterate back along the last correction
+            // and ask for another pass.
+            let mut rebased = false;
+            let clock = loop {
+                // M (a~ - g): the residual's inertia and gravity, and the scaled
+                // test's force scale below.
+                ws.inertia.fill(0.0);
+                sys.asm.mass_mul_add(&ws.a_tilde, &mut ws.inertia);
+                sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
+                let inp = StepInput {
+                    level: EomLevel {
+                        u_n: &ws.u_n,
+                        v_n: &ws.v_n,
+                        a_n: &ws.a_n,
+                        u_next: &ws.u_next,
+                        u_tilde: &ws.u_tilde,
+                        w,
+                    },
+                    a_tilde: &ws.a_tilde,
+                    inertia: Some(&ws.inertia),
+                    v_tilde: &ws.v_tilde,
+                    coef_v: pvt.c,
+                    lambda_n: &ws.lam_n,
+                    lambda: &ws.lam,
+                    t_n,
+                    t_next,
+                    w1: sch.w1,
+                    coef_mass: pat.c,
+                    coef_u: pu.c,
+                    forces,
+                    matrix: refresh,
+                };
+                let clock = self.timings.is_some().then(Instant::now);
+                fill_step(sys.asm, sys.model, &inp, &mut ws.sys);
+                let clock = lap(clock, self.timings.as_mut().map(|t| &mut t.assembly));
+                residual_norm = max_abs(&ws.sys.residual);
+                if scaled && residual_norm.is_finite() {
+                    // Force scale |M (a~ - g)| + |the other forces| and the
+                    // residual over its tolerance (docs/theory/gssss.md §12).
+                    let (e1, e2) = ws.sys.residual.split_at(n);
+                    force_scale = e1
+                        .iter()
+                        .zip(&ws.inertia)
+                        .fold(0.0_f64, |m, (e, f)| m.max(f.abs() + (e - f).abs()));
+                    let res_force = max_abs(e1) / (rtol * force_scale).max(floor_l);
+                    // e2 = Phi / chi_Cu: constraint violations in displacement units.
+                    let res_phi = max_abs(e2) * pu.c.abs() / atol_u.max(ro.coord_floor());
+                    residual_ratio = res_force.max(res_phi);
+                }
+                if !search || rebased {
+                    break clock;
+                }
+                // The residual norm of the line search: force rows over rtol F at
+                // the predictor, constraint rows over atol (the residual test's
+                // scales), in the 2-norm.
+                let w_force = *force_weight.get_or_insert(1.0 / (rtol * force_scale).max(floor_l));
+                let w_phi = pu.c.abs() / atol_u.max(ro.coord_floor());
+                let merit = scaled_residual_norm(&ws.sys.residual, n, w_force, w_phi);
+                match line.judge(merit) {
+                    Trial::Accept => break clock,
+                    Trial::Shorten { by } => {
+                        // Back along the correction still in rhs.
+                        ws.move_along_correction(by, coefs);
+                        backtracks += 1;
+                    }
+                    Trial::Failed if fresh || !merit.is_finite() => {
+                        search_failed = true;
+                        break clock;
+                    }
+                    Trial::Failed => {
+                        // An outdated matrix (modified Newton): go on from here
+                        // with a fresh one, assembled in the next pass.
+                        line.rebase(merit);
+                        refresh = true;
+                        rebased = true;
+                    }
+                }
             };
-            let clock = self.timings.is_some().then(Instant::now);
-            fill_step(sys.asm, sys.model, &inp, &mut ws.sys);
-            let clock = lap(clock, self.timings.as_mut().map(|t| &mut t.assembly));
-            residual_norm = max_abs(&ws.sys.residual);
-            if !residual_norm.is_finite() {
+            if !residual_norm.is_finite() || search_failed {
                 ws.history.push((residual_norm, f64::NAN));
                 break;
             }
-            if scaled {
-                // Force scale |M (a~ - g)| + |the other forces| and the
-                // residual over its tolerance (docs/theory/gssss.md §12).
-                let (e1, e2) = ws.sys.residual.split_at(n);
-                force_scale = e1
-                    .iter()
-                    .zip(&ws.inertia)
-                    .fold(0.0_f64, |m, (e, f)| m.max(f.abs() + (e - f).abs()));
-                let res_force = max_abs(e1) / (rtol * force_scale).max(floor_l);
-                // e2 = Phi / chi_Cu: constraint violations in displacement units.
-                let res_phi = max_abs(e2) * pu.c.abs() / atol_u.max(ro.coord_floor());
-                residual_ratio = res_force.max(res_phi);
-            }
+            fresh = refresh;
             if refresh {
                 if let Err(e) = ws.solver.factor(&ws.sys.values) {
                     return Err(singular(sys, ws, state.step + 1, t_next, e));
@@ -346,17 +417,8 @@ impl OneStepIntegrator {
                 return Err(singular(sys, ws, state.step + 1, t_next, e));
             }
             lap(clock, self.timings.as_mut().map(|t| &mut t.solve));
+            ws.move_along_correction(1.0, coefs);
             let (xd, xl) = ws.rhs.split_at(n);
-            for (i, &x) in xd.iter().enumerate() {
-                ws.u_next[i] += pu.c * x;
-                ws.u_tilde[i] += put.c * x;
-                ws.v_tilde[i] += pvt.c * x;
-                ws.a_tilde[i] += pat.c * x;
-                ws.du[i] += x;
-            }
-            for (l, x) in ws.lam.iter_mut().zip(xl) {
-                *l += x;
-            }
             let (ratio, parts) = if scaled {
                 // Coordinates in displacement units, multipliers in force units.
                 let inc_u = weighted_rms(
@@ -384,6 +446,9 @@ impl OneStepIntegrator {
                         converged = true;
                         break;
                     }
+                    // Under the line search a growing correction is not
+                    // divergence: the residual still falls along it.
+                    Verdict::Diverged if search && ratio.is_finite() => {}
                     Verdict::Diverged => break,
                     Verdict::Continue => {}
                 }
@@ -397,6 +462,7 @@ impl OneStepIntegrator {
         ws.grew = test.grew();
         ws.spent.0 += iterations;
         ws.spent.1 += factorizations;
+        ws.spent.2 += backtracks;
         if let Some(t) = self.timings.as_mut() {
             t.factorizations += u64::from(factorizations);
         }
@@ -408,6 +474,7 @@ impl OneStepIntegrator {
                 t_next,
                 iterations,
                 newton.max_iter,
+                search_failed,
             ));
         }
 
@@ -435,6 +502,7 @@ impl OneStepIntegrator {
         Ok(Converged {
             iterations: ws.spent.0,
             factorizations: ws.spent.1,
+            backtracks: ws.spent.2,
             residual: residual_norm,
             work,
         })
@@ -476,14 +544,30 @@ fn refuse_velocity_constraints(model: &crate::model::Model) -> Result<(), StepEr
     }
 }
 
+/// The line search's residual norm `sqrt(sum (w_force e1_i)^2 + sum (w_phi
+/// e2_r)^2)` of a residual whose first `n` rows are forces `e1` and the rest
+/// constraints `e2` (docs/theory/gssss.md §12a); infinite when not finite.
+fn scaled_residual_norm(residual: &[f64], n: usize, w_force: f64, w_phi: f64) -> f64 {
+    let (e1, e2) = residual.split_at(n);
+    let sum = e1.iter().map(|e| (e * w_force).powi(2)).sum::<f64>()
+        + e2.iter().map(|e| (e * w_phi).powi(2)).sum::<f64>();
+    if sum.is_finite() {
+        sum.sqrt()
+    } else {
+        f64::INFINITY
+    }
+}
+
 fn max_abs(x: &[f64]) -> f64 {
     x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }
 
-/// A converged step: Newton iterations, factorizations, last residual, work.
+/// A converged step: Newton iterations, factorizations, line-search
+/// backtracks, last residual, work.
 struct Converged {
     iterations: u32,
     factorizations: u32,
+    backtracks: u32,
     residual: f64,
     work: f64,
 }
@@ -532,10 +616,11 @@ impl Integrator for OneStepIntegrator {
                     report.newton_iterations = c.iterations;
                     report.residual = c.residual;
                     report.external_work = c.work;
-                    report.stats[..3].copy_from_slice(&[
+                    report.stats[..4].copy_from_slice(&[
                         c.iterations.into(),
                         c.factorizations.into(),
                         rejected.into(),
+                        c.backtracks.into(),
                     ]);
                     self.accepted(state.t);
                     return Ok(report);
@@ -594,9 +679,16 @@ fn newton_failed(
     time: f64,
     iterations: u32,
     max_iter: u32,
+    search_failed: bool,
 ) -> StepError {
     let last = ws.history.last().map(|h| h.0).unwrap_or(f64::NAN);
-    let reason = if last.is_finite() && iterations < max_iter {
+    let reason = if search_failed && last.is_finite() {
+        format!(
+            "the line search found no decrease of the residual along the correction in \
+             {MAX_BACKTRACKS} halvings (iteration {iterations}; after a restart from the other \
+             predictor)"
+        )
+    } else if last.is_finite() && iterations < max_iter {
         format!(
             "divergence: the weighted correction grew in {DIVERGENT_GROWTHS} iterations in a \
              row (iteration {iterations}; after a restart from the other predictor)"

@@ -9,7 +9,7 @@ use crate::integrate::gssss::{
 };
 use crate::integrate::initial::Initialize;
 use crate::integrate::newton::{
-    NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFAULT_RTOL,
+    LineSearch, NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFAULT_RTOL,
 };
 use crate::integrate::projector::{Metric, Passes};
 use crate::integrate::rk::{RungeKutta, Tableau};
@@ -248,6 +248,10 @@ impl GssssSettings {
         p.push((
             "refactor".into(),
             AttrValue::Str(self.newton.refactor.name().into()),
+        ));
+        p.push((
+            "line_search".into(),
+            AttrValue::Str(self.newton.line_search.name().into()),
         ));
         p.push((
             "step_control".into(),
@@ -615,6 +619,7 @@ impl IntegratorConfig {
                     jacobian: JacobianKind::Consistent,
                     stop: NewtonStop::Scaled,
                     refactor: Refactor::Iteration,
+                    line_search: LineSearch::None,
                 },
                 step_control: StepControl::Fixed,
             }),

@@ -10,7 +10,7 @@ use crate::integrate::gssss::{
 };
 use crate::integrate::initial::Initialize;
 use crate::integrate::newton::{
-    NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFAULT_RTOL,
+    LineSearch, NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFAULT_RTOL,
 };
 use crate::integrate::projector::{Metric, Passes};
 use crate::integrate::rk::Tableau;
@@ -80,6 +80,8 @@ pub struct IntegratorSpec {
     pub convergence: Option<String>,
     /// Newton matrix refresh: `iteration` or `step`.
     pub refactor: Option<String>,
+    /// Globalization of the scaled test: `none` (default) or `backtracking`.
+    pub line_search: Option<String>,
     /// Force the sparse LU even for small systems.
     pub sparse: Option<bool>,
     /// Sparse factorization: `auto` (default), `lu` or `ldlt`
@@ -171,6 +173,7 @@ impl IntegratorSpec {
             jacobian,
             convergence,
             refactor,
+            line_search,
             sparse,
             factorization,
             initialize,
@@ -618,6 +621,20 @@ impl IntegratorSpec {
             "refactor",
             format!("`refactor` must be \"iteration\" or \"step\", got \"{refac}\""),
         ))?;
+        let search = self.line_search.as_deref().unwrap_or("none");
+        let line_search = LineSearch::from_name(search).ok_or((
+            "line_search",
+            format!("`line_search` must be \"none\" or \"backtracking\", got \"{search}\""),
+        ))?;
+        if line_search != LineSearch::None && stop != NewtonStop::Scaled {
+            return Err((
+                "line_search",
+                format!(
+                    "`line_search` = \"{search}\" works on the scaled residual: it needs \
+                     `convergence` = \"scaled\", not \"{conv}\""
+                ),
+            ));
+        }
 
         if let (Some(scheme), Some(_)) = (&self.scheme, &self.family) {
             if scheme != "gssss" {
@@ -736,6 +753,7 @@ impl IntegratorSpec {
                     jacobian,
                     stop,
                     refactor,
+                    line_search,
                 },
                 step_control,
             }),
