@@ -293,6 +293,24 @@ fn backward_error(p: &Pattern, v: &[f64], x: &[f64], b: &[f64]) -> f64 {
     norm(&r) / (norm(&rows) * norm(x) + norm(b))
 }
 
+/// The step-1 Newton systems (pattern, values, right-hand side) of the L2
+/// lattice with 8 cells per side and the L3 lattice with 3, exported by
+/// `bench` into a temporary directory named after `what`.
+fn lattice_systems(what: &str) -> Vec<(Pattern, Vec<f64>, Vec<f64>)> {
+    let dir = temp_dir(what);
+    let mut systems = Vec::new();
+    for (p, size) in [(Problem::TrussLattice, 8), (Problem::SpaceTrussLattice, 3)] {
+        let case = export_case(p, size, 1, &dir, 1);
+        run_case(&case).unwrap_or_else(|e| panic!("{e}"));
+        let file = matrix_file(&dir, p, size);
+        let (pattern, values) = read_matrix(&file).unwrap();
+        let b = read_vector(&rhs_path(&file)).unwrap();
+        systems.push((pattern, values, b));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    systems
+}
+
 /// The LDLᵀ stores only the permuted symmetric part and the differences of
 /// the unsymmetric pairs: its ordering is a permutation, the analysis keeps
 /// the candidate of least fill and factors with exactly that fill, `A` is
@@ -302,18 +320,10 @@ fn backward_error(p: &Pattern, v: &[f64], x: &[f64], b: &[f64]) -> f64 {
 /// structurally unsymmetric matrix (an entry without its mirror).
 #[test]
 fn ldlt_storage_is_exact() {
-    let dir = temp_dir("ldlt-storage");
-    let mut systems = Vec::new();
-    for (p, size) in [(Problem::TrussLattice, 8), (Problem::SpaceTrussLattice, 3)] {
-        let case = export_case(p, size, 1, &dir, 1);
-        run_case(&case).unwrap_or_else(|e| panic!("{e}"));
-        let file = matrix_file(&dir, p, size);
-        let (pattern, values) = read_matrix(&file).unwrap();
-        let b = read_vector(&rhs_path(&file)).unwrap();
-        assert!(asymmetry(&pattern, &values) > 0.0, "{}", file.display());
-        systems.push((pattern, values, b));
+    let mut systems = lattice_systems("ldlt-storage");
+    for (pattern, values, _) in &systems {
+        assert!(asymmetry(pattern, values) > 0.0, "n {}", pattern.dim);
     }
-    std::fs::remove_dir_all(&dir).ok();
     // (2, 0) has no mirror; (0, 1) and (1, 0) differ.
     let p = Pattern::from_pairs(3, vec![(0, 0), (1, 1), (2, 2), (1, 0), (0, 1), (2, 0)]);
     systems.push((p, vec![4.0, 1.1, 0.05, 1.0, 5.0, 6.0], vec![1.0, -2.0, 3.0]));
@@ -394,14 +404,10 @@ fn exact_multiply_adds(pattern: &Pattern, perm: &[usize]) -> f64 {
 #[test]
 fn ldlt_work_count_and_thread_choice() {
     use flexmb::linalg::PARALLEL_MIN_WORK_PER_ENTRY;
-    let dir = temp_dir("ldlt-work");
-    let mut patterns = Vec::new();
-    for (p, size) in [(Problem::TrussLattice, 8), (Problem::SpaceTrussLattice, 3)] {
-        let case = export_case(p, size, 1, &dir, 1);
-        run_case(&case).unwrap_or_else(|e| panic!("{e}"));
-        patterns.push(read_matrix(&matrix_file(&dir, p, size)).unwrap().0);
-    }
-    std::fs::remove_dir_all(&dir).ok();
+    let patterns: Vec<Pattern> = lattice_systems("ldlt-work")
+        .into_iter()
+        .map(|(pattern, ..)| pattern)
+        .collect();
     let mut kinds = Vec::new();
     for pattern in &patterns {
         for o in [Ordering::Amd, Ordering::Metis] {
