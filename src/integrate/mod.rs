@@ -32,9 +32,11 @@ mod settings;
 pub use gssss::{ConstraintOption, Family, Gssss, JacobianKind, LinearScheme, SolveForm, Variant};
 pub use initial::{initial_tolerance, initialize, InitialCorrection, Initialize};
 pub use newton::{LineSearch, NewtonStop, NewtonTimings, Refactor};
+pub(crate) use settings::check_step_count;
 pub use settings::{
     Formulation, GssssSettings, IntegratorConfig, IntegratorSpec, KappaChoice, MethodConfig,
     OptionChoice, RkSettings, RkStep, SettingsError, Stabilization, StepControl, DEFAULT_MAX_STEPS,
+    MAX_STEPS, MIN_STEP,
 };
 
 use crate::assembly::Assembler;
@@ -239,6 +241,17 @@ pub enum StepError {
         limit: u64,
         /// Time reached.
         time: f64,
+    },
+    /// A step was asked toward a stop time that is not ahead of the current
+    /// time (or not finite): a step never goes back in time.
+    #[error("cannot step from t = {} toward t_stop = {t_stop:e}: {reason}", fmt_time(*.time))]
+    StopTime {
+        /// The current time.
+        time: f64,
+        /// The requested stop time.
+        t_stop: f64,
+        /// Why.
+        reason: &'static str,
     },
     /// The integrator could not be set up.
     #[error("integrator setup failed: {reason}")]

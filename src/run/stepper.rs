@@ -6,8 +6,8 @@ use std::ops::Deref;
 
 use super::Simulation;
 use crate::integrate::{
-    accumulate_stats, initialize, InitialCorrection, Initialize, Integrator, IntegratorConfig,
-    SettingsError, State, StepError, StepReport,
+    accumulate_stats, check_step_count, initialize, InitialCorrection, Initialize, Integrator,
+    IntegratorConfig, SettingsError, State, StepError, StepReport,
 };
 use crate::model::Model;
 use crate::output::{ConstraintNorms, Energy, NewtonStats, StepRecord};
@@ -94,6 +94,9 @@ pub struct Stepper<'a> {
     rheonomic: Option<ConstraintPower>,
     steps: u64,
     newton_iterations: u64,
+    /// The step of a fixed-step method (`None` for the adaptive ones, whose
+    /// `max_steps` limits them).
+    fixed_step: Option<f64>,
     /// Totals of the method's statistics.
     totals: Vec<f64>,
 }
@@ -150,6 +153,7 @@ impl<'a> Stepper<'a> {
             rheonomic,
             steps: 0,
             newton_iterations: 0,
+            fixed_step: config.fixed_step(),
             totals,
         })
     }
@@ -183,10 +187,25 @@ impl<'a> Stepper<'a> {
         self.initial
     }
 
-    /// Takes one accepted step toward `t_stop` (never past it) and adds it
-    /// to the totals.
+    /// Takes one accepted step toward `t_stop` (never past it, and never
+    /// longer than the method's step: `dt` of the fixed-step methods,
+    /// `max_step` of the adaptive ones) and adds it to the totals. A
+    /// `t_stop` that is not ahead of the current time is refused with
+    /// [`StepError::StopTime`], and the state is left as it was.
     #[inline]
     pub fn step(&mut self, t_stop: f64) -> Result<StepReport, StepError> {
+        let time = self.state.t;
+        if !t_stop.is_finite() || t_stop <= time {
+            return Err(StepError::StopTime {
+                time,
+                t_stop,
+                reason: if t_stop.is_finite() {
+                    "the stop time must be after the current time (a step never goes back)"
+                } else {
+                    "the stop time must be finite"
+                },
+            });
+        }
         let sys = self.problem.system();
         let mut report = self.integrator.advance(&sys, &mut self.state, t_stop)?;
         if let Some(p) = &mut self.rheonomic {
@@ -224,6 +243,10 @@ impl<'a> Stepper<'a> {
                 to: t,
                 reason: "the simulation cannot go back in time",
             });
+        }
+        if let Some(dt) = self.fixed_step {
+            // The command line's limit on t_end / dt, for the steps left.
+            check_step_count(dt, t - from)?;
         }
         while self.state.t < t {
             self.step(t)?;

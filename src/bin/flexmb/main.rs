@@ -365,7 +365,7 @@ fn load(path: &Path, sets: &[String]) -> Result<ModelFile, ExitCode> {
 fn step_error_code(e: &StepError) -> ExitCode {
     match e {
         StepError::Singular { .. } => ExitCode::from(EXIT_SINGULAR),
-        StepError::Setup { .. } => ExitCode::from(EXIT_USAGE),
+        StepError::Setup { .. } | StepError::StopTime { .. } => ExitCode::from(EXIT_USAGE),
         StepError::NewtonFailed { .. }
         | StepError::StepSize { .. }
         | StepError::TooManySteps { .. } => ExitCode::from(EXIT_NEWTON),

@@ -15,7 +15,7 @@ use crate::integrate::projector::{Metric, Passes};
 use crate::integrate::rk::{RungeKutta, Tableau};
 use crate::integrate::{AttrValue, Integrator, StepError, System};
 
-use super::{bad, check_option, positive, SettingsError, TCG};
+use super::{bad, check_option, largest_step, positive, step_size, SettingsError, TCG};
 
 /// How a fixed-step method treats a step whose Newton iteration fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -398,12 +398,7 @@ impl BdfSettings {
             ));
         }
         positive("atol", self.atol)?;
-        if self.max_step.is_nan() || self.max_step <= 0.0 {
-            return Err(bad(
-                "max_step",
-                format!("`max_step` must be positive, got {}", self.max_step),
-            ));
-        }
+        largest_step("max_step", self.max_step)?;
         if self.max_steps == 0 {
             return Err(bad("max_steps", "`max_steps` must be at least 1"));
         }
@@ -519,6 +514,19 @@ impl IntegratorConfig {
         match &self.method {
             MethodConfig::Gssss(g) => Some(g),
             MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) | MethodConfig::Tdg(_) => None,
+        }
+    }
+
+    /// The step of a fixed-step method (`None` for the adaptive ones).
+    pub fn fixed_step(&self) -> Option<f64> {
+        match &self.method {
+            MethodConfig::Gssss(g) => Some(g.dt),
+            MethodConfig::Tdg(t) => Some(t.dt),
+            MethodConfig::RungeKutta(RkSettings {
+                step: RkStep::Fixed { dt },
+                ..
+            }) => Some(*dt),
+            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) => None,
         }
     }
 
@@ -890,7 +898,7 @@ impl IntegratorConfig {
         match &self.method {
             MethodConfig::Bdf(b) => b.check(),
             MethodConfig::Tdg(t) => {
-                positive("dt", t.dt)?;
+                step_size("dt", t.dt)?;
                 if let Scheme::AlphaKappa(Kappa::Fixed(k)) = t.scheme {
                     positive("kappa", k)?;
                 }
@@ -919,7 +927,7 @@ impl IntegratorConfig {
             }
 
             MethodConfig::Gssss(g) => {
-                positive("dt", g.dt)?;
+                step_size("dt", g.dt)?;
                 positive("tol", g.newton.tol)?;
                 if g.newton.max_iter == 0 {
                     return Err(bad("max_iter", "`max_iter` must be at least 1"));
@@ -929,7 +937,7 @@ impl IntegratorConfig {
             MethodConfig::RungeKutta(r) => {
                 match r.step {
                     RkStep::Fixed { dt } => {
-                        positive("dt", dt)?;
+                        step_size("dt", dt)?;
                     }
                     RkStep::Adaptive {
                         rtol,
@@ -947,12 +955,7 @@ impl IntegratorConfig {
                             ));
                         }
                         positive("atol", atol)?;
-                        if max_step.is_nan() || max_step <= 0.0 {
-                            return Err(bad(
-                                "max_step",
-                                format!("`max_step` must be positive, got {max_step}"),
-                            ));
-                        }
+                        largest_step("max_step", max_step)?;
                     }
                 }
                 match r.stabilization {

@@ -20,8 +20,41 @@ use super::gssss::{ConstraintOption, Variant};
 /// anything is allocated.
 pub const MAX_STEPS: f64 = 1e9;
 
+/// The smallest step size (`dt`, `max_step`) a method accepts. The implicit
+/// methods' Newton matrices carry `dt²` and `1/dt²` (GSSSS: `M / (β dt²)`,
+/// seed 000 eq. 3.24; BDF: `M / (β h)²`): below about 1e-154 `dt²` is no
+/// longer a normal floating-point number and the matrix degenerates into a
+/// "singular" one (at dt = 1e-200 the pendulum's saddle-point matrix had a
+/// zero pivot). The floor keeps eight orders of margin above that.
+pub const MIN_STEP: f64 = 1e-150;
+
+/// A step size: positive, finite and at least [`MIN_STEP`].
+fn step_size(field: &'static str, v: f64) -> Result<f64, SettingsError> {
+    let v = positive(field, v)?;
+    if v < MIN_STEP {
+        return Err(bad(
+            field,
+            format!(
+                "`{field}` = {v:e} is below the smallest step {MIN_STEP:e} (its square, in the \
+                 Newton matrices, would no longer be a normal floating-point number)"
+            ),
+        ));
+    }
+    Ok(v)
+}
+
+/// The largest step of an adaptive method: as [`step_size`], but infinite
+/// (no limit) is allowed.
+fn largest_step(field: &'static str, v: f64) -> Result<f64, SettingsError> {
+    if v == f64::INFINITY {
+        Ok(v)
+    } else {
+        step_size(field, v)
+    }
+}
+
 /// Rejects a fixed step that needs more than [`MAX_STEPS`] steps to `t_end`.
-fn check_step_count(dt: f64, t_end: f64) -> Result<(), SettingsError> {
+pub(crate) fn check_step_count(dt: f64, t_end: f64) -> Result<(), SettingsError> {
     let steps = (t_end / dt).ceil();
     if steps > MAX_STEPS {
         return Err(bad(

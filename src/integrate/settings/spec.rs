@@ -19,7 +19,9 @@ use super::config::{
     Formulation, GssssSettings, IntegratorConfig, MethodConfig, RkSettings, RkStep, Stabilization,
     StepControl, DEFAULT_MAX_STEPS,
 };
-use super::{bad, check_option, check_step_count, positive, SettingsError, TCG};
+use super::{
+    bad, check_option, check_step_count, largest_step, positive, step_size, SettingsError, TCG,
+};
 
 /// The `[integrator]` table as written (all fields optional).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -209,6 +211,8 @@ impl IntegratorSpec {
             "factorization",
             format!("`factorization` must be \"auto\", \"lu\" or \"ldlt\", got \"{name}\""),
         ))?;
+        // The checks the library's configurations get too (step floor, ...).
+        config.check()?;
         Ok(config)
     }
 
@@ -378,7 +382,7 @@ impl IntegratorSpec {
                     ));
                 }
                 let atol = positive("atol", self.atol.unwrap_or(rtol / 10.0))?;
-                let max_step = positive("max_step", self.max_step.unwrap_or(t_end))?;
+                let max_step = largest_step("max_step", self.max_step.unwrap_or(t_end))?;
                 let max_steps = self.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
                 if max_steps == 0 {
                     return Err(bad("max_steps", "`max_steps` must be at least 1"));
@@ -391,7 +395,7 @@ impl IntegratorSpec {
                 }
             }
             "fixed" => RkStep::Fixed {
-                dt: positive(
+                dt: step_size(
                     "dt",
                     self.dt
                         .ok_or(bad("dt", "`dt` is required with fixed steps"))?,
@@ -527,7 +531,7 @@ impl IntegratorSpec {
     /// scheme (eq. 66): `alpha` (default 1, eq. 28), `dt`, `t_end` and the
     /// scaled Newton test's `rtol`, `atol`, `max_iter`; fixed steps.
     fn resolve_tdg(&self, scheme: Scheme) -> Result<IntegratorConfig, SettingsError> {
-        let dt = positive("dt", self.dt.ok_or(bad("dt", "`dt` is required"))?)?;
+        let dt = step_size("dt", self.dt.ok_or(bad("dt", "`dt` is required"))?)?;
         let t_end = positive(
             "t_end",
             self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
@@ -574,6 +578,7 @@ impl IntegratorSpec {
             }
         };
         let dt = pos("dt", self.dt)?;
+        step_size("dt", dt).map_err(|e| (e.field, e.message))?;
         let t_end = pos("t_end", self.t_end)?;
         check_step_count(dt, t_end).map_err(|e| (e.field, e.message))?;
         let tol = pos("tol", Some(self.tol.unwrap_or(1e-8)))?;
