@@ -69,7 +69,7 @@ pub struct EomLevel<'a> {
 }
 
 /// The local physics of one element type.
-pub trait Element: Send + Sync + 'static {
+pub trait Element: Clone + Send + Sync + 'static {
     /// Type name used in messages and output (e.g. `truss`).
     const KIND: &'static str;
 
@@ -199,6 +199,7 @@ pub struct RateForce<'a> {
 }
 
 /// A homogeneous block of elements of one type with the same number of DOFs.
+#[derive(Clone)]
 pub struct ElementBlock<E: Element> {
     elems: Vec<E>,
     names: Vec<String>,
@@ -274,6 +275,14 @@ pub trait ElementSet: Send + Sync {
     fn kinetic_energy(&self, i: usize, u: &[f64], v: &[f64]) -> f64;
     /// The block as `Any`, for the model builder's grouping.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+    /// A copy of the block (what makes [`crate::model::Model`] `Clone`).
+    fn clone_box(&self) -> Box<dyn ElementSet>;
+}
+
+impl Clone for Box<dyn ElementSet> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
 }
 
 /// Copies the entries `idx` of `src` into the front of `dst`.
@@ -287,6 +296,9 @@ pub fn gather(src: &[f64], idx: &[usize], dst: &mut [f64]) {
 impl<E: Element> ElementSet for ElementBlock<E> {
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
+    }
+    fn clone_box(&self) -> Box<dyn ElementSet> {
+        Box::new(self.clone())
     }
     fn is_dissipative(&self) -> bool {
         E::DISSIPATIVE

@@ -86,7 +86,7 @@ pub enum ConstraintLevel {
 }
 
 /// The local constraint equations of one joint type.
-pub trait Joint: Send + Sync + 'static {
+pub trait Joint: Clone + Send + Sync + 'static {
     /// Type name used in messages (e.g. `revolute`).
     fn kind(&self) -> &'static str;
 
@@ -150,6 +150,7 @@ pub trait Joint: Send + Sync + 'static {
 }
 
 /// A homogeneous block of joints of one Rust type with equal row and DOF counts.
+#[derive(Clone)]
 pub struct JointBlock<J: Joint> {
     joints: Vec<J>,
     names: Vec<String>,
@@ -252,6 +253,14 @@ pub trait JointSet: Send + Sync {
     fn phi_tt(&self, i: usize, u: &[f64], v: &[f64], t: f64, out: &mut [f64]);
     /// The block as `Any`, for the model builder's grouping.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+    /// A copy of the block (what makes [`crate::model::Model`] `Clone`).
+    fn clone_box(&self) -> Box<dyn JointSet>;
+}
+
+impl Clone for Box<dyn JointSet> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
 }
 
 impl<J: Joint> JointBlock<J> {
@@ -265,6 +274,9 @@ impl<J: Joint> JointBlock<J> {
 impl<J: Joint> JointSet for JointBlock<J> {
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
+    }
+    fn clone_box(&self) -> Box<dyn JointSet> {
+        Box::new(self.clone())
     }
     fn len(&self) -> usize {
         self.joints.len()

@@ -26,6 +26,7 @@ use crate::joint::{ConstraintLevel, JointSet};
 use crate::load::Load;
 
 /// A load with its name and global DOFs.
+#[derive(Clone)]
 pub struct LoadEntry {
     /// Load name.
     pub name: String,
@@ -36,6 +37,7 @@ pub struct LoadEntry {
 }
 
 /// An assembled mechanism description, ready for the assembler.
+#[derive(Clone)]
 pub struct Model {
     /// Spatial dimension (2 or 3).
     pub dim: usize,
