@@ -141,12 +141,7 @@ pub trait Element: Clone + Send + Sync + 'static {
 /// with respect to u_{n+1}, `c3 K(u~)`. The default [`Element::eom_force`],
 /// and the one of elements with a discrete gradient for weights other than
 /// the midpoint ones.
-pub fn force_at_level<E: Element>(
-    e: &E,
-    lvl: &EomLevel<'_>,
-    f: &mut [f64],
-    k: Option<&mut [f64]>,
-) {
+pub fn force_at_level<E: Element>(e: &E, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
     let n = e.ndof();
     match k {
         Some(k) => {

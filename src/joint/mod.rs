@@ -86,7 +86,7 @@ pub enum ConstraintLevel {
 }
 
 /// The local constraint equations of one joint type.
-pub trait Joint: Clone + Send + Sync + 'static {
+pub trait Joint: Send + Sync + 'static {
     /// Type name used in messages (e.g. `revolute`).
     fn kind(&self) -> &'static str;
 
@@ -263,7 +263,7 @@ impl Clone for Box<dyn JointSet> {
     }
 }
 
-impl<J: Joint> JointBlock<J> {
+impl<J: Joint + Clone> JointBlock<J> {
     fn local(&self, i: usize, u: &[f64]) -> [f64; MAX_LOCAL_DOFS] {
         let mut ul = [0.0; MAX_LOCAL_DOFS];
         gather(u, self.dofs(i), &mut ul[..self.ndof]);
@@ -271,7 +271,7 @@ impl<J: Joint> JointBlock<J> {
     }
 }
 
-impl<J: Joint> JointSet for JointBlock<J> {
+impl<J: Joint + Clone> JointSet for JointBlock<J> {
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }

@@ -286,7 +286,7 @@ impl Blocks<dyn ElementSet> {
 }
 
 impl Blocks<dyn JointSet> {
-    fn push<J: Joint>(&mut self, name: &str, j: J, dofs: &[usize]) {
+    fn push<J: Joint + Clone>(&mut self, name: &str, j: J, dofs: &[usize]) {
         let (rows, k) = (j.rows(), dofs.len());
         self.block((TypeId::of::<J>(), rows, k), || {
             Box::new(JointBlock::<J>::new(rows, k))
