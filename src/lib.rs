@@ -5,8 +5,8 @@
 //! residuals); integrators ([`integrate`]) see only those operators and solve
 //! each Newton step's saddle-point system with [`linalg::SaddlePointSolver`];
 //! [`run::Simulation`] drives the time loop and streams to a recorder
-//! ([`output`], HDF5); [`batch`] runs parameter sweeps of a model file in
-//! parallel (`flexmb batch`).
+//! ([`output`], HDF5); `batch` (feature `cli`) runs parameter sweeps of a
+//! model file in parallel (`flexmb batch`).
 //!
 //! A mechanism built in code and stepped ([`run::Stepper`]): advance it,
 //! look at it, go on.
@@ -49,7 +49,7 @@
 //! ```
 //!
 //! With `default-features = false` the crate is the engine alone: the
-//! command line and its parts ([`batch`], `bench`, `plot`) need the
+//! command line and its parts (`batch`, `bench`, `plot`) need the
 //! default feature `cli`.
 
 #![warn(missing_docs)]
