@@ -862,3 +862,358 @@ output.max_bytes = [1e9, 1e5]
     assert_eq!(results.len(), 4);
     assert!(results.iter().all(|r| r.failure.is_none()));
 }
+
+/// Runs the flexmb binary in `dir`: (exit code, stdout, stderr).
+fn flexmb_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_flexmb"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `batch --emit slurm` with a relative sweep and output folder: the three
+/// files under `OUT/slurm/`, every path in them absolute (the binary that
+/// emitted them, the sweep, the output folder), the array, cores and time
+/// given; bad options are clear errors (exit 2) and write nothing.
+#[test]
+fn cli_emit_slurm_scripts_and_bad_options() {
+    let dir = scratch("emit_slurm");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        sweeps().join("slider_crank_smoke.toml"),
+        dir.join("smoke.toml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        root().join("models/slider_crank_flexible.toml"),
+        dir.parent().unwrap().join("slider_crank_flexible.toml"),
+    )
+    .unwrap();
+    let args = [
+        "batch",
+        "smoke.toml",
+        "--emit",
+        "slurm",
+        "--shards",
+        "3",
+        "--cpus-per-task",
+        "2",
+        "--time",
+        "1-0:30",
+        "--out",
+        "res",
+    ];
+    let (code, stdout, stderr) = flexmb_in(&dir, &args);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let slurm = dir.join("res/slurm");
+    assert!(stdout.contains("4 cases in 3 array tasks"), "{stdout}");
+    assert!(stdout.contains(&format!("submit: {}", slurm.join("submit.sh").display())));
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_flexmb")).unwrap();
+    let (exe, sweep, out) = (
+        exe.to_str().unwrap(),
+        dir.join("smoke.toml"),
+        dir.join("res"),
+    );
+    let array = std::fs::read_to_string(slurm.join("array.sbatch")).unwrap();
+    for line in [
+        "#SBATCH --array=0-2\n".to_string(),
+        "#SBATCH --cpus-per-task=2\n".into(),
+        "#SBATCH --time=1-00:30:00\n".into(),
+        "#SBATCH --job-name=flexmb-smoke\n".into(),
+        format!(
+            "exec '{exe}' batch '{}' --shard \"${{SLURM_ARRAY_TASK_ID}}/3\" --resume",
+            sweep.display()
+        ),
+        format!(
+            "--jobs \"${{SLURM_CPUS_PER_TASK:-2}}\" --out '{}' --quiet\n",
+            out.display()
+        ),
+    ] {
+        assert!(array.contains(&line), "missing {line:?} in\n{array}");
+    }
+    let merge = std::fs::read_to_string(slurm.join("merge.sbatch")).unwrap();
+    assert!(merge.contains(&format!(
+        "exec '{exe}' batch-merge '{}' --out '{}' --shards 3\n",
+        sweep.display(),
+        out.display()
+    )));
+    let submit = std::fs::read_to_string(slurm.join("submit.sh")).unwrap();
+    assert!(
+        submit.contains("--dependency=afterok:\"$array\""),
+        "{submit}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(slurm.join("submit.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+    }
+
+    let bad = |extra: &[&str], want: &str| {
+        let mut a = vec!["batch", "smoke.toml", "--out", "bad"];
+        a.extend_from_slice(extra);
+        let (code, stdout, stderr) = flexmb_in(&dir, &a);
+        assert_eq!(code, Some(2), "{extra:?}: {stdout}{stderr}");
+        assert!(stderr.contains(want), "{extra:?}: {stderr}");
+        assert!(!dir.join("bad").exists(), "{extra:?} wrote files");
+    };
+    bad(
+        &["--emit", "slurm", "--shards", "0"],
+        "--shards 0: a job array needs at least 2 tasks",
+    );
+    bad(
+        &["--emit", "slurm", "--shards", "5"],
+        "--shards 5: the sweep has 4 cases",
+    );
+    bad(
+        &["--emit", "slurm", "--time", "2:99"],
+        "--time '2:99': seconds 99 is not below 60",
+    );
+    bad(
+        &["--emit", "slurm", "--time", "1h"],
+        "expected minutes M, M:S, H:M:S",
+    );
+    bad(
+        &["--emit", "slurm", "--cpus-per-task", "0"],
+        "--cpus-per-task 0",
+    );
+    bad(&["--emit", "pbs"], "--emit 'pbs': expected slurm or k8s");
+    bad(
+        &["--emit", "slurm", "--merge-after", "later"],
+        "expected ok or any",
+    );
+    bad(
+        &["--emit", "slurm", "--flexmb", "no/such/flexmb"],
+        "--flexmb no/such/flexmb: no such file",
+    );
+    bad(
+        &["--emit", "slurm", "--shard", "0/2"],
+        "cannot be used with",
+    );
+    bad(&["--shards", "2"], "--emit <slurm|k8s>");
+}
+
+/// The emitted Slurm scripts run without Slurm: each array task's script
+/// with its `SLURM_ARRAY_TASK_ID`, then the merge script, give the
+/// unsharded run's summary (the parameter and result columns but the wall
+/// times); `submit.sh` with a fake `sbatch` submits the array, then the
+/// merge with `--dependency=afterany:<array id>`, or only the tasks given.
+#[cfg(unix)]
+#[test]
+fn emitted_slurm_scripts_run_the_sweep() {
+    let dir = scratch("emit_run");
+    let sweep = sweeps().join("slider_crank_smoke.toml");
+    let (s, out) = (sweep.to_str().unwrap(), dir.join("res"));
+    let o = out.to_str().unwrap();
+    let (code, stdout, stderr) = flexmb_in(
+        root(),
+        &[
+            "batch",
+            s,
+            "--emit",
+            "slurm",
+            "--shards",
+            "2",
+            "--out",
+            o,
+            "--merge-after",
+            "any",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let script = |name: &str, env: &[(&str, &str)]| {
+        let out = std::process::Command::new("bash")
+            .arg(out.join("slurm").join(name))
+            .envs(env.iter().copied())
+            .current_dir("/")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for task in ["0", "1"] {
+        script(
+            "array.sbatch",
+            &[("SLURM_ARRAY_TASK_ID", task), ("SLURM_CPUS_PER_TASK", "1")],
+        );
+    }
+    let merged = script("merge.sbatch", &[]);
+    assert!(merged.contains("4 of 4 cases from 2 shards"), "{merged}");
+    let whole = dir.join("whole");
+    run(&Sweep::from_file(&sweep).unwrap(), &whole, 2);
+    let strip = |p: &Path| {
+        let (header, rows) = read_summary(p);
+        let wall = header.iter().position(|h| h == "wall_seconds").unwrap();
+        rows.into_iter()
+            .map(|mut r| {
+                r.remove(wall);
+                r
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        strip(&out.join("summary.csv")),
+        strip(&whole.join("summary.csv"))
+    );
+
+    // submit.sh against a stand-in sbatch that logs its arguments.
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = dir.join("sbatch.log");
+    let fake = bin.join("sbatch");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nn=$(wc -l < '{}')\necho \"$((41 + n));cluster\"\n",
+            log.display(),
+            log.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    assert_eq!(script("submit.sh", &[("PATH", &path)]), "42 43\n");
+    let slurm = out.join("slurm");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        calls,
+        format!(
+            "--parsable {}\n--parsable --dependency=afterany:42 {}\n",
+            slurm.join("array.sbatch").display(),
+            slurm.join("merge.sbatch").display()
+        )
+    );
+    let again = std::process::Command::new("bash")
+        .arg(slurm.join("submit.sh"))
+        .arg("1")
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&again.stdout), "44 45\n");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        calls.ends_with(&format!(
+            "--parsable --array=1 {}\n--parsable --dependency=afterany:44 {}\n",
+            slurm.join("array.sbatch").display(),
+            slurm.join("merge.sbatch").display()
+        )),
+        "{calls}"
+    );
+}
+
+/// `batch --emit k8s`: both manifests parse as YAML (serde_norway) into an
+/// indexed Job of N pods, each running shard `$JOB_COMPLETION_INDEX/N` with
+/// the given cores and time limit on the claimed volume mounted at the
+/// output folder, and a merge Job running `batch-merge` with the same paths.
+#[test]
+fn cli_emit_k8s_manifests_parse() {
+    use serde_norway::Value;
+    let dir = scratch("emit_k8s");
+    let sweep = sweeps().join("slider_crank.toml");
+    let (s, o) = (sweep.to_str().unwrap(), dir.join("out \"q\""));
+    let (code, stdout, stderr) = flexmb_in(
+        root(),
+        &[
+            "batch",
+            s,
+            "--emit",
+            "k8s",
+            "--shards",
+            "6",
+            "--cpus-per-task",
+            "4",
+            "--time",
+            "90",
+            "--out",
+            o.to_str().unwrap(),
+            "--flexmb",
+            env!("CARGO_BIN_EXE_flexmb"),
+            "--image",
+            "registry.example/flexmb:1.0",
+            "--claim",
+            "sweeps",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("30 cases in 6 indexed pods"), "{stdout}");
+    let load = |name: &str| -> Value {
+        let text = std::fs::read_to_string(o.join("k8s").join(name)).unwrap();
+        serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"))
+    };
+    let str_of = |v: &Value| {
+        v.as_str()
+            .unwrap_or_else(|| panic!("not a string: {v:?}"))
+            .to_string()
+    };
+    let exe = std::path::absolute(env!("CARGO_BIN_EXE_flexmb")).unwrap();
+    let (exe, out) = (exe.to_str().unwrap(), o.to_str().unwrap());
+
+    let job = load("shards.yaml");
+    assert_eq!(job["apiVersion"], "batch/v1");
+    assert_eq!(job["kind"], "Job");
+    assert_eq!(job["metadata"]["name"], "flexmb-slider-crank");
+    let spec = &job["spec"];
+    assert_eq!(spec["completionMode"], "Indexed");
+    assert_eq!(spec["completions"].as_u64(), Some(6));
+    assert_eq!(spec["parallelism"].as_u64(), Some(6));
+    let pod = &spec["template"]["spec"];
+    assert_eq!(pod["restartPolicy"], "Never");
+    assert_eq!(pod["activeDeadlineSeconds"].as_u64(), Some(5400));
+    let c = &pod["containers"][0];
+    assert_eq!(c["image"], "registry.example/flexmb:1.0");
+    assert_eq!(c["resources"]["requests"]["cpu"], "4");
+    assert_eq!(c["resources"]["limits"]["cpu"], "4");
+    let cmd: Vec<String> = c["command"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(str_of)
+        .collect();
+    assert_eq!(cmd[..2], ["sh", "-c"]);
+    assert_eq!(
+        cmd[2],
+        format!(
+            "exec '{exe}' batch '{s}' --shard \"${{JOB_COMPLETION_INDEX}}/6\" --resume --jobs 4 \
+             --out '{out}' --quiet"
+        )
+    );
+    assert_eq!(c["volumeMounts"][0]["mountPath"].as_str(), Some(out));
+    assert_eq!(
+        pod["volumes"][0]["persistentVolumeClaim"]["claimName"],
+        "sweeps"
+    );
+
+    let merge = load("merge.yaml");
+    assert_eq!(merge["kind"], "Job");
+    assert_eq!(merge["metadata"]["name"], "flexmb-slider-crank-merge");
+    let pod = &merge["spec"]["template"]["spec"];
+    let c = &pod["containers"][0];
+    let cmd: Vec<String> = c["command"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(str_of)
+        .collect();
+    assert_eq!(cmd, [exe, "batch-merge", s, "--out", out, "--shards", "6"]);
+    assert_eq!(c["volumeMounts"][0]["mountPath"].as_str(), Some(out));
+    assert_eq!(
+        pod["volumes"][0]["persistentVolumeClaim"]["claimName"],
+        "sweeps"
+    );
+}

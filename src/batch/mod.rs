@@ -1,8 +1,10 @@
 //! `flexmb batch`: a sweep of model variants run in parallel, one HDF5 file
 //! per case and a summary table (`summary.csv`, `summary.h5`), resumable,
 //! shardable across the tasks of a job array and merged with
-//! `flexmb batch-merge` (see `docs/batch.md`, `docs/cluster.md`).
+//! `flexmb batch-merge`, with job scripts for Slurm and Kubernetes
+//! (`flexmb batch --emit`; see `docs/batch.md`, `docs/cluster.md`).
 
+mod emit;
 mod merge;
 mod resume;
 mod run;
@@ -10,6 +12,9 @@ mod shard;
 mod summary;
 mod sweep;
 
+pub use emit::{
+    default_shards, write_emitted, EmitSpec, EmitTarget, EmittedFile, MergeAfter, WallTime,
+};
 pub use merge::{merge_shards, MergeReport};
 pub use run::{run_batch, BatchError, BatchOptions, CaseResult};
 pub use shard::Shard;

@@ -9,7 +9,8 @@ use std::time::Instant;
 use clap::Args;
 
 use flexmb::batch::{
-    merge_shards, run_batch, summary_file_name, BatchError, BatchOptions, Shard, Sweep,
+    default_shards, merge_shards, run_batch, summary_file_name, write_emitted, BatchError,
+    BatchOptions, EmitSpec, EmitTarget, MergeAfter, Shard, Sweep, WallTime,
 };
 
 use super::{progress_bar, EXIT_CASE_FAILED, EXIT_INTERRUPTED, EXIT_OUTPUT, EXIT_USAGE};
@@ -38,6 +39,38 @@ pub(crate) struct BatchArgs {
     /// No progress bar and no per-case lines.
     #[arg(short, long)]
     quiet: bool,
+    /// Run nothing: write job scripts that run the sweep as a cluster job
+    /// array plus a merge job, `slurm` (`OUT/slurm/`: array.sbatch,
+    /// merge.sbatch, submit.sh) or `k8s` (`OUT/k8s/`: shards.yaml,
+    /// merge.yaml); docs/cluster.md.
+    #[arg(long, value_name = "slurm|k8s", conflicts_with_all = ["shard", "jobs", "resume"])]
+    emit: Option<EmitTarget>,
+    /// --emit: array tasks N, task I running --shard I/N (default: one per
+    /// case, at most 1000).
+    #[arg(long, value_name = "N", requires = "emit")]
+    shards: Option<usize>,
+    /// --emit: cores per task, also each task's --jobs.
+    #[arg(long, value_name = "C", default_value_t = 1, requires = "emit")]
+    cpus_per_task: usize,
+    /// --emit: time limit of each task, in Slurm's formats (M, M:S, H:M:S,
+    /// D-H, D-H:M, D-H:M:S).
+    #[arg(long, value_name = "T", default_value = "01:00:00", requires = "emit")]
+    time: WallTime,
+    /// --emit: the flexmb binary the tasks run (default: this one).
+    #[arg(long, value_name = "PATH", requires = "emit")]
+    flexmb: Option<PathBuf>,
+    /// --emit slurm: start the merge after the array tasks all succeeded
+    /// (ok, `afterok`) or after they all ended however (any, `afterany`:
+    /// the merge then lists the missing cases and exits 6).
+    #[arg(long, value_name = "ok|any", default_value = "ok", requires = "emit")]
+    merge_after: MergeAfter,
+    /// --emit k8s: the container image, holding the flexmb binary, the sweep
+    /// and its base model at their paths here.
+    #[arg(long, default_value = "flexmb:latest", requires = "emit")]
+    image: String,
+    /// --emit k8s: the ReadWriteMany volume claim mounted at the output folder.
+    #[arg(long, default_value = "flexmb-results", requires = "emit")]
+    claim: String,
 }
 
 #[derive(Args)]
@@ -68,6 +101,9 @@ pub(crate) fn batch(args: &BatchArgs) -> ExitCode {
         let stem = args.sweep.file_stem().unwrap_or_default().to_string_lossy();
         PathBuf::from(format!("batch-{stem}"))
     });
+    if let Some(target) = args.emit {
+        return emit(args, target, &sweep, &out);
+    }
     let selected = sweep
         .cases
         .iter()
@@ -184,6 +220,78 @@ pub(crate) fn batch(args: &BatchArgs) -> ExitCode {
     } else {
         ExitCode::from(EXIT_CASE_FAILED)
     }
+}
+
+/// `flexmb batch --emit`: writes the job files and prints how to submit them.
+fn emit(args: &BatchArgs, target: EmitTarget, sweep: &Sweep, out: &Path) -> ExitCode {
+    let absolute = |what: &str, p: &Path| {
+        std::path::absolute(p).map_err(|e| format!("{what} {}: {e}", p.display()))
+    };
+    let flexmb = match &args.flexmb {
+        Some(p) if !p.is_file() => Err(format!("--flexmb {}: no such file", p.display())),
+        Some(p) => absolute("--flexmb", p),
+        None => std::env::current_exe().map_err(|e| format!("the flexmb binary's path: {e}")),
+    };
+    let paths = flexmb.and_then(|flexmb| {
+        Ok((
+            flexmb,
+            absolute("sweep", &args.sweep)?,
+            absolute("--out", out)?,
+        ))
+    });
+    let (flexmb, sweep_path, out) = match paths {
+        Ok(p) => p,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let spec = EmitSpec {
+        target,
+        flexmb,
+        sweep: sweep_path,
+        out,
+        cases: sweep.cases.len(),
+        shards: args
+            .shards
+            .unwrap_or_else(|| default_shards(sweep.cases.len())),
+        cpus_per_task: args.cpus_per_task,
+        time: args.time,
+        merge_after: args.merge_after,
+        image: args.image.clone(),
+        claim: args.claim.clone(),
+    };
+    let files = match spec.files() {
+        Ok(f) => f,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if let Err(e) = write_emitted(&files) {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_OUTPUT);
+    }
+    for f in &files {
+        outln!("wrote {}", f.path.display());
+    }
+    let dir = spec.dir();
+    match target {
+        EmitTarget::Slurm => outln!(
+            "{} cases in {} array tasks; submit: {} (prints ARRAY MERGE job ids)",
+            sweep.cases.len(),
+            spec.shards,
+            dir.join("submit.sh").display()
+        ),
+        EmitTarget::K8s => outln!(
+            "{} cases in {} indexed pods; submit: kubectl apply -f {}, once done: kubectl apply -f {}",
+            sweep.cases.len(),
+            spec.shards,
+            dir.join("shards.yaml").display(),
+            dir.join("merge.yaml").display()
+        ),
+    }
+    ExitCode::SUCCESS
 }
 
 pub(crate) fn batch_merge(args: &BatchMergeArgs) -> ExitCode {
