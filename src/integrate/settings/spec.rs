@@ -236,6 +236,17 @@ impl IntegratorSpec {
                 format!("`kappa` belongs to method \"alpha-kappa\"; method \"{name}\" has no such parameter"),
             ));
         }
+        let search = self.line_search.as_deref().unwrap_or("none");
+        if search != "none" && !matches!(name, "gssss" | "tcg" | "tdg" | "alpha-kappa") {
+            return Err(bad(
+                "line_search",
+                format!(
+                    "`line_search` = \"{search}\" globalizes the Newton iteration of methods \
+                     \"gssss\", \"tcg\", \"tdg\" and \"alpha-kappa\"; method \"{name}\" \
+                     cannot honour it"
+                ),
+            ));
+        }
         if name != "bdf" {
             for (field, set) in [
                 ("newton", self.newton.is_some()),
@@ -525,7 +536,9 @@ impl IntegratorSpec {
 
     /// Seed 002's time-discontinuous Galerkin scheme (eq. 47) or alpha–kappa
     /// scheme (eq. 66): `alpha` (default 1, eq. 28), `dt`, `t_end` and the
-    /// scaled Newton test's `rtol`, `atol`, `max_iter`; fixed steps.
+    /// scaled Newton test's `rtol`, `atol`, `max_iter`, `refactor` and
+    /// `line_search`; fixed steps. The GSSSS keys `tol`, `convergence` and
+    /// `jacobian` are that method's and not used here.
     fn resolve_tdg(&self, scheme: Scheme) -> Result<IntegratorConfig, SettingsError> {
         let dt = positive("dt", self.dt.ok_or(bad("dt", "`dt` is required"))?)?;
         let t_end = positive(
@@ -549,6 +562,9 @@ impl IntegratorSpec {
         if max_iter == 0 {
             return Err(bad("max_iter", "`max_iter` must be at least 1"));
         }
+        let (refactor, line_search) = self
+            .refactor_and_line_search()
+            .map_err(|(field, message)| SettingsError { field, message })?;
         let config = self.config(
             MethodConfig::Tdg(TdgSettings {
                 scheme,
@@ -557,12 +573,30 @@ impl IntegratorSpec {
                 rtol,
                 atol,
                 max_iter,
+                refactor,
+                line_search,
             }),
             dt,
             t_end,
         );
         config.check()?;
         Ok(config)
+    }
+
+    /// The Newton driver's `refactor` (default `"iteration"`) and
+    /// `line_search` (default `"none"`), checked.
+    fn refactor_and_line_search(&self) -> Result<(Refactor, LineSearch), (&'static str, String)> {
+        let refac = self.refactor.as_deref().unwrap_or("iteration");
+        let refactor = Refactor::from_name(refac).ok_or((
+            "refactor",
+            format!("`refactor` must be \"iteration\" or \"step\", got \"{refac}\""),
+        ))?;
+        let search = self.line_search.as_deref().unwrap_or("none");
+        let line_search = LineSearch::from_name(search).ok_or((
+            "line_search",
+            format!("`line_search` must be \"none\" or \"backtracking\", got \"{search}\""),
+        ))?;
+        Ok((refactor, line_search))
     }
 
     fn resolve_gssss(&self) -> Result<IntegratorConfig, (&'static str, String)> {
@@ -616,16 +650,8 @@ impl IntegratorSpec {
             None => None,
             a => Some(pos("atol", a)?),
         };
-        let refac = self.refactor.as_deref().unwrap_or("iteration");
-        let refactor = Refactor::from_name(refac).ok_or((
-            "refactor",
-            format!("`refactor` must be \"iteration\" or \"step\", got \"{refac}\""),
-        ))?;
-        let search = self.line_search.as_deref().unwrap_or("none");
-        let line_search = LineSearch::from_name(search).ok_or((
-            "line_search",
-            format!("`line_search` must be \"none\" or \"backtracking\", got \"{search}\""),
-        ))?;
+        let (refactor, line_search) = self.refactor_and_line_search()?;
+        let search = line_search.name();
         if line_search != LineSearch::None && stop != NewtonStop::Scaled {
             return Err((
                 "line_search",
