@@ -994,9 +994,25 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
         );
     }
 
-    let Scheme::AlphaKappa(kappa_setting) = s.scheme else {
-        return;
-    };
+    if let Scheme::AlphaKappa(kappa_setting) = s.scheme {
+        fill_alpha_kappa(sys, ws, kappa_setting, alpha, t_n, h);
+    }
+}
+
+/// The alpha–kappa part of [`fill`]: kappa, the velocity rows 2Rc, 6Rd and
+/// the velocity constraints Rh, Rg with their blocks (eqs. 66c, d, g, h, 71).
+fn fill_alpha_kappa(
+    sys: &System<'_>,
+    ws: &mut Workspace,
+    kappa_setting: Kappa,
+    alpha: f64,
+    t_n: f64,
+    h: f64,
+) {
+    let (asm, model) = (sys.asm, sys.model);
+    let (n, nb, k) = (ws.n, ws.nb, ws.k);
+    let t1 = t_n + h;
+    let blk = |i: usize, j: usize| i * k + j;
     // alpha–kappa: kappa (eq. 71, with B(q1), B(qj) from the constraint
     // rows), the mass blocks (regions that the terms above do not touch),
     // 2Rc, 6Rd (eqs. 66c, d) and the velocity constraints (66g, h).

@@ -418,74 +418,7 @@ impl IntegratorSpec {
                 ))
             }
         };
-        let metric = match self.projection.as_deref().unwrap_or("mass") {
-            "mass" => Metric::Mass,
-            "identity" => Metric::Identity,
-            other => {
-                return Err(bad(
-                    "projection",
-                    format!("`projection` must be \"mass\" or \"identity\", got \"{other}\""),
-                ))
-            }
-        };
-        let name = self
-            .stabilization
-            .as_deref()
-            .unwrap_or(if self.baumgarte.is_some() {
-                "baumgarte"
-            } else {
-                "none"
-            });
-        let stabilization = match name {
-            "none" => Stabilization::None,
-            "baumgarte" => {
-                let g = self.baumgarte.ok_or(bad(
-                    "baumgarte",
-                    "`stabilization = \"baumgarte\"` needs `baumgarte = [g1, g2]`",
-                ))?;
-                if g.iter().any(|x| !x.is_finite() || *x < 0.0) {
-                    return Err(bad(
-                        "baumgarte",
-                        format!(
-                            "Baumgarte's parameters must be finite and non-negative, got {}",
-                            crate::fmt::list(&g)
-                        ),
-                    ));
-                }
-                Stabilization::Baumgarte(g)
-            }
-            "pstab" => {
-                let datol = self.datol.unwrap_or(0.0);
-                if !(datol >= 0.0 && datol.is_finite()) {
-                    return Err(bad("datol", format!("`datol` must be >= 0, got {datol}")));
-                }
-                let passes = match self.pstab_passes.as_deref().unwrap_or("two") {
-                    "two" => Passes::Two,
-                    "converged" => Passes::Converged,
-                    other => {
-                        return Err(bad(
-                            "pstab_passes",
-                            format!(
-                                "`pstab_passes` must be \"two\" or \"converged\", got \"{other}\""
-                            ),
-                        ))
-                    }
-                };
-                Stabilization::PStab {
-                    datol,
-                    metric,
-                    passes,
-                }
-            }
-            other => {
-                return Err(bad(
-                    "stabilization",
-                    format!(
-                    "`stabilization` must be \"none\", \"baumgarte\" or \"pstab\", got \"{other}\""
-                ),
-                ))
-            }
-        };
+        let stabilization = self.resolve_stabilization()?;
         // `baumgarte` with another explicit stabilization, and `datol` without
         // PStab, are kept for that stabilization and unused here, like the
         // keys of another method (a sweep can vary `stabilization` alone).
@@ -583,6 +516,144 @@ impl IntegratorSpec {
         Ok(config)
     }
 
+    /// The GSSSS family and roots: a preset `scheme` (default `"midpoint"`),
+    /// or `family` with `rho1..3`; with the preset's name.
+    #[allow(clippy::type_complexity)]
+    fn resolve_family(&self) -> Result<(Family, [f64; 3], Option<String>), (&'static str, String)> {
+        if let (Some(scheme), Some(_)) = (&self.scheme, &self.family) {
+            if scheme != "gssss" {
+                return Err((
+                    "family",
+                    format!("give either a preset `scheme` (\"{scheme}\") or `family` with rho1..3, not both"),
+                ));
+            }
+        }
+        let explicit = self.family.is_some() || self.scheme.as_deref() == Some("gssss");
+        if !explicit {
+            // The roots belong to `family`: without it they would be ignored.
+            for (name, v) in [
+                ("rho1", self.rho1),
+                ("rho2", self.rho2),
+                ("rho3", self.rho3),
+            ] {
+                if v.is_some() {
+                    return Err((
+                        name,
+                        format!("`{name}` is given without `family` (u0 or v0); the preset `scheme` fixes the roots"),
+                    ));
+                }
+            }
+        }
+        let (family, rho, preset_name) = if explicit {
+            let family = match self.family.as_deref() {
+                Some("u0") | Some("U0") => Family::U0,
+                Some("v0") | Some("V0") => Family::V0,
+                Some(other) => {
+                    return Err((
+                        "family",
+                        format!("`family` must be \"u0\" or \"v0\", got \"{other}\""),
+                    ))
+                }
+                None => {
+                    return Err((
+                        "family",
+                        "scheme \"gssss\" needs `family` = \"u0\" or \"v0\"".into(),
+                    ))
+                }
+            };
+            let need = |name: &'static str, v: Option<f64>| {
+                v.ok_or((name, format!("`{name}` is required with `family`")))
+            };
+            (
+                family,
+                [
+                    need("rho1", self.rho1)?,
+                    need("rho2", self.rho2)?,
+                    need("rho3", self.rho3)?,
+                ],
+                None,
+            )
+        } else {
+            let name = self.scheme.clone().unwrap_or_else(|| "midpoint".into());
+            let (f, r) = preset(&name).map_err(|e| ("scheme", e))?;
+            (f, r, Some(name))
+        };
+        Ok((family, rho, preset_name))
+    }
+
+    /// The index-1 form's drift control (`stabilization`, `baumgarte`,
+    /// `datol`, `projection`, `pstab_passes`).
+    fn resolve_stabilization(&self) -> Result<Stabilization, SettingsError> {
+        let metric = match self.projection.as_deref().unwrap_or("mass") {
+            "mass" => Metric::Mass,
+            "identity" => Metric::Identity,
+            other => {
+                return Err(bad(
+                    "projection",
+                    format!("`projection` must be \"mass\" or \"identity\", got \"{other}\""),
+                ))
+            }
+        };
+        let name = self
+            .stabilization
+            .as_deref()
+            .unwrap_or(if self.baumgarte.is_some() {
+                "baumgarte"
+            } else {
+                "none"
+            });
+        let stabilization = match name {
+            "none" => Stabilization::None,
+            "baumgarte" => {
+                let g = self.baumgarte.ok_or(bad(
+                    "baumgarte",
+                    "`stabilization = \"baumgarte\"` needs `baumgarte = [g1, g2]`",
+                ))?;
+                if g.iter().any(|x| !x.is_finite() || *x < 0.0) {
+                    return Err(bad(
+                        "baumgarte",
+                        format!(
+                            "Baumgarte's parameters must be finite and non-negative, got {}",
+                            crate::fmt::list(&g)
+                        ),
+                    ));
+                }
+                Stabilization::Baumgarte(g)
+            }
+            "pstab" => {
+                let datol = self.datol.unwrap_or(0.0);
+                if !(datol >= 0.0 && datol.is_finite()) {
+                    return Err(bad("datol", format!("`datol` must be >= 0, got {datol}")));
+                }
+                let passes = match self.pstab_passes.as_deref().unwrap_or("two") {
+                    "two" => Passes::Two,
+                    "converged" => Passes::Converged,
+                    other => {
+                        return Err(bad(
+                            "pstab_passes",
+                            format!(
+                                "`pstab_passes` must be \"two\" or \"converged\", got \"{other}\""
+                            ),
+                        ))
+                    }
+                };
+                Stabilization::PStab {
+                    datol,
+                    metric,
+                    passes,
+                }
+            }
+            other => {
+                return Err(bad(
+                    "stabilization",
+                    format!(
+                    "`stabilization` must be \"none\", \"baumgarte\" or \"pstab\", got \"{other}\""
+                ),
+                ))
+            }
+        };
+        Ok(stabilization)
+    }
     /// The Newton driver's `refactor` (default `"iteration"`) and
     /// `line_search` (default `"none"`), checked.
     fn refactor_and_line_search(&self) -> Result<(Refactor, LineSearch), (&'static str, String)> {
@@ -662,64 +733,7 @@ impl IntegratorSpec {
             ));
         }
 
-        if let (Some(scheme), Some(_)) = (&self.scheme, &self.family) {
-            if scheme != "gssss" {
-                return Err((
-                    "family",
-                    format!("give either a preset `scheme` (\"{scheme}\") or `family` with rho1..3, not both"),
-                ));
-            }
-        }
-        let explicit = self.family.is_some() || self.scheme.as_deref() == Some("gssss");
-        if !explicit {
-            // The roots belong to `family`: without it they would be ignored.
-            for (name, v) in [
-                ("rho1", self.rho1),
-                ("rho2", self.rho2),
-                ("rho3", self.rho3),
-            ] {
-                if v.is_some() {
-                    return Err((
-                        name,
-                        format!("`{name}` is given without `family` (u0 or v0); the preset `scheme` fixes the roots"),
-                    ));
-                }
-            }
-        }
-        let (family, rho, preset_name) = if explicit {
-            let family = match self.family.as_deref() {
-                Some("u0") | Some("U0") => Family::U0,
-                Some("v0") | Some("V0") => Family::V0,
-                Some(other) => {
-                    return Err((
-                        "family",
-                        format!("`family` must be \"u0\" or \"v0\", got \"{other}\""),
-                    ))
-                }
-                None => {
-                    return Err((
-                        "family",
-                        "scheme \"gssss\" needs `family` = \"u0\" or \"v0\"".into(),
-                    ))
-                }
-            };
-            let need = |name: &'static str, v: Option<f64>| {
-                v.ok_or((name, format!("`{name}` is required with `family`")))
-            };
-            (
-                family,
-                [
-                    need("rho1", self.rho1)?,
-                    need("rho2", self.rho2)?,
-                    need("rho3", self.rho3)?,
-                ],
-                None,
-            )
-        } else {
-            let name = self.scheme.clone().unwrap_or_else(|| "midpoint".into());
-            let (f, r) = preset(&name).map_err(|e| ("scheme", e))?;
-            (f, r, Some(name))
-        };
+        let (family, rho, preset_name) = self.resolve_family()?;
         let coefficients = Gssss::new(family, rho).map_err(|e| ("scheme", e))?;
         let method = match self.form.as_deref().unwrap_or("a") {
             "a" => Variant::Single {
