@@ -434,21 +434,31 @@ mod tests {
         }
     }
 
+    /// Solves from `x0` (`atan`: `atan(x) = 0`, else `x^3 = 2`) with
+    /// fresh statistics.
+    fn run(
+        x0: f64,
+        atan: bool,
+        line_search: LineSearch,
+        refactor: Refactor,
+    ) -> (Scalar, Stats, Result<Outcome, Failure<()>>) {
+        let mut stats = Stats::with_capacity(50);
+        let mut s = Scalar::at(x0, atan);
+        let out = solve(&mut s, &policy(line_search, refactor), &mut stats, None);
+        (s, stats, out)
+    }
+
     /// Newton converges on a smooth root quadratically; modified Newton
     /// needs more iterations and fewer factorizations.
     #[test]
     fn converges() {
-        let mut stats = Stats::with_capacity(50);
-        let mut s = Scalar::at(1.0, false);
-        let p = policy(LineSearch::None, Refactor::Iteration);
-        let out = solve(&mut s, &p, &mut stats, None).unwrap();
+        let (s, stats, out) = run(1.0, false, LineSearch::None, Refactor::Iteration);
+        let out = out.unwrap();
         assert!((s.x - 2f64.cbrt()).abs() < 1e-12, "{}", s.x);
         assert!(out.iterations <= 8, "{out:?}");
         assert_eq!(stats.factorizations, out.iterations);
-        let mut stats = Stats::with_capacity(50);
-        let mut s = Scalar::at(1.2, false);
-        let p = policy(LineSearch::None, Refactor::Step);
-        let out = solve(&mut s, &p, &mut stats, None).unwrap();
+        let (s, stats, out) = run(1.2, false, LineSearch::None, Refactor::Step);
+        let out = out.unwrap();
         assert!((s.x - 2f64.cbrt()).abs() < 1e-12, "{}", s.x);
         assert!(stats.factorizations < out.iterations, "{stats:?}");
     }
@@ -458,10 +468,8 @@ mod tests {
     /// backtracks; the failure names its cause.
     #[test]
     fn line_search_converges_where_full_corrections_diverge() {
-        let mut stats = Stats::with_capacity(50);
-        let mut s = Scalar::at(3.0, true);
-        let p = policy(LineSearch::None, Refactor::Iteration);
-        let fail = solve(&mut s, &p, &mut stats, None).unwrap_err();
+        let (_, _, fail) = run(3.0, true, LineSearch::None, Refactor::Iteration);
+        let fail = fail.unwrap_err();
         assert!(
             matches!(
                 fail,
@@ -478,10 +486,8 @@ mod tests {
             "{reason}"
         );
         assert!(fail.reason(None).unwrap().ends_with("in a row"));
-        let mut stats = Stats::with_capacity(50);
-        let mut s = Scalar::at(3.0, true);
-        let p = policy(LineSearch::Backtracking, Refactor::Iteration);
-        solve(&mut s, &p, &mut stats, None).unwrap();
+        let (s, stats, out) = run(3.0, true, LineSearch::Backtracking, Refactor::Iteration);
+        out.unwrap();
         assert!(s.x.abs() < 1e-9, "{}", s.x);
         assert!(stats.backtracks > 0);
     }
@@ -489,12 +495,10 @@ mod tests {
     /// A singular matrix is the system's error; a non-finite residual stops.
     #[test]
     fn errors() {
-        let mut stats = Stats::with_capacity(50);
-        let mut s = Scalar::at(0.0, false);
-        let p = policy(LineSearch::None, Refactor::Iteration);
-        assert_eq!(solve(&mut s, &p, &mut stats, None), Err(Failure::Error(())));
-        let mut s = Scalar::at(f64::NAN, false);
-        let fail = solve(&mut s, &p, &mut stats, None).unwrap_err();
+        let (_, _, out) = run(0.0, false, LineSearch::None, Refactor::Iteration);
+        assert_eq!(out, Err(Failure::Error(())));
+        let (_, stats, fail) = run(f64::NAN, false, LineSearch::None, Refactor::Iteration);
+        let fail = fail.unwrap_err();
         assert!(matches!(
             fail,
             Failure::Stopped {

@@ -102,6 +102,9 @@ pub struct IntegratorSpec {
     pub kappa: Option<KappaChoice>,
 }
 
+/// A GSSSS family, its roots and the preset's name (when a preset).
+type FamilyChoice = (Family, [f64; 3], Option<String>);
+
 /// kappa as written: a number or `"auto"` (also a number written as a
 /// string, as on the command line). Checked by [`IntegratorSpec::resolve`].
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -518,8 +521,7 @@ impl IntegratorSpec {
 
     /// The GSSSS family and roots: a preset `scheme` (default `"midpoint"`),
     /// or `family` with `rho1..3`; with the preset's name.
-    #[allow(clippy::type_complexity)]
-    fn resolve_family(&self) -> Result<(Family, [f64; 3], Option<String>), (&'static str, String)> {
+    fn resolve_family(&self) -> Result<FamilyChoice, (&'static str, String)> {
         if let (Some(scheme), Some(_)) = (&self.scheme, &self.family) {
             if scheme != "gssss" {
                 return Err((
