@@ -9,6 +9,7 @@ use flexmb::input::load_model_file;
 use flexmb::integrate::galerkin::{Kappa, Scheme, Tdg, TdgSettings};
 use flexmb::integrate::State;
 use flexmb::integrate::{system, IntegratorSpec};
+use flexmb::integrate::{LineSearch, Refactor};
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 
@@ -150,6 +151,8 @@ fn tdg_newton_matrix_against_finite_differences() {
             rtol: 1e-6,
             atol: None,
             max_iter: 10,
+            refactor: Refactor::Iteration,
+            line_search: LineSearch::None,
         };
         let mut tdg = Tdg::new(&sys, "tdg".into(), vec![], settings, Default::default()).unwrap();
         let (n, m) = (model.n_dofs(), model.n_constraints());
@@ -231,6 +234,8 @@ fn alpha_kappa_reduced_solve_equals_full_solve() {
                 rtol: 1e-8,
                 atol: None,
                 max_iter: 10,
+                refactor: Refactor::Iteration,
+                line_search: LineSearch::None,
             };
             let mut tdg =
                 Tdg::new(&sys, "ak".into(), vec![], settings, Default::default()).unwrap();
@@ -306,6 +311,8 @@ fn alpha_kappa_exact_newton_matrix_with_kappa_derivative() {
             rtol: 1e-6,
             atol: None,
             max_iter: 10,
+            refactor: Refactor::Iteration,
+            line_search: LineSearch::None,
         };
         let mut tdg = Tdg::new(&sys, "ak".into(), vec![], settings, Default::default()).unwrap();
         let (n, m) = (model.n_dofs(), model.n_constraints());
@@ -746,6 +753,8 @@ fn alpha_kappa_case_d_step_equations_fold() {
         rtol: 1e-6,
         atol: None,
         max_iter: 30,
+        refactor: Refactor::Iteration,
+        line_search: LineSearch::None,
     };
     let mut tdg = Tdg::new(&sys, "ak".into(), vec![], settings, Default::default()).unwrap();
     let pattern = tdg.block_pattern().clone();
@@ -810,4 +819,89 @@ fn alpha_kappa_case_d_step_equations_fold() {
         "the continuation never stopped at h' = 0.003"
     );
     assert!(cond > 100.0 * cond_half, "{cond_half:e} -> {cond:e}");
+}
+
+/// The backtracking line search (docs/theory/gssss.md §12a) runs through the
+/// Newton driver for TDG and alpha–kappa too: the hanging beam L1 (40
+/// elements) at dt 0.1 diverges in step 1 under full corrections and runs
+/// with the search, pinned, falling, its energy decaying; its residual
+/// evaluations exceed its factorizations by the backtracks. Modified Newton
+/// (`refactor = "step"`) factors fewer matrices on case b and ends at the
+/// full Newton's state to the tolerance. `line_search` given to a method
+/// without the driver's Newton iteration is refused, naming the method and
+/// the setting.
+#[test]
+fn line_search_and_modified_newton_with_tdg_and_alpha_kappa() {
+    for m in ["tdg", "alpha-kappa"] {
+        let spec = |search: &str| IntegratorSpec {
+            line_search: Some(search.into()),
+            ..method(m, 0.1, 0.2)
+        };
+        let (plain, _) = run("hanging_beam", &spec("none"));
+        let failure = plain.failure.expect("full corrections diverge").to_string();
+        assert!(
+            failure.contains("step 1 ") && failure.contains("divergence"),
+            "{m}: {failure}"
+        );
+        let (searched, rec) = run("hanging_beam", &spec("backtracking"));
+        println!("L1 40, dt 0.1, {m}, line search: {}", searched.line());
+        assert!(searched.failure.is_none(), "{m}: {}", searched.line());
+        assert_eq!(searched.steps, 2, "{m}");
+        assert!(stat(&searched, "nfcn") > stat(&searched, "njac"), "{m}");
+        let pin = max_constraint(&rec.constraints, |c| c.position);
+        assert!(pin <= 1e-9, "{m}: pin violation {pin:e}");
+        // The tip node's x, y (4 coordinates per node, 40 elements) at
+        // t = 0.2: the free end still falls freely, y = -g t^2 / 2.
+        let (x, y) = (160, 161);
+        let (length, free_fall) = (rec.u[0][x], -0.5 * 9.81 * 0.2 * 0.2);
+        assert!(length > 0.0 && rec.u[0][y] == 0.0, "{m}");
+        let fall = rec.u[2][y];
+        assert!((fall - free_fall).abs() <= 1e-3, "{m}: tip at y = {fall}");
+        let reach = rec.u[2][x].hypot(rec.u[2][y]);
+        assert!(reach <= 1.001 * length, "{m}: tip at {reach} of {length}");
+        let (rise, loss) = rise_and_loss(&rec);
+        assert!(
+            rise <= 0.0 && loss > 0.0,
+            "{m}: rise {rise:e}, loss {loss:e}"
+        );
+    }
+    for m in ["tdg", "alpha-kappa"] {
+        let base = if m == "tdg" {
+            tdg(0.5, 0.01, 1.0, 1e-8)
+        } else {
+            alpha_kappa(0.5, "1", 0.01, 1.0, 1e-8)
+        };
+        let (full, a) = run("seed002_b", &base);
+        let (modified, b) = run(
+            "seed002_b",
+            &IntegratorSpec {
+                refactor: Some("step".into()),
+                ..base
+            },
+        );
+        println!("case b, {m}, modified Newton: {}", modified.line());
+        assert!(modified.failure.is_none(), "{m}: {}", modified.line());
+        assert!(
+            stat(&modified, "njac") < stat(&full, "njac"),
+            "{m}: {} vs {}",
+            modified.line(),
+            full.line()
+        );
+        let apart = max_diff(a.u.last().unwrap(), b.u.last().unwrap());
+        assert!(apart <= 1e-6, "{m}: final states apart by {apart:e}");
+    }
+    let file = || load_model_file(model_path("seed002_b")).unwrap();
+    for m in ["rk4", "dopri5", "epm", "bdf"] {
+        let e = file()
+            .integrator(&IntegratorSpec {
+                line_search: Some("backtracking".into()),
+                ..method(m, 0.01, 1.0)
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`line_search`") && e.contains(&format!("method \"{m}\"")),
+            "{m}: {e}"
+        );
+    }
 }

@@ -72,6 +72,7 @@
 
 pub mod blocks;
 pub mod reduce;
+mod step;
 
 use crate::assembly::{dot, DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
 use crate::element::{EomLevel, LevelWeights};
@@ -79,13 +80,13 @@ use crate::integrate::AttrValue;
 use crate::linalg::{SaddlePointSolver, SolveError};
 
 use super::initial::consistent_initial;
-use super::newton::{weighted_rms, RoundOff, ScaledTest, Verdict, DIVERGENT_GROWTHS};
+use super::newton::{self, Failure, LineSearch, NewtonStop, Policy, Refactor, RoundOff};
 use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 use blocks::{add_scaled, add_slots, clear, BlockPattern, ALL, COLUMN, MASS, ROWS, STIFF};
 use reduce::Reduction;
 
-/// Statistics of a TDG step: Newton iterations, residual evaluations,
-/// Newton-matrix evaluations (each is factored).
+/// Statistics of a TDG step: Newton iterations, residual evaluations
+/// (iterations and line-search backtracks), factored Newton matrices.
 pub(crate) const STATS: [StatSpec; 3] = [
     StatSpec::count("newton_iterations"),
     StatSpec::count("nfcn"),
@@ -133,6 +134,24 @@ pub struct TdgSettings {
     pub atol: Option<f64>,
     /// Newton iteration limit per step.
     pub max_iter: u32,
+    /// When the block matrix is factored (`Step`: modified Newton; the
+    /// matrix is still filled with every residual).
+    pub refactor: Refactor,
+    /// Globalization of the Newton iteration (docs/theory/gssss.md §12a).
+    pub line_search: LineSearch,
+}
+
+impl TdgSettings {
+    /// The Newton driver's policy: the scaled test, the refresh and the
+    /// line search as set.
+    pub fn policy(&self) -> Policy {
+        Policy {
+            max_iter: self.max_iter,
+            stop: NewtonStop::Scaled,
+            refactor: self.refactor,
+            line_search: self.line_search,
+        }
+    }
 }
 
 /// The regions of the TDG blocks (rows [Ra; Rf], [3Rb; Re]; columns
@@ -178,17 +197,11 @@ enum NewtonSolver {
 }
 
 impl NewtonSolver {
-    /// Factors the block matrix with `values` and solves `rhs` in place.
-    fn solve(&mut self, values: &[f64], rhs: &mut [f64]) -> Result<(), SolveError> {
+    /// Factors the block matrix with `values`.
+    fn factor(&mut self, values: &[f64]) -> Result<(), SolveError> {
         match self {
-            NewtonSolver::Full(s) => {
-                s.factor(values)?;
-                s.solve(rhs)
-            }
-            NewtonSolver::Reduced(r) => {
-                r.factor(values)?;
-                r.solve(rhs)
-            }
+            NewtonSolver::Full(s) => s.factor(values),
+            NewtonSolver::Reduced(r) => r.factor(values),
         }
     }
 
@@ -208,6 +221,8 @@ pub struct Tdg {
     settings: TdgSettings,
     grid: FixedGrid,
     ws: Workspace,
+    /// The Newton iterations of the current step.
+    stats: newton::Stats,
 }
 
 /// Vectors, block systems and solvers reused by every step.
@@ -269,7 +284,6 @@ struct Workspace {
     start_solver: SaddlePointSolver,
     start_sys: SaddleSystem,
     round_off: RoundOff,
-    history: Vec<(f64, f64)>,
     /// a and lambda of the previous step (for [`Integrator::aligned`]).
     a_prev: Vec<f64>,
     lam_prev: Vec<f64>,
@@ -387,6 +401,7 @@ impl Tdg {
             parameters,
             settings,
             grid: FixedGrid::new(0.0, settings.dt),
+            stats: newton::Stats::with_capacity(settings.max_iter),
             ws: Workspace {
                 n,
                 nb,
@@ -430,7 +445,6 @@ impl Tdg {
                     mass_scale: max_abs(sys.asm.mass_matrix().data()),
                     stiffness_scale,
                 },
-                history: Vec::with_capacity(settings.max_iter as usize),
                 a_prev: z(n),
                 lam_prev: z(m),
                 stepped: false,
@@ -529,7 +543,6 @@ impl Tdg {
         at_step_start(sys, ws, state.t);
 
         let ro = ws.round_off;
-        let atol_u = s.atol.unwrap_or(s.rtol * ro.coord_scale);
         // Round-off of the forces: that of M (v - vn)/h for coordinates known
         // to their round-off (the largest mass coefficient of the block
         // matrix, 18 / ((1 + alpha) h^2) for TDG, 6/h^2 for alpha–kappa
@@ -537,133 +550,50 @@ impl Tdg {
         // (docs/theory/gssss.md §12).
         let floor_l = ro.force_floor(ro.coord_floor() * 18.0 / ((1.0 + s.alpha) * h * h));
         let t_next = state.t + h;
-        let mut test = ScaledTest::default();
-        let mut iterations = 0;
-        let mut converged = false;
-        let mut residual_norm = f64::NAN;
-        ws.history.clear();
-        while iterations < s.max_iter {
-            iterations += 1;
-            fill(sys, ws, &s, state.t, h);
-            residual_norm = max_abs(&ws.res);
-            if !residual_norm.is_finite() {
-                ws.history.push((residual_norm, f64::NAN));
-                break;
-            }
-            // Force scale: |M (v1 - vn)/h - M g| + |the other forces of Ra|.
-            for i in 0..n {
-                ws.w[i] = (ws.v1[i] - ws.vn[i]) / h;
-            }
-            ws.inertia.fill(0.0);
-            sys.asm.mass_mul_add(&ws.w, &mut ws.inertia);
-            sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
-            let force_scale = ws.res[..n]
-                .iter()
-                .zip(&ws.inertia)
-                .fold(0.0_f64, |mx, (e, f)| mx.max(f.abs() + (e - f).abs()));
-            let f_tol = (s.rtol * force_scale).max(floor_l);
-            let mut residual_ratio =
-                max_abs(&ws.res[..n]).max(max_abs(&ws.res[nb..nb + n]) / 3.0) / f_tol;
-            residual_ratio = residual_ratio.max(
-                max_abs(&ws.res[n..nb]).max(max_abs(&ws.res[nb + n..2 * nb]))
-                    / atol_u.max(ro.coord_floor()),
-            );
-            if k == 4 {
-                // Kinematic rows (momentum units) and velocity constraints.
-                residual_ratio = residual_ratio
-                    .max(
-                        max_abs(&ws.res[2 * nb..2 * nb + n])
-                            .max(max_abs(&ws.res[3 * nb..3 * nb + n]) / 3.0)
-                            / (2.0 * f_tol * h),
-                    )
-                    .max(
-                        max_abs(&ws.res[2 * nb + n..3 * nb]).max(max_abs(&ws.res[3 * nb + n..]))
-                            / (atol_u.max(ro.coord_floor()) / h),
-                    );
-            }
-
-            ws.pattern.gather(&ws.blocks, &mut ws.values);
-            for (r, e) in ws.rhs.iter_mut().zip(&ws.res) {
-                *r = -e;
-            }
-            if let Err(e) = ws.solver.solve(&ws.values, &mut ws.rhs) {
-                return Err(singular(state.step + 1, t_next, e));
-            }
-            if ws.kappa_free {
-                // Exact Newton with kappa's derivative (Sherman–Morrison):
-                // (J0 + u g^T)^-1 r = y - z (g^T y) / (1 + g^T z), y = J0^-1 r,
-                // z = J0^-1 u. Where 1 + g^T z vanishes the exact matrix is
-                // singular and the step keeps y (kappa held).
-                ws.sm.copy_from_slice(&ws.dres_dkappa);
-                if let Err(e) = ws.solver.solve_again(&mut ws.sm) {
-                    return Err(singular(state.step + 1, t_next, e));
-                }
-                let denom = 1.0 + dot(&ws.dkappa, &ws.sm);
-                if denom.abs() >= 1e-8 {
-                    let f = dot(&ws.dkappa, &ws.rhs) / denom;
-                    for (r, z) in ws.rhs.iter_mut().zip(&ws.sm) {
-                        *r -= f * z;
-                    }
-                }
-            }
-            for (x, d) in ws.x.iter_mut().zip(&ws.rhs) {
-                *x += d;
-            }
-            // Block b: coordinates (b < 2) or velocities in their units,
-            // multipliers lambda in force units, eta in momentum units.
-            let atol_l = atol_u / ro.coord_scale * force_scale;
-            let (x, dx) = (&ws.x, &ws.rhs);
-            let unit = |b: usize| if b < 2 { 1.0 } else { 1.0 / h };
-            let inc_u = weighted_rms((0..k).flat_map(|b| {
-                (b * nb..b * nb + n).map(move |i| {
-                    let w =
-                        (s.rtol * x[i].abs() + atol_u * unit(b)).max(ro.coord_floor() * unit(b));
-                    (dx[i], w)
-                })
-            }));
-            let inc_l = weighted_rms((0..k).flat_map(|b| {
-                (b * nb + n..(b + 1) * nb).map(move |i| {
-                    let w = (s.rtol * x[i].abs() + atol_l / unit(b)).max(floor_l / unit(b));
-                    (dx[i], w)
-                })
-            }));
-            let ratio = inc_u.max(inc_l);
-            ws.history.push((residual_norm, ratio));
-            match test.judge(ratio, residual_ratio) {
-                Verdict::Converged => {
-                    converged = true;
-                    break;
-                }
-                Verdict::Diverged => break,
-                Verdict::Continue => {}
-            }
-        }
-        if !converged {
-            let reason = match ws.history.last() {
-                Some((r, _)) if !r.is_finite() => "the residual became non-finite".to_string(),
-                _ if iterations < s.max_iter => format!(
-                    "divergence: the weighted correction grew in {DIVERGENT_GROWTHS} iterations in a row"
-                ),
-                _ => format!("no convergence in {} iterations", s.max_iter),
-            };
-            let mut largest = Vec::new();
-            let names = ["", " (jump state)", " (end velocity)", " (jump velocity)"];
-            for (b, name) in names.iter().enumerate().take(k) {
-                largest.extend(
-                    crate::integrate::largest_entries(sys.model, &ws.res[b * nb..(b + 1) * nb], 2)
+        let mut system = step::StepSystem {
+            sys,
+            ws,
+            settings: &s,
+            t_n: state.t,
+            h,
+            step: state.step + 1,
+            atol_u: s.atol.unwrap_or(s.rtol * ro.coord_scale),
+            floor_l,
+            f_tol: 0.0,
+            f_tol_first: None,
+            force_scale: 0.0,
+        };
+        let stats = &mut self.stats;
+        stats.reset();
+        let outcome = newton::solve(&mut system, &s.policy(), stats, None);
+        let ws = &mut self.ws;
+        let out = match outcome {
+            Ok(out) => out,
+            Err(Failure::Error(e)) => return Err(e),
+            Err(failure @ Failure::Stopped { iterations, .. }) => {
+                let mut largest = Vec::new();
+                let names = ["", " (jump state)", " (end velocity)", " (jump velocity)"];
+                for (b, name) in names.iter().enumerate().take(k) {
+                    largest.extend(
+                        crate::integrate::largest_entries(
+                            sys.model,
+                            &ws.res[b * nb..(b + 1) * nb],
+                            2,
+                        )
                         .into_iter()
                         .map(|(what, v)| (format!("{what}{name}"), v)),
-                );
+                    );
+                }
+                return Err(StepError::NewtonFailed {
+                    step: state.step + 1,
+                    time: t_next,
+                    iterations,
+                    reason: failure.reason(None).unwrap_or_default(),
+                    history: stats.history.clone(),
+                    largest,
+                });
             }
-            return Err(StepError::NewtonFailed {
-                step: state.step + 1,
-                time: t_next,
-                iterations,
-                reason,
-                history: ws.history.clone(),
-                largest,
-            });
-        }
+        };
         current_velocities(ws, &s, h);
         ws.a_prev.copy_from_slice(&state.a);
         ws.lam_prev.copy_from_slice(&state.lambda);
@@ -677,8 +607,8 @@ impl Tdg {
         state.step += 1;
         ws.stepped = true;
         Ok(Converged {
-            iterations,
-            residual: residual_norm,
+            iterations: out.iterations,
+            residual: out.residual,
         })
     }
 }
@@ -687,14 +617,6 @@ impl Tdg {
 struct Converged {
     iterations: u32,
     residual: f64,
-}
-
-fn singular(step: u64, time: f64, e: SolveError) -> StepError {
-    StepError::Singular {
-        step,
-        time,
-        diagnosis: format!("{e} (the block Newton matrix of docs/theory/galerkin.md §2)"),
-    }
 }
 
 /// What a step's start state fixes: the elements' true force P(qn) (its
@@ -1072,9 +994,25 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
         );
     }
 
-    let Scheme::AlphaKappa(kappa_setting) = s.scheme else {
-        return;
-    };
+    if let Scheme::AlphaKappa(kappa_setting) = s.scheme {
+        fill_alpha_kappa(sys, ws, kappa_setting, alpha, t_n, h);
+    }
+}
+
+/// The alpha–kappa part of [`fill`]: kappa, the velocity rows 2Rc, 6Rd and
+/// the velocity constraints Rh, Rg with their blocks (eqs. 66c, d, g, h, 71).
+fn fill_alpha_kappa(
+    sys: &System<'_>,
+    ws: &mut Workspace,
+    kappa_setting: Kappa,
+    alpha: f64,
+    t_n: f64,
+    h: f64,
+) {
+    let (asm, model) = (sys.asm, sys.model);
+    let (n, nb, k) = (ws.n, ws.nb, ws.k);
+    let t1 = t_n + h;
+    let blk = |i: usize, j: usize| i * k + j;
     // alpha–kappa: kappa (eq. 71, with B(q1), B(qj) from the constraint
     // rows), the mass blocks (regions that the terms above do not touch),
     // 2Rc, 6Rd (eqs. 66c, d) and the velocity constraints (66g, h).
@@ -1237,8 +1175,11 @@ impl Integrator for Tdg {
         let mut report = StepReport::new(h);
         report.newton_iterations = c.iterations;
         report.residual = c.residual;
-        let it = f64::from(c.iterations);
-        report.stats[..4].copy_from_slice(&[it, it, it, self.ws.kappa]);
+        // Residual evaluations: one per iteration and one per backtrack of
+        // the line search; matrix evaluations: the factored ones.
+        let nfcn = f64::from(self.stats.iterations + self.stats.backtracks);
+        let njac = f64::from(self.stats.factorizations);
+        report.stats[..4].copy_from_slice(&[f64::from(c.iterations), nfcn, njac, self.ws.kappa]);
         Ok(report)
     }
 

@@ -8,21 +8,21 @@
 //! solves with the saddle-point LU and corrects the iterates with the chi_C
 //! coefficients; the convergence test is described in [`crate::integrate::newton`].
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::element::EomLevel;
+use crate::element::{EomLevel, LevelWeights};
 use crate::integrate::AttrValue;
 use crate::linalg::{SaddlePointSolver, SolveError};
 
 use super::predictor::{Outcome, Predictor, PredictorChoice};
-use super::residual::{constraint_force, fill_step, StepInput};
+use super::residual::{constraint_force, fill_step, ConstraintForce, StepInput};
 use super::scheme::{ConstraintOption, LinearScheme, PredCorr};
 use super::Variant;
 use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::integrate::initial::consistent_initial;
 use crate::integrate::newton::{
-    weighted_rms, Backtracking, LineSearch, NewtonSettings, NewtonStop, NewtonTimings, RoundOff,
-    ScaledTest, Trial, Verdict, DIVERGENT_GROWTHS, FLOOR_FACTOR, MAX_BACKTRACKS,
+    self, weighted_rms, Correction, Failure, NewtonSettings, NewtonStop, NewtonTimings,
+    NonlinearSystem, RoundOff, FLOOR_FACTOR,
 };
 use crate::integrate::settings::{GssssSettings, StepControl};
 use crate::integrate::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
@@ -57,6 +57,8 @@ pub struct OneStepIntegrator {
     ws: Workspace,
     /// Time split of the Newton iterations, when measured.
     timings: Option<NewtonTimings>,
+    /// The Newton iterations of the current step (all its attempts).
+    stats: newton::Stats,
 }
 
 /// Vectors and solver reused by every step (no allocation in the time loop).
@@ -74,16 +76,12 @@ struct Workspace {
     rhs: Vec<f64>,
     sys: SaddleSystem,
     solver: SaddlePointSolver,
-    history: Vec<(f64, f64)>,
     stepped: bool,
     scheme: Option<(f64, LinearScheme)>,
     /// The model's round-off scales at u_0 (the floors of the convergence tests).
     round_off: RoundOff,
     /// `M (a~ - g)` of the current iterate (force scale of the scaled test).
     inertia: Vec<f64>,
-    /// Iterations, factorizations and line-search backtracks of the step's
-    /// attempts so far.
-    spent: (u32, u32, u32),
     /// The predictor a step tries first (the scaled test's policy).
     predictor: PredictorChoice,
     /// Whether the last iteration's scaled test saw a growing correction.
@@ -109,6 +107,201 @@ impl Workspace {
         }
         for (l, x) in self.lam.iter_mut().zip(xl) {
             *l += by * x;
+        }
+    }
+}
+
+/// The equations of one step for [`newton::solve`]: the residual and
+/// Newton matrix of [`fill_step`] at the iterate in the workspace, its
+/// saddle-point solve, and the stop tests' scales (docs/theory/gssss.md §12).
+struct StepSystem<'a, 's> {
+    sys: &'a System<'s>,
+    ws: &'a mut Workspace,
+    w: LevelWeights,
+    forces: ConstraintForce,
+    /// The predictor–corrector coefficients on the unknown of u_{n+1}, u~, v~, a~.
+    coefs: [f64; 4],
+    w1: f64,
+    delta3: f64,
+    t: [f64; 2],
+    /// The step's number (of the singular-matrix error).
+    step: u64,
+    scaled: bool,
+    tol: f64,
+    rtol: f64,
+    atol_u: f64,
+    floor_a: f64,
+    floor_l: f64,
+    /// `|M (a~ - g)| + |the other forces|` at the last assembly.
+    force_scale: f64,
+    /// The weight of the force rows in the line search's norm, fixed at the
+    /// step's first assembly.
+    force_weight: Option<f64>,
+}
+
+impl<'a, 's> StepSystem<'a, 's> {
+    fn new(
+        sys: &'a System<'s>,
+        ws: &'a mut Workspace,
+        sch: &LinearScheme,
+        option: ConstraintOption,
+        newton: &NewtonSettings,
+        pc: [PredCorr; 4],
+        t: [f64; 2],
+    ) -> Self {
+        let w = sch.level_weights();
+        let ro = ws.round_off;
+        let floor_a = FLOOR_FACTOR * f64::EPSILON * ro.coord_scale / sch.accel_scale();
+        let rtol = newton.scaled.rtol;
+        StepSystem {
+            sys,
+            forces: constraint_force(option, newton.jacobian, sch.w1, w.c3),
+            w,
+            coefs: pc.map(|p| p.c),
+            w1: sch.w1,
+            delta3: sch.unknown[3],
+            t,
+            step: 0,
+            scaled: newton.stop == NewtonStop::Scaled,
+            tol: newton.tol,
+            rtol,
+            atol_u: newton.scaled.atol.unwrap_or(rtol * ro.coord_scale),
+            floor_a,
+            // Multipliers balance forces: their floor is the round-off of M a
+            // and of the internal forces, eps L max|K|, both at the initial scales.
+            floor_l: ro.force_floor(floor_a),
+            force_scale: 0.0,
+            force_weight: None,
+            ws,
+        }
+    }
+
+    /// The weight of the constraint rows `Phi / chi_Cu` (displacement units
+    /// over their tolerance).
+    fn phi_weight(&self) -> f64 {
+        self.coefs[0].abs() / self.atol_u.max(self.ws.round_off.coord_floor())
+    }
+}
+
+impl NonlinearSystem for StepSystem<'_, '_> {
+    type Error = StepError;
+
+    fn assemble(&mut self, matrix: bool) -> f64 {
+        let (sys, ws) = (self.sys, &mut *self.ws);
+        // M (a~ - g): the residual's inertia and gravity, and the scaled
+        // test's force scale.
+        ws.inertia.fill(0.0);
+        sys.asm.mass_mul_add(&ws.a_tilde, &mut ws.inertia);
+        sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
+        let [cu, _, cvt, cat] = self.coefs;
+        let inp = StepInput {
+            level: EomLevel {
+                u_n: &ws.u_n,
+                v_n: &ws.v_n,
+                a_n: &ws.a_n,
+                u_next: &ws.u_next,
+                u_tilde: &ws.u_tilde,
+                w: self.w,
+            },
+            a_tilde: &ws.a_tilde,
+            inertia: Some(&ws.inertia),
+            v_tilde: &ws.v_tilde,
+            coef_v: cvt,
+            lambda_n: &ws.lam_n,
+            lambda: &ws.lam,
+            t_n: self.t[0],
+            t_next: self.t[1],
+            w1: self.w1,
+            coef_mass: cat,
+            coef_u: cu,
+            forces: self.forces,
+            matrix,
+        };
+        fill_step(sys.asm, sys.model, &inp, &mut ws.sys);
+        max_abs(&ws.sys.residual)
+    }
+
+    /// Force rows over `rtol` times the force scale `|M (a~ - g)| + |the
+    /// other forces|`, constraint rows in displacement units over `atol`
+    /// (docs/theory/gssss.md §12).
+    fn residual_ratio(&mut self) -> f64 {
+        let n = self.ws.u_n.len();
+        let (e1, e2) = self.ws.sys.residual.split_at(n);
+        self.force_scale = e1
+            .iter()
+            .zip(&self.ws.inertia)
+            .fold(0.0_f64, |m, (e, f)| m.max(f.abs() + (e - f).abs()));
+        let res_force = max_abs(e1) / (self.rtol * self.force_scale).max(self.floor_l);
+        // e2 = Phi / chi_Cu: constraint violations in displacement units.
+        let coord_tol = self.atol_u.max(self.ws.round_off.coord_floor());
+        res_force.max(max_abs(e2) * self.coefs[0].abs() / coord_tol)
+    }
+
+    /// Force rows over rtol F at the step's first assembly, constraint rows
+    /// over atol (the residual test's scales), in the 2-norm.
+    fn merit(&mut self) -> f64 {
+        let (rtol, force_scale, floor_l) = (self.rtol, self.force_scale, self.floor_l);
+        let w_force = *self
+            .force_weight
+            .get_or_insert_with(|| 1.0 / (rtol * force_scale).max(floor_l));
+        let w_phi = self.phi_weight();
+        let (e1, e2) = self.ws.sys.residual.split_at(self.ws.u_n.len());
+        newton::driver::scaled_l2([(e1, w_force), (e2, w_phi)])
+    }
+
+    fn factor(&mut self) -> Result<(), StepError> {
+        let ws = &mut *self.ws;
+        ws.solver
+            .factor(&ws.sys.values)
+            .map_err(|e| singular(self.sys, ws, self.step, self.t[1], e))
+    }
+
+    fn solve(&mut self) -> Result<(), StepError> {
+        let ws = &mut *self.ws;
+        for (r, e) in ws.rhs.iter_mut().zip(&ws.sys.residual) {
+            *r = -e;
+        }
+        ws.solver
+            .solve(&mut ws.rhs)
+            .map_err(|e| singular(self.sys, ws, self.step, self.t[1], e))
+    }
+
+    fn move_along(&mut self, by: f64) {
+        self.ws.move_along_correction(by, self.coefs);
+    }
+
+    /// Scaled test: coordinates in displacement units, multipliers in force
+    /// units, apart; `increment`, `rate`: the unknown's increment in
+    /// acceleration units and the multipliers' over `tol` or their floors.
+    fn correction(&mut self) -> Correction {
+        let ws = &*self.ws;
+        let ro = ws.round_off;
+        let (xd, xl) = ws.rhs.split_at(ws.u_n.len());
+        if self.scaled {
+            let (cu, rtol, atol_u) = (self.coefs[0], self.rtol, self.atol_u);
+            let inc_u = weighted_rms(
+                xd.iter()
+                    .zip(&ws.u_next)
+                    .map(|(x, u)| (cu * x, (rtol * u.abs() + atol_u).max(ro.coord_floor()))),
+            );
+            let atol_l = atol_u / ro.coord_scale * self.force_scale;
+            let floor_l = self.floor_l;
+            let inc_l = weighted_rms(
+                xl.iter()
+                    .zip(&ws.lam)
+                    .map(|(x, l)| (*x, (rtol * l.abs() + atol_l).max(floor_l))),
+            );
+            Correction {
+                ratio: inc_u.max(inc_l),
+                parts: Some((inc_u, inc_l)),
+            }
+        } else {
+            let inc_a = max_abs(xd) / self.delta3;
+            let inc_l = max_abs(xl);
+            Correction {
+                ratio: (inc_a / self.tol.max(self.floor_a)).max(inc_l / self.tol.max(self.floor_l)),
+                parts: None,
+            }
         }
     }
 }
@@ -154,7 +347,6 @@ impl OneStepIntegrator {
                 rhs: z(n + m),
                 sys: system,
                 solver,
-                history: Vec::with_capacity(newton.max_iter as usize),
                 stepped: false,
                 scheme: None,
                 round_off: RoundOff {
@@ -163,11 +355,11 @@ impl OneStepIntegrator {
                     stiffness_scale,
                 },
                 inertia: z(n),
-                spent: (0, 0, 0),
                 predictor: PredictorChoice::default(),
                 grew: false,
             },
             timings: None,
+            stats: newton::Stats::with_capacity(newton.max_iter),
         })
     }
 
@@ -207,7 +399,7 @@ impl OneStepIntegrator {
         state: &mut State,
         dt: f64,
     ) -> Result<Converged, StepError> {
-        self.ws.spent = (0, 0, 0);
+        self.stats.reset();
         if self.newton.stop != NewtonStop::Scaled {
             return self.iterate(sys, state, dt, Predictor::Unknown);
         }
@@ -232,7 +424,8 @@ impl OneStepIntegrator {
         }
     }
 
-    /// Newton's iteration of one step of size `dt` from `state`, starting at `predictor`.
+    /// Newton's iteration ([`newton::solve`]) of one step of size `dt`
+    /// from `state`, starting at `predictor`.
     fn iterate(
         &mut self,
         sys: &System<'_>,
@@ -241,7 +434,6 @@ impl OneStepIntegrator {
         predictor: Predictor,
     ) -> Result<Converged, StepError> {
         let sch = self.scheme(dt);
-        let option = self.option;
         let newton = self.newton;
         let ws = &mut self.ws;
         let n = ws.u_n.len();
@@ -251,43 +443,23 @@ impl OneStepIntegrator {
         ws.lam_n.copy_from_slice(&state.lambda);
         ws.solver.at_step(state.step + 1);
 
-        let pu = sch.pred_corr(&sch.u_next);
-        let put = sch.pred_corr(&sch.u_tilde);
-        let pvt = sch.pred_corr(&sch.v_tilde);
-        let pat = sch.pred_corr(&sch.a_tilde);
+        let pc = [
+            sch.pred_corr(&sch.u_next),
+            sch.pred_corr(&sch.u_tilde),
+            sch.pred_corr(&sch.v_tilde),
+            sch.pred_corr(&sch.a_tilde),
+        ];
         let predict = |pc: &PredCorr, out: &mut [f64], ws_u: &[f64], ws_v: &[f64], ws_a: &[f64]| {
             for i in 0..out.len() {
                 out[i] = pc.predict(ws_u[i], ws_v[i], ws_a[i]);
             }
         };
-        predict(&pu, &mut ws.u_next, &ws.u_n, &ws.v_n, &ws.a_n);
-        predict(&put, &mut ws.u_tilde, &ws.u_n, &ws.v_n, &ws.a_n);
-        predict(&pvt, &mut ws.v_tilde, &ws.u_n, &ws.v_n, &ws.a_n);
-        predict(&pat, &mut ws.a_tilde, &ws.u_n, &ws.v_n, &ws.a_n);
+        predict(&pc[0], &mut ws.u_next, &ws.u_n, &ws.v_n, &ws.a_n);
+        predict(&pc[1], &mut ws.u_tilde, &ws.u_n, &ws.v_n, &ws.a_n);
+        predict(&pc[2], &mut ws.v_tilde, &ws.u_n, &ws.v_n, &ws.a_n);
+        predict(&pc[3], &mut ws.a_tilde, &ws.u_n, &ws.v_n, &ws.a_n);
         ws.lam.copy_from_slice(&ws.lam_n);
 
-        let w = sch.level_weights();
-        let forces = constraint_force(option, newton.jacobian, sch.w1, w.c3);
-        let delta3 = sch.unknown[3];
-        let accel_scale = sch.accel_scale();
-        let ro = ws.round_off;
-        let floor_a = FLOOR_FACTOR * f64::EPSILON * ro.coord_scale / accel_scale;
-        // Multipliers balance forces: their floor is the round-off of M a and
-        // of the internal forces, eps L max|K|, both at the initial scales.
-        let floor_l = ro.force_floor(floor_a);
-        let scaled = newton.stop == NewtonStop::Scaled;
-        let rtol = newton.scaled.rtol;
-        let atol_u = newton.scaled.atol.unwrap_or(rtol * ro.coord_scale);
-        let mut test = ScaledTest::default();
-        let t_n = state.t;
-        let t_next = state.t + dt;
-        ws.history.clear();
-        let mut residual_norm = f64::NAN;
-        let mut converged = false;
-        let mut iterations = 0;
-        let mut prev_ratio = None;
-        let mut refresh = true;
-        let mut factorizations = 0;
         // Accumulated unknown increment (delta), per DOF, kept in `du`.
         ws.du.fill(0.0);
         if predictor == Predictor::Displacement {
@@ -297,186 +469,44 @@ impl OneStepIntegrator {
                 let (u, v, a) = (ws.u_n[i], ws.v_n[i], ws.a_n[i]);
                 let da0 = -(x[1] * v + x[2] * a) / x[3];
                 let delta0 = d[0] * u + d[1] * v + d[2] * a + d[3] * da0;
-                ws.u_next[i] += pu.c * delta0;
-                ws.u_tilde[i] += put.c * delta0;
-                ws.v_tilde[i] += pvt.c * delta0;
-                ws.a_tilde[i] += pat.c * delta0;
+                ws.u_next[i] += pc[0].c * delta0;
+                ws.u_tilde[i] += pc[1].c * delta0;
+                ws.v_tilde[i] += pc[2].c * delta0;
+                ws.a_tilde[i] += pc[3].c * delta0;
                 ws.du[i] = delta0;
             }
         }
-        let mut force_scale = 0.0;
-        let mut residual_ratio = 0.0;
-        // The line search (docs/theory/gssss.md §12a): its state, the weight
-        // of the force rows in its residual norm (fixed over the step), the
-        // backtracks, whether the last correction was solved with a matrix
-        // factored in its own iteration, and whether it failed.
-        let search = scaled && newton.line_search == LineSearch::Backtracking;
-        let coefs = [pu.c, put.c, pvt.c, pat.c];
-        let mut line = Backtracking::default();
-        let mut force_weight = None;
-        let mut backtracks = 0;
-        let mut fresh = false;
-        let mut search_failed = false;
-        while iterations < newton.max_iter {
-            iterations += 1;
-            // Each pass assembles the residual at the current iterate; the
-            // line search may move the iterate back along the last correction
-            // and ask for another pass.
-            let mut rebased = false;
-            let clock = loop {
-                // M (a~ - g): the residual's inertia and gravity, and the scaled
-                // test's force scale below.
-                ws.inertia.fill(0.0);
-                sys.asm.mass_mul_add(&ws.a_tilde, &mut ws.inertia);
-                sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
-                let inp = StepInput {
-                    level: EomLevel {
-                        u_n: &ws.u_n,
-                        v_n: &ws.v_n,
-                        a_n: &ws.a_n,
-                        u_next: &ws.u_next,
-                        u_tilde: &ws.u_tilde,
-                        w,
-                    },
-                    a_tilde: &ws.a_tilde,
-                    inertia: Some(&ws.inertia),
-                    v_tilde: &ws.v_tilde,
-                    coef_v: pvt.c,
-                    lambda_n: &ws.lam_n,
-                    lambda: &ws.lam,
-                    t_n,
+        let t_n = state.t;
+        let t_next = state.t + dt;
+        let mut system = StepSystem::new(sys, ws, &sch, self.option, &newton, pc, [t_n, t_next]);
+        system.step = state.step + 1;
+        let outcome = newton::solve(
+            &mut system,
+            &newton.policy(),
+            &mut self.stats,
+            self.timings.as_mut(),
+        );
+        let ws = &mut self.ws;
+        let residual = match outcome {
+            Ok(out) => {
+                ws.grew = out.grew;
+                out.residual
+            }
+            Err(Failure::Error(e)) => return Err(e),
+            Err(failure) => {
+                if let Failure::Stopped { grew, .. } = failure {
+                    ws.grew = grew;
+                }
+                return Err(newton_failed(
+                    sys,
+                    ws,
+                    &self.stats,
+                    state.step + 1,
                     t_next,
-                    w1: sch.w1,
-                    coef_mass: pat.c,
-                    coef_u: pu.c,
-                    forces,
-                    matrix: refresh,
-                };
-                let clock = self.timings.is_some().then(Instant::now);
-                fill_step(sys.asm, sys.model, &inp, &mut ws.sys);
-                let clock = lap(clock, self.timings.as_mut().map(|t| &mut t.assembly));
-                residual_norm = max_abs(&ws.sys.residual);
-                if scaled && residual_norm.is_finite() {
-                    // Force scale |M (a~ - g)| + |the other forces| and the
-                    // residual over its tolerance (docs/theory/gssss.md §12).
-                    let (e1, e2) = ws.sys.residual.split_at(n);
-                    force_scale = e1
-                        .iter()
-                        .zip(&ws.inertia)
-                        .fold(0.0_f64, |m, (e, f)| m.max(f.abs() + (e - f).abs()));
-                    let res_force = max_abs(e1) / (rtol * force_scale).max(floor_l);
-                    // e2 = Phi / chi_Cu: constraint violations in displacement units.
-                    let res_phi = max_abs(e2) * pu.c.abs() / atol_u.max(ro.coord_floor());
-                    residual_ratio = res_force.max(res_phi);
-                }
-                if !search || rebased {
-                    break clock;
-                }
-                // The residual norm of the line search: force rows over rtol F at
-                // the predictor, constraint rows over atol (the residual test's
-                // scales), in the 2-norm.
-                let w_force = *force_weight.get_or_insert(1.0 / (rtol * force_scale).max(floor_l));
-                let w_phi = pu.c.abs() / atol_u.max(ro.coord_floor());
-                let merit = scaled_residual_norm(&ws.sys.residual, n, w_force, w_phi);
-                match line.judge(merit) {
-                    Trial::Accept => break clock,
-                    Trial::Shorten { by } => {
-                        // Back along the correction still in rhs.
-                        ws.move_along_correction(by, coefs);
-                        backtracks += 1;
-                    }
-                    Trial::Failed if fresh || !merit.is_finite() => {
-                        search_failed = true;
-                        break clock;
-                    }
-                    Trial::Failed => {
-                        // An outdated matrix (modified Newton): go on from here
-                        // with a fresh one, assembled in the next pass.
-                        line.rebase(merit);
-                        refresh = true;
-                        rebased = true;
-                    }
-                }
-            };
-            if !residual_norm.is_finite() || search_failed {
-                ws.history.push((residual_norm, f64::NAN));
-                break;
+                    &failure,
+                ));
             }
-            fresh = refresh;
-            if refresh {
-                if let Err(e) = ws.solver.factor(&ws.sys.values) {
-                    return Err(singular(sys, ws, state.step + 1, t_next, e));
-                }
-                factorizations += 1;
-            }
-            let clock = lap(clock, self.timings.as_mut().map(|t| &mut t.factorization));
-            for (r, e) in ws.rhs.iter_mut().zip(&ws.sys.residual) {
-                *r = -e;
-            }
-            if let Err(e) = ws.solver.solve(&mut ws.rhs) {
-                return Err(singular(sys, ws, state.step + 1, t_next, e));
-            }
-            lap(clock, self.timings.as_mut().map(|t| &mut t.solve));
-            ws.move_along_correction(1.0, coefs);
-            let (xd, xl) = ws.rhs.split_at(n);
-            let (ratio, parts) = if scaled {
-                // Coordinates in displacement units, multipliers in force units.
-                let inc_u = weighted_rms(
-                    xd.iter()
-                        .zip(&ws.u_next)
-                        .map(|(x, u)| (pu.c * x, (rtol * u.abs() + atol_u).max(ro.coord_floor()))),
-                );
-                let atol_l = atol_u / ro.coord_scale * force_scale;
-                let inc_l = weighted_rms(
-                    xl.iter()
-                        .zip(&ws.lam)
-                        .map(|(x, l)| (*x, (rtol * l.abs() + atol_l).max(floor_l))),
-                );
-                (inc_u.max(inc_l), (inc_u, inc_l))
-            } else {
-                let inc_a = max_abs(xd) / delta3;
-                let inc_l = max_abs(xl);
-                let r = (inc_a / newton.tol.max(floor_a)).max(inc_l / newton.tol.max(floor_l));
-                (r, (r, r))
-            };
-            ws.history.push((residual_norm, ratio));
-            if scaled {
-                match test.judge_parts(parts.0, parts.1, residual_ratio) {
-                    Verdict::Converged => {
-                        converged = true;
-                        break;
-                    }
-                    // Under the line search a growing correction is not
-                    // divergence: the residual still falls along it.
-                    Verdict::Diverged if search && ratio.is_finite() => {}
-                    Verdict::Diverged => break,
-                    Verdict::Continue => {}
-                }
-            } else if newton.stop.accepts(ratio, prev_ratio) {
-                converged = true;
-                break;
-            }
-            refresh = newton.refactor.refresh_after(ratio, prev_ratio);
-            prev_ratio = Some(ratio);
-        }
-        ws.grew = test.grew();
-        ws.spent.0 += iterations;
-        ws.spent.1 += factorizations;
-        ws.spent.2 += backtracks;
-        if let Some(t) = self.timings.as_mut() {
-            t.factorizations += u64::from(factorizations);
-        }
-        if !converged {
-            return Err(newton_failed(
-                sys,
-                ws,
-                state.step + 1,
-                t_next,
-                iterations,
-                newton.max_iter,
-                search_failed,
-            ));
-        }
+        };
 
         // Final update (eqs. 3.28–3.30): da from the accumulated unknown.
         for i in 0..n {
@@ -499,11 +529,12 @@ impl OneStepIntegrator {
         state.t = t_next;
         state.step += 1;
         ws.stepped = true;
+        let stats = &self.stats;
         Ok(Converged {
-            iterations: ws.spent.0,
-            factorizations: ws.spent.1,
-            backtracks: ws.spent.2,
-            residual: residual_norm,
+            iterations: stats.iterations,
+            factorizations: stats.factorizations,
+            backtracks: stats.backtracks,
+            residual,
             work,
         })
     }
@@ -520,14 +551,6 @@ impl OneStepIntegrator {
     }
 }
 
-/// Adds the time since `since` to `into` (when measuring) and restarts the clock.
-fn lap(since: Option<Instant>, into: Option<&mut Duration>) -> Option<Instant> {
-    let (since, into) = (since?, into?);
-    let now = Instant::now();
-    *into += now - since;
-    Some(now)
-}
-
 /// GSSSS solves the index-3 form `Phi(u) = 0`: a velocity-level
 /// (nonholonomic) joint has no `Phi`, so a model with one is refused, naming
 /// the joint.
@@ -541,20 +564,6 @@ fn refuse_velocity_constraints(model: &crate::model::Model) -> Result<(), StepEr
                  form (`method = \"dopri5\"`)"
             ),
         }),
-    }
-}
-
-/// The line search's residual norm `sqrt(sum (w_force e1_i)^2 + sum (w_phi
-/// e2_r)^2)` of a residual whose first `n` rows are forces `e1` and the rest
-/// constraints `e2` (docs/theory/gssss.md §12a); infinite when not finite.
-fn scaled_residual_norm(residual: &[f64], n: usize, w_force: f64, w_phi: f64) -> f64 {
-    let (e1, e2) = residual.split_at(n);
-    let sum = e1.iter().map(|e| (e * w_force).powi(2)).sum::<f64>()
-        + e2.iter().map(|e| (e * w_phi).powi(2)).sum::<f64>();
-    if sum.is_finite() {
-        sum.sqrt()
-    } else {
-        f64::INFINITY
     }
 }
 
@@ -675,35 +684,22 @@ fn singular(sys: &System<'_>, ws: &Workspace, step: u64, time: f64, e: SolveErro
 fn newton_failed(
     sys: &System<'_>,
     ws: &Workspace,
+    stats: &newton::Stats,
     step: u64,
     time: f64,
-    iterations: u32,
-    max_iter: u32,
-    search_failed: bool,
+    failure: &Failure<StepError>,
 ) -> StepError {
-    let last = ws.history.last().map(|h| h.0).unwrap_or(f64::NAN);
-    let reason = if search_failed && last.is_finite() {
-        format!(
-            "the line search found no decrease of the residual along the correction in \
-             {MAX_BACKTRACKS} halvings (iteration {iterations}; after a restart from the other \
-             predictor)"
-        )
-    } else if last.is_finite() && iterations < max_iter {
-        format!(
-            "divergence: the weighted correction grew in {DIVERGENT_GROWTHS} iterations in a \
-             row (iteration {iterations}; after a restart from the other predictor)"
-        )
-    } else if last.is_finite() {
-        format!("no convergence in {max_iter} iterations")
-    } else {
-        "the residual became non-finite".to_string()
-    };
     StepError::NewtonFailed {
         step,
         time,
-        iterations,
-        reason,
-        history: ws.history.clone(),
+        iterations: match failure {
+            Failure::Stopped { iterations, .. } => *iterations,
+            Failure::Error(_) => 0,
+        },
+        reason: failure
+            .reason(Some("; after a restart from the other predictor"))
+            .unwrap_or_default(),
+        history: stats.history.clone(),
         largest: crate::integrate::largest_entries(sys.model, &ws.sys.residual, 5),
     }
 }

@@ -474,6 +474,16 @@ impl IntegratorConfig {
                     p.push(("atol".into(), AttrValue::F64(atol)));
                 }
                 p.push(("max_iter".into(), AttrValue::I64(t.max_iter.into())));
+                // Recorded when set (runs without them keep their attributes).
+                if t.refactor != Refactor::Iteration {
+                    p.push(("refactor".into(), AttrValue::Str(t.refactor.name().into())));
+                }
+                if t.line_search != LineSearch::None {
+                    p.push((
+                        "line_search".into(),
+                        AttrValue::Str(t.line_search.name().into()),
+                    ));
+                }
                 p
             }
         };
@@ -659,6 +669,8 @@ impl IntegratorConfig {
                 rtol: DEFAULT_RTOL,
                 atol: None,
                 max_iter: 100,
+                refactor: Refactor::Iteration,
+                line_search: LineSearch::None,
             }),
             dt,
         )

@@ -104,6 +104,9 @@ pub struct IntegratorSpec {
     pub kappa: Option<KappaChoice>,
 }
 
+/// A GSSSS family, its roots and the preset's name (when a preset).
+type FamilyChoice = (Family, [f64; 3], Option<String>);
+
 /// kappa as written: a number or `"auto"` (also a number written as a
 /// string, as on the command line). Checked by [`IntegratorSpec::resolve`].
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -238,6 +241,17 @@ impl IntegratorSpec {
             return Err(bad(
                 "kappa",
                 format!("`kappa` belongs to method \"alpha-kappa\"; method \"{name}\" has no such parameter"),
+            ));
+        }
+        let search = self.line_search.as_deref().unwrap_or("none");
+        if search != "none" && !matches!(name, "gssss" | "tcg" | "tdg" | "alpha-kappa") {
+            return Err(bad(
+                "line_search",
+                format!(
+                    "`line_search` = \"{search}\" globalizes the Newton iteration of methods \
+                     \"gssss\", \"tcg\", \"tdg\" and \"alpha-kappa\"; method \"{name}\" \
+                     cannot honour it"
+                ),
             ));
         }
         if name != "bdf" {
@@ -411,6 +425,171 @@ impl IntegratorSpec {
                 ))
             }
         };
+        let stabilization = self.resolve_stabilization()?;
+        // `baumgarte` with another explicit stabilization, and `datol` without
+        // PStab, are kept for that stabilization and unused here, like the
+        // keys of another method (a sweep can vary `stabilization` alone).
+        let dt = match step {
+            RkStep::Fixed { dt } => {
+                check_step_count(dt, t_end)?;
+                dt
+            }
+            RkStep::Adaptive { max_step, .. } => max_step,
+        };
+        Ok(self.config(
+            MethodConfig::RungeKutta(RkSettings {
+                formulation,
+                tableau,
+                step,
+                stabilization,
+            }),
+            dt,
+            t_end,
+        ))
+    }
+
+    /// Seed 002's energy-preserving time-continuous Galerkin scheme (eq. 14
+    /// with the discrete derivatives of eqs. 18–21) is the two-field midpoint
+    /// scheme with Gonzalez's discrete derivative (`form = "two-field"`,
+    /// `option = "dg"`, docs/theory/galerkin.md §1): a preset of the GSSSS
+    /// stepper. The GSSSS scheme keys of the table are that method's and not
+    /// used here; the Newton keys apply.
+    fn resolve_tcg(&self) -> Result<IntegratorConfig, SettingsError> {
+        let spec = IntegratorSpec {
+            scheme: None,
+            family: None,
+            rho1: None,
+            rho2: None,
+            rho3: None,
+            form: Some("two-field".into()),
+            option: Some(OptionChoice::Name("dg".into())),
+            ..self.clone()
+        };
+        let mut config = spec
+            .resolve_gssss()
+            .map_err(|(field, message)| SettingsError { field, message })?;
+        if let MethodConfig::Gssss(g) = &mut config.method {
+            g.preset = Some(TCG.into());
+        }
+        Ok(config)
+    }
+
+    /// Seed 002's time-discontinuous Galerkin scheme (eq. 47) or alpha–kappa
+    /// scheme (eq. 66): `alpha` (default 1, eq. 28), `dt`, `t_end` and the
+    /// scaled Newton test's `rtol`, `atol`, `max_iter`, `refactor` and
+    /// `line_search`; fixed steps. The GSSSS keys `tol`, `convergence` and
+    /// `jacobian` are that method's and not used here.
+    fn resolve_tdg(&self, scheme: Scheme) -> Result<IntegratorConfig, SettingsError> {
+        let dt = step_size("dt", self.dt.ok_or(bad("dt", "`dt` is required"))?)?;
+        let t_end = positive(
+            "t_end",
+            self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
+        )?;
+        check_step_count(dt, t_end)?;
+        let alpha = self.alpha.unwrap_or(1.0);
+        let rtol = positive("rtol", self.rtol.unwrap_or(DEFAULT_RTOL))?;
+        if rtol < 1e-14 {
+            return Err(bad(
+                "rtol",
+                format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
+            ));
+        }
+        let atol = match self.atol {
+            None => None,
+            Some(a) => Some(positive("atol", a)?),
+        };
+        let max_iter = self.max_iter.unwrap_or(100);
+        if max_iter == 0 {
+            return Err(bad("max_iter", "`max_iter` must be at least 1"));
+        }
+        let (refactor, line_search) = self
+            .refactor_and_line_search()
+            .map_err(|(field, message)| SettingsError { field, message })?;
+        let config = self.config(
+            MethodConfig::Tdg(TdgSettings {
+                scheme,
+                alpha,
+                dt,
+                rtol,
+                atol,
+                max_iter,
+                refactor,
+                line_search,
+            }),
+            dt,
+            t_end,
+        );
+        config.check()?;
+        Ok(config)
+    }
+
+    /// The GSSSS family and roots: a preset `scheme` (default `"midpoint"`),
+    /// or `family` with `rho1..3`; with the preset's name.
+    fn resolve_family(&self) -> Result<FamilyChoice, (&'static str, String)> {
+        if let (Some(scheme), Some(_)) = (&self.scheme, &self.family) {
+            if scheme != "gssss" {
+                return Err((
+                    "family",
+                    format!("give either a preset `scheme` (\"{scheme}\") or `family` with rho1..3, not both"),
+                ));
+            }
+        }
+        let explicit = self.family.is_some() || self.scheme.as_deref() == Some("gssss");
+        if !explicit {
+            // The roots belong to `family`: without it they would be ignored.
+            for (name, v) in [
+                ("rho1", self.rho1),
+                ("rho2", self.rho2),
+                ("rho3", self.rho3),
+            ] {
+                if v.is_some() {
+                    return Err((
+                        name,
+                        format!("`{name}` is given without `family` (u0 or v0); the preset `scheme` fixes the roots"),
+                    ));
+                }
+            }
+        }
+        let (family, rho, preset_name) = if explicit {
+            let family = match self.family.as_deref() {
+                Some("u0") | Some("U0") => Family::U0,
+                Some("v0") | Some("V0") => Family::V0,
+                Some(other) => {
+                    return Err((
+                        "family",
+                        format!("`family` must be \"u0\" or \"v0\", got \"{other}\""),
+                    ))
+                }
+                None => {
+                    return Err((
+                        "family",
+                        "scheme \"gssss\" needs `family` = \"u0\" or \"v0\"".into(),
+                    ))
+                }
+            };
+            let need = |name: &'static str, v: Option<f64>| {
+                v.ok_or((name, format!("`{name}` is required with `family`")))
+            };
+            (
+                family,
+                [
+                    need("rho1", self.rho1)?,
+                    need("rho2", self.rho2)?,
+                    need("rho3", self.rho3)?,
+                ],
+                None,
+            )
+        } else {
+            let name = self.scheme.clone().unwrap_or_else(|| "midpoint".into());
+            let (f, r) = preset(&name).map_err(|e| ("scheme", e))?;
+            (f, r, Some(name))
+        };
+        Ok((family, rho, preset_name))
+    }
+
+    /// The index-1 form's drift control (`stabilization`, `baumgarte`,
+    /// `datol`, `projection`, `pstab_passes`).
+    fn resolve_stabilization(&self) -> Result<Stabilization, SettingsError> {
         let metric = match self.projection.as_deref().unwrap_or("mass") {
             "mass" => Metric::Mass,
             "identity" => Metric::Identity,
@@ -479,94 +658,22 @@ impl IntegratorSpec {
                 ))
             }
         };
-        // `baumgarte` with another explicit stabilization, and `datol` without
-        // PStab, are kept for that stabilization and unused here, like the
-        // keys of another method (a sweep can vary `stabilization` alone).
-        let dt = match step {
-            RkStep::Fixed { dt } => {
-                check_step_count(dt, t_end)?;
-                dt
-            }
-            RkStep::Adaptive { max_step, .. } => max_step,
-        };
-        Ok(self.config(
-            MethodConfig::RungeKutta(RkSettings {
-                formulation,
-                tableau,
-                step,
-                stabilization,
-            }),
-            dt,
-            t_end,
-        ))
+        Ok(stabilization)
     }
-
-    /// Seed 002's energy-preserving time-continuous Galerkin scheme (eq. 14
-    /// with the discrete derivatives of eqs. 18–21) is the two-field midpoint
-    /// scheme with Gonzalez's discrete derivative (`form = "two-field"`,
-    /// `option = "dg"`, docs/theory/galerkin.md §1): a preset of the GSSSS
-    /// stepper. The GSSSS scheme keys of the table are that method's and not
-    /// used here; the Newton keys apply.
-    fn resolve_tcg(&self) -> Result<IntegratorConfig, SettingsError> {
-        let spec = IntegratorSpec {
-            scheme: None,
-            family: None,
-            rho1: None,
-            rho2: None,
-            rho3: None,
-            form: Some("two-field".into()),
-            option: Some(OptionChoice::Name("dg".into())),
-            ..self.clone()
-        };
-        let mut config = spec
-            .resolve_gssss()
-            .map_err(|(field, message)| SettingsError { field, message })?;
-        if let MethodConfig::Gssss(g) = &mut config.method {
-            g.preset = Some(TCG.into());
-        }
-        Ok(config)
-    }
-
-    /// Seed 002's time-discontinuous Galerkin scheme (eq. 47) or alpha–kappa
-    /// scheme (eq. 66): `alpha` (default 1, eq. 28), `dt`, `t_end` and the
-    /// scaled Newton test's `rtol`, `atol`, `max_iter`; fixed steps.
-    fn resolve_tdg(&self, scheme: Scheme) -> Result<IntegratorConfig, SettingsError> {
-        let dt = step_size("dt", self.dt.ok_or(bad("dt", "`dt` is required"))?)?;
-        let t_end = positive(
-            "t_end",
-            self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
-        )?;
-        check_step_count(dt, t_end)?;
-        let alpha = self.alpha.unwrap_or(1.0);
-        let rtol = positive("rtol", self.rtol.unwrap_or(DEFAULT_RTOL))?;
-        if rtol < 1e-14 {
-            return Err(bad(
-                "rtol",
-                format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
-            ));
-        }
-        let atol = match self.atol {
-            None => None,
-            Some(a) => Some(positive("atol", a)?),
-        };
-        let max_iter = self.max_iter.unwrap_or(100);
-        if max_iter == 0 {
-            return Err(bad("max_iter", "`max_iter` must be at least 1"));
-        }
-        let config = self.config(
-            MethodConfig::Tdg(TdgSettings {
-                scheme,
-                alpha,
-                dt,
-                rtol,
-                atol,
-                max_iter,
-            }),
-            dt,
-            t_end,
-        );
-        config.check()?;
-        Ok(config)
+    /// The Newton driver's `refactor` (default `"iteration"`) and
+    /// `line_search` (default `"none"`), checked.
+    fn refactor_and_line_search(&self) -> Result<(Refactor, LineSearch), (&'static str, String)> {
+        let refac = self.refactor.as_deref().unwrap_or("iteration");
+        let refactor = Refactor::from_name(refac).ok_or((
+            "refactor",
+            format!("`refactor` must be \"iteration\" or \"step\", got \"{refac}\""),
+        ))?;
+        let search = self.line_search.as_deref().unwrap_or("none");
+        let line_search = LineSearch::from_name(search).ok_or((
+            "line_search",
+            format!("`line_search` must be \"none\" or \"backtracking\", got \"{search}\""),
+        ))?;
+        Ok((refactor, line_search))
     }
 
     fn resolve_gssss(&self) -> Result<IntegratorConfig, (&'static str, String)> {
@@ -621,16 +728,8 @@ impl IntegratorSpec {
             None => None,
             a => Some(pos("atol", a)?),
         };
-        let refac = self.refactor.as_deref().unwrap_or("iteration");
-        let refactor = Refactor::from_name(refac).ok_or((
-            "refactor",
-            format!("`refactor` must be \"iteration\" or \"step\", got \"{refac}\""),
-        ))?;
-        let search = self.line_search.as_deref().unwrap_or("none");
-        let line_search = LineSearch::from_name(search).ok_or((
-            "line_search",
-            format!("`line_search` must be \"none\" or \"backtracking\", got \"{search}\""),
-        ))?;
+        let (refactor, line_search) = self.refactor_and_line_search()?;
+        let search = line_search.name();
         if line_search != LineSearch::None && stop != NewtonStop::Scaled {
             return Err((
                 "line_search",
@@ -641,64 +740,7 @@ impl IntegratorSpec {
             ));
         }
 
-        if let (Some(scheme), Some(_)) = (&self.scheme, &self.family) {
-            if scheme != "gssss" {
-                return Err((
-                    "family",
-                    format!("give either a preset `scheme` (\"{scheme}\") or `family` with rho1..3, not both"),
-                ));
-            }
-        }
-        let explicit = self.family.is_some() || self.scheme.as_deref() == Some("gssss");
-        if !explicit {
-            // The roots belong to `family`: without it they would be ignored.
-            for (name, v) in [
-                ("rho1", self.rho1),
-                ("rho2", self.rho2),
-                ("rho3", self.rho3),
-            ] {
-                if v.is_some() {
-                    return Err((
-                        name,
-                        format!("`{name}` is given without `family` (u0 or v0); the preset `scheme` fixes the roots"),
-                    ));
-                }
-            }
-        }
-        let (family, rho, preset_name) = if explicit {
-            let family = match self.family.as_deref() {
-                Some("u0") | Some("U0") => Family::U0,
-                Some("v0") | Some("V0") => Family::V0,
-                Some(other) => {
-                    return Err((
-                        "family",
-                        format!("`family` must be \"u0\" or \"v0\", got \"{other}\""),
-                    ))
-                }
-                None => {
-                    return Err((
-                        "family",
-                        "scheme \"gssss\" needs `family` = \"u0\" or \"v0\"".into(),
-                    ))
-                }
-            };
-            let need = |name: &'static str, v: Option<f64>| {
-                v.ok_or((name, format!("`{name}` is required with `family`")))
-            };
-            (
-                family,
-                [
-                    need("rho1", self.rho1)?,
-                    need("rho2", self.rho2)?,
-                    need("rho3", self.rho3)?,
-                ],
-                None,
-            )
-        } else {
-            let name = self.scheme.clone().unwrap_or_else(|| "midpoint".into());
-            let (f, r) = preset(&name).map_err(|e| ("scheme", e))?;
-            (f, r, Some(name))
-        };
+        let (family, rho, preset_name) = self.resolve_family()?;
         let coefficients = Gssss::new(family, rho).map_err(|e| ("scheme", e))?;
         let method = match self.form.as_deref().unwrap_or("a") {
             "a" => Variant::Single {

@@ -1,6 +1,8 @@
-//! Newton settings of the implicit methods: the stop rule, the refresh of
-//! the Newton matrix and the time split, used by the GSSSS stepper
-//! ([`crate::integrate::gssss::stepper`], seed 000 §3.6, eqs. 3.14–3.31).
+//! Newton's method of the implicit methods: the settings (the stop rule, the
+//! refresh of the Newton matrix, the line search, the time split), their
+//! parts, and the one iteration that uses them, [`driver::solve`], run by the
+//! GSSSS stepper ([`crate::integrate::gssss::stepper`], seed 000 §3.6, eqs.
+//! 3.14–3.31) and the Galerkin schemes ([`crate::integrate::galerkin`]).
 //!
 //! Convergence test (documented in docs/theory/gssss.md): the increment of
 //! u_{n+1} expressed in acceleration units (`|delta u_{n+1}| / (d u_{n+1}/d da)`,
@@ -18,9 +20,12 @@
 //! not relax the test, so such runs stop
 //! with a Newton failure as in the seed.
 
+pub mod driver;
+
 use std::time::Duration;
 
 use super::gssss::JacobianKind;
+pub use driver::{solve, Cause, Correction, Failure, NonlinearSystem, Outcome, Policy, Stats};
 
 /// Safety factor on the round-off floors of the convergence test: the SPEC.md
 /// §1 problems converge with 1 to 8 down to dt = 2^-18; the deformable
@@ -45,6 +50,18 @@ pub struct NewtonSettings {
     pub refactor: Refactor,
     /// Globalization of the scaled test's iteration.
     pub line_search: LineSearch,
+}
+
+impl NewtonSettings {
+    /// What [`driver::solve`] does with these settings.
+    pub fn policy(&self) -> Policy {
+        Policy {
+            max_iter: self.max_iter,
+            stop: self.stop,
+            refactor: self.refactor,
+            line_search: self.line_search,
+        }
+    }
 }
 
 /// Globalization of the Newton iteration under the scaled test
