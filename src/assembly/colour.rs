@@ -152,6 +152,44 @@ pub(super) fn ordered_sum<F: Fn(usize) -> f64 + Sync>(len: usize, f: &F) -> f64 
     node(0, len, in_pool(), f)
 }
 
+/// Entries per rayon task of the plain array loops ([`fill`],
+/// [`scatter_distinct`]): memory-bound, each task a few tens of microseconds.
+const BLOCK: usize = 1 << 14;
+
+/// `x.fill(v)`, in parallel blocks on a pool.
+pub(super) fn fill(x: &mut [f64], v: f64) {
+    if in_pool() && x.len() > BLOCK {
+        x.par_chunks_mut(BLOCK).for_each(|c| c.fill(v));
+    } else {
+        x.fill(v);
+    }
+}
+
+/// `dst[slots[q]] += scale * x[q]` for pairwise distinct `slots` (each entry
+/// gets one term: the order does not matter), in parallel blocks on a pool.
+pub(super) fn scatter_distinct(dst: &mut [f64], slots: &[usize], x: &[f64], scale: f64) {
+    let out = Disjoint::new(dst);
+    let add = |q: usize| {
+        let hi = (q + BLOCK).min(slots.len());
+        // SAFETY: the slots are pairwise distinct (the caller), so the
+        // blocks write disjoint entries.
+        unsafe { out.add(&slots[q..hi], &x[q..hi], scale) };
+    };
+    if in_pool() && slots.len() > BLOCK {
+        (0..slots.len())
+            .into_par_iter()
+            .step_by(BLOCK)
+            .for_each(add);
+    } else {
+        add(0);
+        let mut q = BLOCK;
+        while q < slots.len() {
+            add(q);
+            q += BLOCK;
+        }
+    }
+}
+
 /// Whether the loops run in parallel: on a worker of a rayon pool of more
 /// than one thread (`ThreadPool::install`; the `flexmb` binary runs its
 /// commands so). A caller outside every pool runs them serially, in the same

@@ -7,7 +7,7 @@ use crate::element::{gather, ElementSet, RateForce, RateState, MAX_LOCAL_DOFS};
 use crate::load::TimeFunction;
 use crate::model::Model;
 
-use super::colour::Disjoint;
+use super::colour::{scatter_distinct, Disjoint};
 use super::{mass_mul, scatter_add, Assembler, ElementEval, Local, SaddleSystem};
 
 impl Assembler {
@@ -46,7 +46,8 @@ impl Assembler {
 
     /// Adds `coef * M` into the matrix values.
     pub fn add_mass(&self, values: &mut [f64], coef: f64) {
-        scatter_add(values, &self.mass_slots, self.mass.data(), coef);
+        // Each entry of M has its own slot.
+        scatter_distinct(values, &self.mass_slots, self.mass.data(), coef);
     }
 
     /// Adds `coef` to the diagonal entries (i, i), i < n, of the matrix

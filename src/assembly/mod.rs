@@ -132,6 +132,17 @@ pub struct SaddleSystem {
     zeros: Vec<f64>,
 }
 
+impl SaddleSystem {
+    /// Zeroes the residual and, with `matrix`, the matrix values (in
+    /// parallel blocks on a rayon pool).
+    pub fn clear(&mut self, matrix: bool) {
+        colour::fill(&mut self.residual, 0.0);
+        if matrix {
+            colour::fill(&mut self.values, 0.0);
+        }
+    }
+}
+
 /// Element-, load- and joint-local arrays of the Newton fill, kept with the
 /// system: zeroing fresh 4.6 KB stack arrays in every call took half the
 /// time of a double-pendulum step.

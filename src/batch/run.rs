@@ -462,3 +462,28 @@ fn run_case(p: Planned, out: &Path) -> CaseResult {
     result.wall_seconds = started.elapsed().as_secs_f64();
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_times_threads_never_exceeds_the_cores() {
+        // Neither given: one case per core, one thread each.
+        assert_eq!(split_cores(0, 0, 16).unwrap(), (16, 1));
+        // One given: the other takes the cores left.
+        assert_eq!(split_cores(4, 0, 16).unwrap(), (4, 4));
+        assert_eq!(split_cores(3, 0, 16).unwrap(), (3, 5));
+        assert_eq!(split_cores(0, 4, 16).unwrap(), (4, 4));
+        assert_eq!(split_cores(0, 2, 2).unwrap(), (1, 2));
+        // Both given and fitting.
+        assert_eq!(split_cores(2, 8, 16).unwrap(), (2, 8));
+        // --jobs alone above the cores: one thread per case, as before.
+        assert_eq!(split_cores(8, 0, 2).unwrap(), (8, 1));
+        // Oversubscribed: refused, with the numbers.
+        for (j, t) in [(2, 2), (0, 3), (3, 1)] {
+            let e = split_cores(j, t, 2).unwrap_err().to_string();
+            assert!(e.contains("more than the 2 cores"), "{j} x {t}: {e}");
+        }
+    }
+}
