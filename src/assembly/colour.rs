@@ -1,65 +1,79 @@
 //! Deterministic parallel loops over elements and joints: a greedy colouring
-//! of the entities by the DOFs they touch, disjoint writes into the global
-//! arrays within a colour, and a fixed-order parallel sum.
+//! of blocks of consecutive entities by the DOFs they touch, disjoint writes
+//! into the global arrays within a colour, and a fixed-order parallel sum.
 //!
 //! Two entities that share no DOF write disjoint entries: the residual rows
 //! of their DOFs, the matrix slots `(r, c)` with `r, c` among their DOFs, and
 //! (joints) their own multiplier rows and the B and B^T slots of those rows.
-//! The entities of one colour therefore run concurrently and scatter directly
-//! into the global arrays, without locks, atomics or a gather; the colours run
-//! one after another in a fixed order. Each entry then receives its terms in
-//! the order of the colours, whatever the number of threads and however rayon
-//! splits a colour, so the sums are bitwise identical for 1, 2 or N threads
-//! (one thread runs the same colours in the same order, serially). The
-//! colouring is the first-fit greedy colouring of the entities' conflict
-//! graph (Jones & Plassmann, SIAM J. Sci. Comput. 14(3), 1993, the sequential
-//! variant), in entity order: a beam chain takes 2 colours, a 2-D truss
-//! lattice about 8.
+//! The entities of a set are cut into blocks of [`CHUNK`] consecutive ones,
+//! and the blocks are coloured so that two blocks of one colour share no DOF.
+//! The blocks of a colour then run concurrently, each in entity order on one
+//! thread, and scatter directly into the global arrays, without locks,
+//! atomics or a gather; the colours run one after another in a fixed order.
+//! Every entry thus receives its terms in an order fixed by the colouring
+//! (colour, then entity within the block), whatever the number of threads and
+//! however rayon distributes the blocks: the sums are bitwise identical for
+//! 1, 2 or N threads (one thread runs the same blocks in the same order).
+//! Blocks rather than single entities keep the memory locality of the serial
+//! loop (a block's elements, slots and DOFs are neighbours) and make one
+//! rayon task of a block; a set of at most [`CHUNK`] entities is one block,
+//! run in entity order as before. The colouring is the first-fit greedy
+//! colouring of the blocks' conflict graph (Jones & Plassmann, SIAM J. Sci.
+//! Comput. 14(3), 1993, the sequential variant), in block order: a beam chain
+//! takes 2 colours (even and odd blocks), a rigid chain's joints 2, its
+//! bodies 1.
 
 use std::cell::RefCell;
 use std::marker::PhantomData;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
 use super::Local;
 
-/// Entities per rayon task: a chunk amortizes the task's cost over cheap
-/// entities (a beam element is about a microsecond). A colour with at most
-/// this many entities runs serially on the calling thread.
+/// Entities per block (one rayon task): a block amortizes the task's cost
+/// over cheap entities (a beam element is about a microsecond); also the
+/// leaf of [`ordered_sum`].
 const CHUNK: usize = 32;
 
-/// Colours that [`Colouring::new`] tries before it sends an entity to the
-/// serial remainder (a DOF shared by more than 64 entities, e.g. a hub body).
+/// Colours that [`Colouring::new`] tries before it sends a block to the
+/// serial remainder (a DOF shared by more than 64 blocks, e.g. a hub body).
 const MAX_COLOURS: usize = 64;
 
-/// The entities of one set grouped into colours of DOF-disjoint entities.
+/// The blocks of one entity set grouped into colours of DOF-disjoint blocks.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Colouring {
-    /// Entity indices, colour by colour, increasing within a colour.
+    /// Entities in the set.
+    count: usize,
+    /// Block indices, colour by colour, increasing within a colour.
     order: Vec<u32>,
     /// Colour `c` holds `order[ptr[c]..ptr[c + 1]]`; the last group is the
-    /// serial remainder (entities that found no free colour).
+    /// serial remainder (blocks that found no free colour).
     ptr: Vec<usize>,
 }
 
 impl Colouring {
-    /// Colours `count` entities over `n` DOFs, entity `e` touching
-    /// `dofs(e)`: each entity gets the smallest colour that none of its DOFs
-    /// has yet.
+    /// Colours the blocks of `count` entities over `n` DOFs, entity `e`
+    /// touching `dofs(e)`: each block gets the smallest colour that none of
+    /// its DOFs has yet.
     pub(super) fn new<'a>(count: usize, n: usize, dofs: impl Fn(usize) -> &'a [usize]) -> Self {
+        let blocks = count.div_ceil(CHUNK);
         let mut used = vec![0u64; n];
-        let mut colour = vec![0u8; count];
+        let mut colour = vec![0u8; blocks];
         let mut size = [0usize; MAX_COLOURS + 1];
-        for (e, ce) in colour.iter_mut().enumerate() {
-            let d = dofs(e);
-            let mask = d.iter().fold(0u64, |m, &i| m | used[i]);
+        for (k, ck) in colour.iter_mut().enumerate() {
+            let range = k * CHUNK..((k + 1) * CHUNK).min(count);
+            let mask = range
+                .clone()
+                .flat_map(&dofs)
+                .fold(0u64, |m, &i| m | used[i]);
             let c = (!mask).trailing_zeros() as usize;
             if c < MAX_COLOURS {
-                for &i in d {
+                for &i in range.flat_map(&dofs) {
                     used[i] |= 1 << c;
                 }
             }
-            *ce = c as u8;
+            *ck = c as u8;
             size[c] += 1;
         }
         let groups = size[..MAX_COLOURS]
@@ -72,17 +86,17 @@ impl Colouring {
             ptr.push(ptr.last().copied().unwrap_or(0) + size[c]);
         }
         let mut next: Vec<usize> = ptr[..groups + 1].to_vec();
-        let mut order = vec![0u32; count];
-        for (e, &c) in colour.iter().enumerate() {
+        let mut order = vec![0u32; blocks];
+        for (k, &c) in colour.iter().enumerate() {
             let g = if (c as usize) < MAX_COLOURS {
                 c as usize
             } else {
                 groups
             };
-            order[next[g]] = u32::try_from(e).expect("fewer than 2^32 entities per set");
+            order[next[g]] = u32::try_from(k).expect("fewer than 2^32 blocks per set");
             next[g] += 1;
         }
-        Colouring { order, ptr }
+        Colouring { count, order, ptr }
     }
 
     /// Number of colours (without the serial remainder).
@@ -91,12 +105,19 @@ impl Colouring {
         self.ptr.len().saturating_sub(2)
     }
 
+    /// The entities of block `k`.
+    fn block(&self, k: u32) -> Range<usize> {
+        let k = k as usize;
+        k * CHUNK..((k + 1) * CHUNK).min(self.count)
+    }
+
     /// Runs `f(scratch, entity)` for every entity: colour after colour, the
-    /// entities of a colour in parallel chunks on the current rayon pool (a
-    /// small colour, one thread, a caller outside a pool ([`in_pool`]) or the
-    /// serial remainder: in order on the calling thread). `scratch` is the running thread's element-local
-    /// workspace. `f` may write, through [`Disjoint`], the entries that its
-    /// entity's DOFs (and own rows) own, and no others.
+    /// blocks of a colour in parallel on the current rayon pool, each block's
+    /// entities in order (one block, one thread, a caller outside a pool
+    /// ([`in_pool`]) or the serial remainder: in order on the calling
+    /// thread). `scratch` is the running thread's element-local workspace.
+    /// `f` may write, through [`Disjoint`], the entries that its entity's DOFs
+    /// (and own rows) own, and no others.
     pub(super) fn run<F>(&self, f: F)
     where
         F: Fn(&mut Local, usize) + Sync,
@@ -104,12 +125,14 @@ impl Colouring {
         let groups = self.ptr.len().saturating_sub(1);
         let parallel = in_pool();
         for g in 0..groups {
-            let ids = &self.order[self.ptr[g]..self.ptr[g + 1]];
+            let blocks = &self.order[self.ptr[g]..self.ptr[g + 1]];
             let remainder = g + 1 == groups;
-            if parallel && !remainder && ids.len() > CHUNK {
-                ids.par_chunks(CHUNK).for_each(|chunk| each(chunk, &f));
+            if parallel && !remainder && blocks.len() > 1 {
+                blocks.par_iter().for_each(|&k| each(self.block(k), &f));
             } else {
-                each(ids, &f);
+                for &k in blocks {
+                    each(self.block(k), &f);
+                }
             }
         }
     }
@@ -122,10 +145,10 @@ thread_local! {
 }
 
 /// `f(scratch, e)` for the entities `ids` on this thread.
-fn each<F: Fn(&mut Local, usize)>(ids: &[u32], f: &F) {
+fn each<F: Fn(&mut Local, usize)>(ids: Range<usize>, f: &F) {
     SCRATCH.with_borrow_mut(|l| {
-        for &e in ids {
-            f(l, e as usize);
+        for e in ids {
+            f(l, e);
         }
     });
 }
@@ -282,36 +305,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn colours_are_dof_disjoint_and_cover_every_entity_once() {
-        // A chain (2 colours), a star around DOF 0 (70 entities: 64 colours
-        // and a serial remainder of 6) and a ring.
-        let chain: Vec<[usize; 2]> = (0..10).map(|i| [i, i + 1]).collect();
-        let star: Vec<[usize; 2]> = (1..71).map(|i| [0, i]).collect();
-        for (set, n, colours) in [(&chain, 11, 2), (&star, 71, 64)] {
+    fn colours_are_dof_disjoint_blocks_covering_every_entity_once() {
+        // A chain of 1,000 two-DOF entities (32 blocks: 2 colours); a star
+        // around DOF 0 of 70 blocks (64 colours and a serial remainder of 6
+        // blocks); a set of one block (one colour, entity order).
+        let chain: Vec<[usize; 2]> = (0..1000).map(|i| [i, i + 1]).collect();
+        let star: Vec<[usize; 2]> = (1..70 * CHUNK + 1).map(|i| [0, i]).collect();
+        let small: Vec<[usize; 2]> = (0..CHUNK).map(|i| [0, i + 1]).collect();
+        for (set, colours, rest) in [(&chain, 2, 0), (&star, 64, 6), (&small, 1, 0)] {
+            let n = set.len() + 1;
             let c = Colouring::new(set.len(), n, |e| &set[e][..]);
             assert_eq!(c.colours(), colours);
+            let last = c.ptr.len() - 1;
+            assert_eq!(c.ptr[last] - c.ptr[last - 1], rest);
             let mut seen = vec![0; set.len()];
-            for g in 0..c.ptr.len() - 1 {
-                let ids = &c.order[c.ptr[g]..c.ptr[g + 1]];
-                assert!(ids.windows(2).all(|w| w[0] < w[1]));
-                let mut touched = vec![false; n];
-                for &e in ids {
-                    seen[e as usize] += 1;
-                    if g + 2 < c.ptr.len() {
-                        for &d in &set[e as usize] {
-                            assert!(!touched[d], "colour {g} shares DOF {d}");
-                            touched[d] = true;
+            for g in 0..last {
+                let blocks = &c.order[c.ptr[g]..c.ptr[g + 1]];
+                assert!(blocks.windows(2).all(|w| w[0] < w[1]));
+                let mut owner = vec![u32::MAX; n];
+                for &k in blocks {
+                    for e in c.block(k) {
+                        seen[e] += 1;
+                        if g + 1 < last {
+                            for &d in &set[e] {
+                                assert!(
+                                    owner[d] == u32::MAX || owner[d] == k,
+                                    "colour {g}: blocks {} and {k} share DOF {d}",
+                                    owner[d]
+                                );
+                                owner[d] = k;
+                            }
                         }
                     }
                 }
             }
             assert!(seen.iter().all(|&s| s == 1));
         }
-        let star_c = Colouring::new(star.len(), 71, |e| &star[e][..]);
-        assert_eq!(
-            star_c.ptr[star_c.ptr.len() - 1] - star_c.ptr[star_c.ptr.len() - 2],
-            6
-        );
     }
 
     #[test]
