@@ -3,8 +3,9 @@
 //! bitwise-identical HDF5 results (status, time, u, v, a, lambda, energies,
 //! constraint norms, Newton iterations) for the large-mesh problems L1-L4 at
 //! small sizes (`flexmb bench --output`, sizes at which the colours of the
-//! parallel assembly hold more entities than one rayon task, so that they do
-//! run in parallel) and for every shipped model over its first steps.
+//! parallel assembly hold more than one block, so that they do run in
+//! parallel), L3 at 20,577 rows (where the LDLT factors in parallel), and
+//! every shipped model over its first steps.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -122,16 +123,25 @@ fn same_for_every_thread_count(
 
 #[test]
 fn large_mesh_problems_are_bitwise_identical_on_1_2_3_and_7_threads() {
-    // L1 400 elements (2 colours of 200), L2 12 x 12 cells, L3 4^3 cells,
-    // L4 200 bodies; 5 steps each.
-    for (problem, size) in [("l1", 400), ("l2", 12), ("l3", 4), ("l4", 200)] {
-        let dir = temp_dir(&format!("threads-{problem}"));
+    // L1 400 elements (13 blocks of 32 in 2 colours), L2 12 x 12 cells,
+    // L3 4^3 cells, L4 200 bodies, 5 steps each; and L3 at 18 (20,577 rows,
+    // 2 steps), where the LDLT factors in parallel (work per entry above
+    // PARALLEL_MIN_WORK_PER_ENTRY): with the pool's thread count as faer's
+    // parallelism, its results differed between 1 and 2 threads.
+    for (problem, size, steps) in [
+        ("l1", 400, "5"),
+        ("l2", 12, "5"),
+        ("l3", 4, "5"),
+        ("l3", 18, "2"),
+        ("l4", 200, "5"),
+    ] {
+        let dir = temp_dir(&format!("threads-{problem}-{size}"));
         let sz = size.to_string();
         same_for_every_thread_count(
             problem,
             &dir,
             &[
-                "bench", problem, "--sizes", &sz, "--steps", "5", "--output", "{out}",
+                "bench", problem, "--sizes", &sz, "--steps", steps, "--output", "{out}",
             ],
             |out| out.join(format!("{problem}-{size}.h5")),
         );
