@@ -26,8 +26,9 @@
 //!   on the double pendulum, and TCG against GSSSS on the 32-element
 //!   slider-crank (TDG and alpha–kappa refuse its damper) (`galerkin/*`).
 //!
-//! - the parallel assembly (issue 23): the element pass (forces and
-//!   tangents) of L1 at 25,000 elements, and the rate forces, constraint rows
+//! - the parallel assembly (issue 23): the Newton matrix and residual of
+//!   the elements of L1 at 25,000 elements (zeroing, mass, element forces
+//!   and tangents; and the residual alone), and the rate forces, constraint rows
 //!   and joint terms (force, B^T column, curvature) of L4 at 14,300 bodies,
 //!   on rayon pools of 1 and 2 threads (`assembly/*/threads=T`).
 //!
@@ -570,10 +571,23 @@ fn assembly(c: &mut Criterion) {
         g.bench_function(format!("l1_25000_elements/threads={threads}"), |b| {
             b.iter(|| {
                 pool.install(|| {
+                    sys.clear(true);
+                    asm.add_mass(&mut sys.values, 1.0);
                     asm.add_element_forces(&l1, &ElementEval::At(&u), Some(1.0), &mut sys)
                 })
             })
         });
+        g.bench_function(
+            format!("l1_25000_elements_residual/threads={threads}"),
+            |b| {
+                b.iter(|| {
+                    pool.install(|| {
+                        sys.clear(false);
+                        asm.add_element_forces(&l1, &ElementEval::At(&u), None, &mut sys)
+                    })
+                })
+            },
+        );
         let asm = Assembler::new(&l4);
         let mut sys = asm.new_system();
         let (u, v) = (l4.u0.clone(), vec![0.1; asm.n_dofs()]);
