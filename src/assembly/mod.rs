@@ -21,7 +21,7 @@
 //! 9.00 → 4.86 ms (1.85×), its residual 2.66 → 1.52 ms (1.75×), the L4
 //! rate forces, rows and joint terms of 14,300 bodies 79.3 → 44.9 ms
 //! (1.77×); the colouring keeps 4 bytes per 32 entities, and L1 at 1e6 DOFs
-//! peaks at 1.12 KiB per DOF (1.14 before). The slab and
+//! peaks at 1.09 KiB per DOF (1.14 before). The slab and
 //! gather path it replaces (`Assembler::with_parallel`) did not pay.
 //!
 //! The pattern, the slots and the system type are here; the operators are
