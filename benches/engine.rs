@@ -26,6 +26,12 @@
 //!   on the double pendulum, and TCG against GSSSS on the 32-element
 //!   slider-crank (TDG and alpha–kappa refuse its damper) (`galerkin/*`).
 //!
+//! - the parallel assembly (issue 23): the Newton matrix and residual of
+//!   the elements of L1 at 25,000 elements (zeroing, mass, element forces
+//!   and tangents; and the residual alone), and the rate forces, constraint rows
+//!   and joint terms (force, B^T column, curvature) of L4 at 14,300 bodies,
+//!   on rayon pools of 1 and 2 threads (`assembly/*/threads=T`).
+//!
 //! Run: `cargo bench --bench engine` (one group: `cargo bench --bench engine -- chain`).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -544,8 +550,81 @@ fn bdf(c: &mut Criterion) {
     g.finish();
 }
 
+/// The assembly passes of L1 (25,000 beam elements) and L4 (14,300 rigid
+/// bodies) on 1 and 2 threads.
+fn assembly(c: &mut Criterion) {
+    use flexmb::assembly::{Assembler, ElementEval, JointTerms, MultiplierMix};
+    use flexmb::element::RateState;
+    use flexmb::model::{hanging_beam, rigid_chain};
+    let mut g = c.benchmark_group("assembly");
+    g.sample_size(20);
+    let l1 = hanging_beam(25_000).expect("L1 builds");
+    let l4 = rigid_chain(14_300).expect("L4 builds");
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        let asm = Assembler::new(&l1);
+        let mut sys = asm.new_system();
+        let u = l1.u0.clone();
+        g.bench_function(format!("l1_25000_elements/threads={threads}"), |b| {
+            b.iter(|| {
+                pool.install(|| {
+                    sys.clear(true);
+                    asm.add_mass(&mut sys.values, 1.0);
+                    asm.add_element_forces(&l1, &ElementEval::At(&u), Some(1.0), &mut sys)
+                })
+            })
+        });
+        g.bench_function(
+            format!("l1_25000_elements_residual/threads={threads}"),
+            |b| {
+                b.iter(|| {
+                    pool.install(|| {
+                        sys.clear(false);
+                        asm.add_element_forces(&l1, &ElementEval::At(&u), None, &mut sys)
+                    })
+                })
+            },
+        );
+        let asm = Assembler::new(&l4);
+        let mut sys = asm.new_system();
+        let (u, v) = (l4.u0.clone(), vec![0.1; asm.n_dofs()]);
+        let lambda = vec![1.0; asm.n_constraints()];
+        g.bench_function(format!("l4_14300_bodies/threads={threads}"), |b| {
+            b.iter(|| {
+                pool.install(|| {
+                    let x = RateState {
+                        u: &u,
+                        v: &v,
+                        a: &v,
+                        midpoint: None,
+                    };
+                    asm.add_rate_forces(&l4, &x, Some([1.0, 0.5, 0.25]), &mut sys);
+                    asm.set_constraint_rows(&l4, &u, 0.0, 1.0, true, &mut sys);
+                    asm.add_joint_terms(
+                        &l4,
+                        &JointTerms {
+                            u: &u,
+                            t: 0.0,
+                            discrete_from: None,
+                            force: Some((1.0, MultiplierMix::of(&lambda))),
+                            column: 1.0,
+                            curvature: Some((1.0, MultiplierMix::of(&lambda))),
+                        },
+                        &mut sys,
+                    );
+                })
+            })
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
+    assembly,
     full_runs,
     single_steps,
     runge_kutta,

@@ -189,6 +189,9 @@ pub struct BenchRow {
     pub fill: usize,
     /// Steps completed.
     pub steps: u64,
+    /// Threads of the rayon pool the case ran on (`--threads`, else
+    /// `RAYON_NUM_THREADS`, else the cores).
+    pub threads: usize,
     /// Building the model and its assembler (s).
     pub build_seconds: f64,
     /// Building the integrator: symbolic analysis and workspace (s).
@@ -350,6 +353,7 @@ pub fn run_case(case: &BenchCase) -> Result<BenchRow, String> {
         solver,
         fill,
         steps: summary.steps,
+        threads: rayon::current_num_threads(),
         build_seconds,
         setup_seconds: t.setup.as_secs_f64(),
         assembly: t.assembly.as_secs_f64() / n,
@@ -395,7 +399,7 @@ pub fn fit_exponent(points: &[(f64, f64)]) -> Option<f64> {
 }
 
 /// The columns of [`csv()`] and [`table`].
-pub const COLUMNS: [&str; 21] = [
+pub const COLUMNS: [&str; 22] = [
     "problem",
     "size",
     "dofs",
@@ -405,6 +409,7 @@ pub const COLUMNS: [&str; 21] = [
     "fill",
     "fill_per_dof",
     "steps",
+    "threads",
     "build_s",
     "setup_s",
     "assembly_ms_per_step",
@@ -419,7 +424,7 @@ pub const COLUMNS: [&str; 21] = [
     "us_per_dof_step",
 ];
 
-fn fields(r: &BenchRow) -> [String; 21] {
+fn fields(r: &BenchRow) -> [String; 22] {
     let ms = |s: f64| format!("{:.4}", s * 1e3);
     let dofs = r.dofs.max(1) as f64;
     [
@@ -432,6 +437,7 @@ fn fields(r: &BenchRow) -> [String; 21] {
         r.fill.to_string(),
         format!("{:.1}", r.fill as f64 / dofs),
         r.steps.to_string(),
+        r.threads.to_string(),
         format!("{:.4}", r.build_seconds),
         format!("{:.4}", r.setup_seconds),
         ms(r.assembly),
@@ -471,7 +477,7 @@ pub fn csv(rows: &[BenchRow]) -> String {
 /// The rows as an aligned text table, with the fitted exponents of the step
 /// time and its parts against the DOFs per problem.
 pub fn table(rows: &[BenchRow]) -> String {
-    let cells: Vec<[String; 21]> = rows.iter().map(fields).collect();
+    let cells: Vec<[String; 22]> = rows.iter().map(fields).collect();
     let width: Vec<usize> = (0..COLUMNS.len())
         .map(|c| {
             cells

@@ -219,6 +219,7 @@ fn options(out: &Path, jobs: usize) -> BatchOptions {
     BatchOptions {
         out: out.to_path_buf(),
         jobs,
+        threads: 0,
         shard: Shard::ALL,
         resume: false,
         stop: None,

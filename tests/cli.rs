@@ -574,12 +574,27 @@ fn batch_runs_the_smoke_sweep() {
     let shard = std::fs::read_to_string(out.join("summary-1-of-3.csv")).unwrap();
     assert_eq!(shard.lines().count(), 2, "case 1 only: {shard}");
 
-    for bad in [vec!["--shard", "3/3"], vec!["--jobs", "x"]] {
+    for bad in [
+        vec!["--shard", "3/3"],
+        vec!["--jobs", "x"],
+        // jobs x threads above the cores.
+        vec!["--jobs", "2", "--threads", "100000"],
+    ] {
         let mut args = vec!["batch", sweep];
         args.extend(&bad);
         let o = flexmb(&args);
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o));
     }
+    let o = flexmb(&["batch", sweep, "--jobs", "2", "--threads", "100000"]);
+    assert!(text(&o).contains("threads per case"), "{}", text(&o));
+    // --threads 0 is refused; --threads 1 runs the sweep's model.
+    let o = flexmb(&["run", "models/pendulum.toml", "--threads", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--threads must be at least 1"),
+        "{}",
+        text(&o)
+    );
     let failing = model_file(
         "failing_sweep.toml",
         &format!(

@@ -7,9 +7,8 @@ use crate::element::{gather, MAX_LOCAL_DOFS};
 use crate::joint::{DiscreteExtras, JointSet, MAX_ROWS};
 use crate::model::Model;
 
-use super::{
-    scatter_add, scatter_set, Assembler, DiscreteOutputs, JointTerms, Local, SaddleSystem,
-};
+use super::colour::Disjoint;
+use super::{scatter_set, Assembler, DiscreteOutputs, JointTerms, Local, SaddleSystem};
 
 impl Assembler {
     /// Writes the constraint rows: `residual[n..] = Phi(u, t) / scale` and,
@@ -24,25 +23,26 @@ impl Assembler {
         sys: &mut SaddleSystem,
     ) {
         let n = self.n;
-        let Local { b: bl, .. } = &mut *sys.local;
-        let mut phi = [0.0; MAX_ROWS];
+        let residual = Disjoint::new(&mut sys.residual);
+        let values = Disjoint::new(&mut sys.values);
         for (blk, s) in model.joints.iter().zip(&self.joints) {
             let (rows, k) = (blk.rows(), blk.ndof());
-            for i in 0..blk.len() {
+            s.colours.run(|l, i| {
                 let r0 = s.row0 + i * rows;
+                let mut phi = [0.0; MAX_ROWS];
                 blk.phi(i, u, t, &mut phi[..rows]);
-                for (e, p) in sys.residual[n + r0..n + r0 + rows]
-                    .iter_mut()
-                    .zip(&phi[..rows])
-                {
-                    *e = p / scale;
+                for p in &mut phi[..rows] {
+                    *p /= scale;
                 }
+                // SAFETY: the joint's own rows and B slots (no other joint's).
+                unsafe { residual.set_from(n + r0, &phi[..rows]) };
                 if matrix {
-                    blk.jacobian(i, u, t, &mut bl[..rows * k]);
+                    let bl = &mut l.b[..rows * k];
+                    blk.jacobian(i, u, t, bl);
                     let slots = &s.b[i * rows * k..(i + 1) * rows * k];
-                    scatter_set(&mut sys.values, slots, &bl[..rows * k]);
+                    unsafe { values.set(slots, bl) };
                 }
-            }
+            });
         }
     }
 
@@ -188,27 +188,35 @@ impl Assembler {
         out: DiscreteOutputs<'_>,
     ) {
         let DiscreteOutputs {
-            mut from,
-            rows: mut rows_out,
+            from,
+            rows: rows_out,
             phi_from,
             from_rows,
             known_b,
         } = out;
         let n = self.n;
-        let Local {
-            b: bl,
-            h: hl,
-            c: h0l,
-            m: b1l,
-            k: b0l,
-            ..
-        } = &mut *sys.local;
-        let mut w = [0.0; MAX_ROWS];
-        let mut wc = [0.0; MAX_ROWS];
-        let mut phi = [0.0; MAX_ROWS];
+        let residual = Disjoint::new(&mut sys.residual);
+        let values = Disjoint::new(&mut sys.values);
+        let from = from.map(Disjoint::new);
+        let rows_out =
+            rows_out.map(|r| (Disjoint::new(&mut r.residual), Disjoint::new(&mut r.values)));
         for (blk, s) in model.joints.iter().zip(&self.joints) {
             let (rows, k) = (blk.rows(), blk.ndof());
-            for i in 0..blk.len() {
+            // SAFETY (every write below): the joints of a colour share no
+            // DOF, so neither residual rows, (DOF, DOF) slots nor B^T slots of
+            // their DOFs; multiplier rows and B slots are each joint's own.
+            s.colours.run(|l, i| {
+                let Local {
+                    b: bl,
+                    h: hl,
+                    c: h0l,
+                    m: b1l,
+                    k: b0l,
+                    ..
+                } = l;
+                let mut w = [0.0; MAX_ROWS];
+                let mut wc = [0.0; MAX_ROWS];
+                let mut phi = [0.0; MAX_ROWS];
                 let d = blk.dofs(i);
                 let r0 = s.row0 + i * rows;
                 let curvature = terms.curvature.map(|(c, mix)| {
@@ -244,9 +252,11 @@ impl Assembler {
                                 start_b: known.map(|_| &b0l[..rows * k]),
                             },
                         );
-                        if let Some(r) = rows_out.as_deref_mut() {
-                            r.residual[n + r0..n + r0 + rows].copy_from_slice(&phi[..rows]);
-                            scatter_set(&mut r.values, &s.b[blk_slots.clone()], &b1l[..rows * k]);
+                        if let Some((r_res, r_val)) = &rows_out {
+                            unsafe {
+                                r_res.set_from(n + r0, &phi[..rows]);
+                                r_val.set(&s.b[blk_slots.clone()], &b1l[..rows * k]);
+                            }
                         }
                     }
                     None => match known_b {
@@ -260,17 +270,12 @@ impl Assembler {
                     }
                     for r in 0..rows {
                         for (p, &dof) in d.iter().enumerate() {
-                            sys.residual[dof] += bl[r * k + p] * w[r];
+                            unsafe { residual.add_one(dof, bl[r * k + p] * w[r]) };
                         }
                     }
                 }
                 if terms.column != 0.0 {
-                    scatter_add(
-                        &mut sys.values,
-                        &s.c[blk_slots],
-                        &bl[..rows * k],
-                        terms.column,
-                    );
+                    unsafe { values.add(&s.c[blk_slots], &bl[..rows * k], terms.column) };
                 }
                 if let Some(c) = curvature {
                     if terms.discrete_from.is_none() {
@@ -278,12 +283,12 @@ impl Assembler {
                         blk.add_curvature(i, terms.u, terms.t, &wc[..rows], 1.0, &mut hl[..k * k]);
                     }
                     let h_slots = &s.h[i * k * k..(i + 1) * k * k];
-                    scatter_add(&mut sys.values, h_slots, &hl[..k * k], c);
-                    if let (Some(f), Some(_)) = (from.as_deref_mut(), terms.discrete_from) {
-                        scatter_add(f, h_slots, &h0l[..k * k], c);
+                    unsafe { values.add(h_slots, &hl[..k * k], c) };
+                    if let (Some(f), Some(_)) = (&from, terms.discrete_from) {
+                        unsafe { f.add(h_slots, &h0l[..k * k], c) };
                     }
                 }
-            }
+            });
         }
     }
 

@@ -1,88 +1,53 @@
 //! Inertia, element, load and damper terms: forces with their tangents
 //! (K, D) into a system, mass products, and the stiffness alone.
 
-use rayon::prelude::*;
 use sprs::{CsMat, TriMat};
 
 use crate::element::{gather, ElementSet, RateForce, RateState, MAX_LOCAL_DOFS};
 use crate::load::TimeFunction;
 use crate::model::Model;
 
+use super::colour::{scatter_distinct, Disjoint};
 use super::{mass_mul, scatter_add, Assembler, ElementEval, Local, SaddleSystem};
 
 impl Assembler {
     /// Runs `f(block, element, force, tangent)` over every element and adds
     /// `force` into `residual[..n]` and, with `coef_k = Some(c)`, `c * tangent`
-    /// into the matrix (`None`: `f` gets no tangent to fill).
+    /// into the matrix (`None`: `f` gets no tangent to fill). The elements
+    /// of a block run colour by colour, in parallel within a colour
+    /// ([`Colouring::run`]: the same sums on any number of threads).
     pub fn element_pass<F>(&self, model: &Model, sys: &mut SaddleSystem, coef_k: Option<f64>, f: F)
     where
         F: Fn(&dyn ElementSet, usize, &mut [f64], Option<&mut [f64]>) + Sync,
     {
-        let SaddleSystem {
-            residual,
-            values,
-            slab,
-            local,
-            ..
-        } = sys;
-        match &self.gather {
-            None => {
-                let Local { f: fl, k: kl, .. } = &mut **local;
-                for (b, s) in model.elements.iter().zip(&self.elements) {
-                    let k = b.ndof();
-                    for i in 0..b.len() {
-                        f(
-                            b.as_ref(),
-                            i,
-                            &mut fl[..k],
-                            coef_k.map(|_| &mut kl[..k * k]),
-                        );
-                        scatter_add(residual, b.dofs(i), &fl[..k], 1.0);
-                        if let Some(c) = coef_k {
-                            let slots = &s.k[i * k * k..(i + 1) * k * k];
-                            scatter_add(values, slots, &kl[..k * k], c);
-                        }
+        let residual = Disjoint::new(&mut sys.residual);
+        let values = Disjoint::new(&mut sys.values);
+        for (b, s) in model.elements.iter().zip(&self.elements) {
+            let k = b.ndof();
+            s.colours.run(|l, i| {
+                let Local { f: fl, k: kl, .. } = l;
+                f(
+                    b.as_ref(),
+                    i,
+                    &mut fl[..k],
+                    coef_k.map(|_| &mut kl[..k * k]),
+                );
+                // SAFETY: the elements of a colour share no DOF, so neither
+                // residual rows nor (DOF, DOF) slots.
+                unsafe {
+                    residual.add(b.dofs(i), &fl[..k], 1.0);
+                    if let Some(c) = coef_k {
+                        values.add(&s.k[i * k * k..(i + 1) * k * k], &kl[..k * k], c);
                     }
                 }
-            }
-            Some(g) => {
-                for (b, s) in model.elements.iter().zip(&self.elements) {
-                    let k = b.ndof();
-                    let len = b.len() * (k + k * k);
-                    slab[s.slab_offset..s.slab_offset + len]
-                        .par_chunks_mut(k + k * k)
-                        .enumerate()
-                        .for_each(|(i, chunk)| {
-                            let (fl, kl) = chunk.split_at_mut(k);
-                            f(b.as_ref(), i, fl, coef_k.map(|_| kl));
-                        });
-                }
-                let slab = &*slab;
-                residual[..self.n]
-                    .par_iter_mut()
-                    .enumerate()
-                    .for_each(|(t, r)| {
-                        *r += g.res_src[g.res_ptr[t]..g.res_ptr[t + 1]]
-                            .iter()
-                            .map(|&s| slab[s])
-                            .sum::<f64>();
-                    });
-                if let Some(c) = coef_k {
-                    values.par_iter_mut().enumerate().for_each(|(t, v)| {
-                        let sum: f64 = g.val_src[g.val_ptr[t]..g.val_ptr[t + 1]]
-                            .iter()
-                            .map(|&s| slab[s])
-                            .sum();
-                        *v += c * sum;
-                    });
-                }
-            }
+            });
         }
     }
 
     /// Adds `coef * M` into the matrix values.
     pub fn add_mass(&self, values: &mut [f64], coef: f64) {
-        scatter_add(values, &self.mass_slots, self.mass.data(), coef);
+        // Each entry of M has its own slot.
+        scatter_distinct(values, &self.mass_slots, self.mass.data(), coef);
     }
 
     /// Adds `coef` to the diagonal entries (i, i), i < n, of the matrix
@@ -138,14 +103,16 @@ impl Assembler {
         coefs: Option<[f64; 3]>,
         sys: &mut SaddleSystem,
     ) {
-        let Local { f, k, c, m, .. } = &mut *sys.local;
+        let residual = Disjoint::new(&mut sys.residual);
+        let values = Disjoint::new(&mut sys.values);
         for (b, s) in model.elements.iter().zip(&self.elements) {
             let (damper, inertia) = (b.is_dissipative(), b.has_inertia());
             if !damper && !inertia {
                 continue;
             }
             let n = b.ndof();
-            for i in 0..b.len() {
+            s.colours.run(|l, i| {
+                let Local { f, k, c, m, .. } = l;
                 let slots = &s.k[i * n * n..(i + 1) * n * n];
                 let mut out = RateForce {
                     f: &mut f[..n],
@@ -154,24 +121,30 @@ impl Assembler {
                     m: &mut m[..n * n],
                 };
                 // The derivatives come with the force (few such elements).
+                // SAFETY (the scatters): the elements of a colour share no
+                // DOF, so neither residual rows nor (DOF, DOF) slots.
                 if damper {
                     b.damping_force(i, x.u, x.v, out.f, out.k, out.c);
-                    scatter_add(&mut sys.residual, b.dofs(i), out.f, 1.0);
-                    if let Some(cf) = coefs {
-                        scatter_add(&mut sys.values, slots, out.k, cf[0]);
-                        scatter_add(&mut sys.values, slots, out.c, cf[1]);
+                    unsafe {
+                        residual.add(b.dofs(i), out.f, 1.0);
+                        if let Some(cf) = coefs {
+                            values.add(slots, out.k, cf[0]);
+                            values.add(slots, out.c, cf[1]);
+                        }
                     }
                 }
                 if inertia {
                     b.inertia_force(i, x, &mut out);
-                    scatter_add(&mut sys.residual, b.dofs(i), out.f, 1.0);
-                    if let Some(cf) = coefs {
-                        scatter_add(&mut sys.values, slots, out.k, cf[0]);
-                        scatter_add(&mut sys.values, slots, out.c, cf[1]);
-                        scatter_add(&mut sys.values, slots, out.m, cf[2]);
+                    unsafe {
+                        residual.add(b.dofs(i), out.f, 1.0);
+                        if let Some(cf) = coefs {
+                            values.add(slots, out.k, cf[0]);
+                            values.add(slots, out.c, cf[1]);
+                            values.add(slots, out.m, cf[2]);
+                        }
                     }
                 }
-            }
+            });
         }
     }
 

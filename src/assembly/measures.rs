@@ -2,13 +2,12 @@
 //! store: energies and constraint residual norms, and the work of the
 //! non-conservative forces.
 
-use rayon::prelude::*;
-
 use crate::element::{gather, MAX_LOCAL_DOFS};
 use crate::joint::{ConstraintLevel, MAX_ROWS};
 use crate::load::TimeFunction;
 use crate::model::Model;
 
+use super::colour::ordered_sum;
 use super::{dot, gathered_dot, Assembler};
 
 /// Kinetic, potential and total energy and the work of external loads.
@@ -101,21 +100,13 @@ impl Assembler {
                 .elements
                 .iter()
                 .filter(|b| b.has_inertia())
-                .map(|b| (0..b.len()).map(|i| b.kinetic_energy(i, u, v)).sum::<f64>())
+                .map(|b| ordered_sum(b.len(), &|i| b.kinetic_energy(i, u, v)))
                 .sum::<f64>();
+        // Fixed-order sums over each block (the same on any number of threads).
         let elastic: f64 = model
             .elements
             .iter()
-            .map(|b| {
-                if self.gather.is_some() {
-                    (0..b.len())
-                        .into_par_iter()
-                        .map(|i| b.potential(i, u))
-                        .sum::<f64>()
-                } else {
-                    (0..b.len()).map(|i| b.potential(i, u)).sum::<f64>()
-                }
-            })
+            .map(|b| ordered_sum(b.len(), &|i| b.potential(i, u)))
             .sum();
         let potential = elastic - dot(&self.gravity_force, u);
         Energy {

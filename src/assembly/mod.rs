@@ -6,14 +6,23 @@
 //! load M g and, for every element, joint and load entry, the position ("slot")
 //! it adds into. Each Newton iteration then only writes values.
 //!
-//! Element loops run serially with direct scatter. On request
-//! ([`Assembler::with_parallel`]) elements write into a per-element slab in
-//! parallel (rayon) and a parallel gather sums the slab into the global
-//! arrays in a fixed order, so results do not depend on the number of
-//! threads; it is not the default because on the 2-core machine it did not
-//! pay off (L1 beam, 100,000 elements: 33 % more wall time in the assembly,
-//! 14 % more CPU time and 150 MiB more memory for the slab and the gather
-//! map than the serial path, docs/bench.md).
+//! The element, rate-force and joint loops run on the current rayon pool
+//! (`flexmb run|bench --threads N`) without serial scatter or contention:
+//! each element or joint set is cut into blocks of 32 consecutive
+//! entities, coloured once with the pattern so that two blocks of a colour
+//! share no DOF (so neither residual rows nor matrix slots); the colours
+//! run in a fixed order, the blocks of a colour in parallel, each writing
+//! straight into the global arrays (`colour.rs`). Every entry's sum is then
+//! taken in an order fixed by the colouring, so results are bitwise the same
+//! on any number of threads (tests/threads.rs: 1, 2, 3 and 7). Energies sum
+//! in a fixed binary tree; zeroing and the mass scatter run in parallel
+//! blocks. On the 2-core machine (criterion `assembly/*`, docs/bench.md
+//! "Threads"): 2 threads against 1, the L1 Newton matrix of 25,000 elements
+//! 9.00 → 4.86 ms (1.85×), its residual 2.66 → 1.52 ms (1.75×), the L4
+//! rate forces, rows and joint terms of 14,300 bodies 79.3 → 44.9 ms
+//! (1.77×); the colouring keeps 4 bytes per 32 entities, and L1 at 1e6 DOFs
+//! peaks at 1.09 KiB per DOF (1.14 before). The slab and
+//! gather path it replaces (`Assembler::with_parallel`) did not pay.
 //!
 //! The pattern, the slots and the system type are here; the operators are
 //! split by kind: `forces.rs` (inertia, elements, loads, dampers, with K and
@@ -22,6 +31,7 @@
 //! (energies, constraint norms, work of the non-conservative forces) and
 //! `diagnose.rs` (why a matrix is singular, in the model's terms).
 
+mod colour;
 mod constraints;
 mod diagnose;
 mod forces;
@@ -33,6 +43,8 @@ pub use diagnose::diagnose_singular;
 pub use measures::{ConstraintNorms, Energy};
 
 use sprs::{CsMat, TriMat};
+
+use colour::Colouring;
 
 use crate::element::{EomLevel, MAX_LOCAL_DOFS};
 use crate::joint::MAX_ROWS;
@@ -131,10 +143,20 @@ pub struct SaddleSystem {
     pub residual: Vec<f64>,
     /// Matrix values in the order of [`Assembler::pattern`].
     pub values: Vec<f64>,
-    slab: Vec<f64>,
     local: Box<Local>,
     /// n zeros (an acceleration of zero for the rate forces).
     zeros: Vec<f64>,
+}
+
+impl SaddleSystem {
+    /// Zeroes the residual and, with `matrix`, the matrix values (in
+    /// parallel blocks on a rayon pool).
+    pub fn clear(&mut self, matrix: bool) {
+        colour::fill(&mut self.residual, 0.0);
+        if matrix {
+            colour::fill(&mut self.values, 0.0);
+        }
+    }
 }
 
 /// Element-, load- and joint-local arrays of the Newton fill, kept with the
@@ -152,24 +174,26 @@ struct Local {
 }
 
 impl Local {
+    const ZERO: Local = Local {
+        f: [0.0; MAX_LOCAL_DOFS],
+        k: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
+        q: [0.0; MAX_LOCAL_DOFS],
+        b: [0.0; MAX_ROWS * MAX_LOCAL_DOFS],
+        h: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
+        c: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
+        m: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
+    };
+
     fn new() -> Box<Self> {
-        Box::new(Local {
-            f: [0.0; MAX_LOCAL_DOFS],
-            k: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
-            q: [0.0; MAX_LOCAL_DOFS],
-            b: [0.0; MAX_ROWS * MAX_LOCAL_DOFS],
-            h: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
-            c: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
-            m: [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS],
-        })
+        Box::new(Self::ZERO)
     }
 }
 
 struct ElementSlots {
     /// Matrix slots, ndof^2 per element, row-major.
     k: Vec<usize>,
-    /// Offset of the block in the slab.
-    slab_offset: usize,
+    /// The elements grouped into DOF-disjoint colours.
+    colours: Colouring,
 }
 
 struct JointSlots {
@@ -181,14 +205,8 @@ struct JointSlots {
     c: Vec<usize>,
     /// Curvature slots (dof, dof), ndof^2 per joint.
     h: Vec<usize>,
-}
-
-/// Gather map for the parallel element path: for each target, its slab sources.
-struct Gather {
-    res_ptr: Vec<usize>,
-    res_src: Vec<usize>,
-    val_ptr: Vec<usize>,
-    val_src: Vec<usize>,
+    /// The joints grouped into DOF-disjoint colours.
+    colours: Colouring,
 }
 
 /// Builds and fills the global sparse operators of one model.
@@ -204,8 +222,6 @@ pub struct Assembler {
     elements: Vec<ElementSlots>,
     joints: Vec<JointSlots>,
     loads: Vec<Vec<usize>>,
-    slab_len: usize,
-    gather: Option<Gather>,
 }
 
 /// sum_q f[q] x[idx[q]].
@@ -231,14 +247,8 @@ fn scatter_add(dst: &mut [f64], idx: &[usize], x: &[f64], scale: f64) {
 }
 
 impl Assembler {
-    /// Builds pattern, slots, mass matrix and gravity load of `model`.
+    /// Builds pattern, slots, colourings, mass matrix and gravity load of `model`.
     pub fn new(model: &Model) -> Self {
-        Self::with_parallel(model, false)
-    }
-
-    /// Like [`Assembler::new`], with the parallel element path when
-    /// `parallel` is true (module docs).
-    pub fn with_parallel(model: &Model, parallel: bool) -> Self {
         let n = model.n_dofs();
         let m = model.n_constraints();
         let dim = n + m;
@@ -344,7 +354,6 @@ impl Assembler {
             })
             .collect();
 
-        let mut slab_len = 0;
         let elements: Vec<ElementSlots> = model
             .elements
             .iter()
@@ -353,9 +362,8 @@ impl Assembler {
                 for i in 0..b.len() {
                     pattern.block_slots(b.dofs(i), b.dofs(i), &mut k);
                 }
-                let slab_offset = slab_len;
-                slab_len += b.len() * (b.ndof() + b.ndof() * b.ndof());
-                ElementSlots { k, slab_offset }
+                let colours = Colouring::new(b.len(), n, |i| b.dofs(i));
+                ElementSlots { k, colours }
             })
             .collect();
 
@@ -370,6 +378,7 @@ impl Assembler {
                     b: Vec::with_capacity(blk.len() * rows * k),
                     c: Vec::with_capacity(blk.len() * rows * k),
                     h: Vec::with_capacity(blk.len() * k * k),
+                    colours: Colouring::new(blk.len(), n, |i| blk.dofs(i)),
                 };
                 for i in 0..blk.len() {
                     let d = blk.dofs(i);
@@ -397,7 +406,7 @@ impl Assembler {
             })
             .collect();
 
-        let mut asm = Assembler {
+        Assembler {
             n,
             m,
             pattern,
@@ -408,49 +417,6 @@ impl Assembler {
             elements,
             joints,
             loads,
-            slab_len,
-            gather: None,
-        };
-        if parallel {
-            asm.gather = Some(asm.build_gather(model));
-        }
-        asm
-    }
-
-    /// Inverse scatter maps from slab entries to residual entries and matrix slots.
-    fn build_gather(&self, model: &Model) -> Gather {
-        let mut res: Vec<(usize, usize)> = Vec::new();
-        let mut val: Vec<(usize, usize)> = Vec::new();
-        for (b, s) in model.elements.iter().zip(&self.elements) {
-            let k = b.ndof();
-            for i in 0..b.len() {
-                let base = s.slab_offset + i * (k + k * k);
-                for (p, &d) in b.dofs(i).iter().enumerate() {
-                    res.push((d, base + p));
-                }
-                for q in 0..k * k {
-                    val.push((s.k[i * k * k + q], base + k + q));
-                }
-            }
-        }
-        let csr = |mut v: Vec<(usize, usize)>, len: usize| {
-            v.sort_unstable();
-            let mut ptr = vec![0; len + 1];
-            for &(t, _) in &v {
-                ptr[t + 1] += 1;
-            }
-            for t in 0..len {
-                ptr[t + 1] += ptr[t];
-            }
-            (ptr, v.into_iter().map(|(_, s)| s).collect::<Vec<_>>())
-        };
-        let (res_ptr, res_src) = csr(res, self.n);
-        let (val_ptr, val_src) = csr(val, self.pattern.nnz());
-        Gather {
-            res_ptr,
-            res_src,
-            val_ptr,
-            val_src,
         }
     }
 
@@ -479,24 +445,11 @@ impl Assembler {
         &self.gravity_force
     }
 
-    /// Whether element loops run in parallel.
-    pub fn is_parallel(&self) -> bool {
-        self.gather.is_some()
-    }
-
     /// A zeroed system with workspace sized for this model.
     pub fn new_system(&self) -> SaddleSystem {
         SaddleSystem {
             residual: vec![0.0; self.n + self.m],
             values: vec![0.0; self.pattern.nnz()],
-            slab: vec![
-                0.0;
-                if self.gather.is_some() {
-                    self.slab_len
-                } else {
-                    0
-                }
-            ],
             local: Local::new(),
             zeros: vec![0.0; self.n],
         }

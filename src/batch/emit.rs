@@ -297,7 +297,7 @@ impl EmitSpec {
              #SBATCH --output={log}\n\
              set -euo pipefail\n\
              exec {exe} batch {sweep} --shard \"${{SLURM_ARRAY_TASK_ID}}/{n}\" --resume \\\n    \
-             --jobs \"${{SLURM_CPUS_PER_TASK:-{cpus}}}\" --out {out} --quiet\n",
+             --jobs \"${{SLURM_CPUS_PER_TASK:-{cpus}}}\" --threads 1 --out {out} --quiet\n",
             last = n - 1,
             cpus = self.cpus_per_task,
             log = Self::path_str(&logs.join(format!("{name}-%A_%a.out"))),
@@ -366,7 +366,7 @@ impl EmitSpec {
             Self::path_str(&self.out),
         );
         let shard_cmd = format!(
-            "exec {} batch {} --shard \"${{JOB_COMPLETION_INDEX}}/{n}\" --resume --jobs {cpus} --out {} --quiet",
+            "exec {} batch {} --shard \"${{JOB_COMPLETION_INDEX}}/{n}\" --resume --jobs {cpus} --threads 1 --out {} --quiet",
             sh(exe),
             sh(sweep),
             sh(out)
@@ -567,7 +567,7 @@ mod tests {
             "#SBATCH --output=/shared/it's here/slurm/logs/flexmb-slider-crank-%A_%a.out\n",
             "exec '/opt/flexmb/bin/flexmb' batch '/home/u/models/sweeps/slider_crank.toml' \
              --shard \"${SLURM_ARRAY_TASK_ID}/6\" --resume \\\n    \
-             --jobs \"${SLURM_CPUS_PER_TASK:-4}\" --out '/shared/it'\\''s here' --quiet\n",
+             --jobs \"${SLURM_CPUS_PER_TASK:-4}\" --threads 1 --out '/shared/it'\\''s here' --quiet\n",
         ] {
             assert!(array.contains(line), "missing {line:?} in\n{array}");
         }

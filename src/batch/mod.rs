@@ -16,7 +16,7 @@ pub use emit::{
     default_shards, write_emitted, EmitSpec, EmitTarget, EmittedFile, MergeAfter, WallTime,
 };
 pub use merge::{merge_shards, MergeReport};
-pub use run::{run_batch, BatchError, BatchOptions, CaseResult};
+pub use run::{run_batch, split_cores, BatchError, BatchOptions, CaseResult};
 pub use shard::Shard;
 pub use summary::{summary_file_name, summary_stem};
 pub use sweep::{case_id, Case, Sweep};

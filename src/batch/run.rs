@@ -20,8 +20,11 @@ use crate::run::{output_estimate, RunSummary, Simulation};
 pub struct BatchOptions {
     /// Output folder (created if missing).
     pub out: PathBuf,
-    /// Worker threads; 0 = one per core.
+    /// Cases run at the same time (worker threads); 0: see [`split_cores`].
     pub jobs: usize,
+    /// Threads of each case's own rayon pool (its assembly and
+    /// factorization); 0: see [`split_cores`].
+    pub threads: usize,
     /// Which cases to run.
     pub shard: Shard,
     /// Skip a case whose file says `status = "completed"` for the same
@@ -128,6 +131,20 @@ pub enum BatchError {
         /// The output folder.
         dir: PathBuf,
     },
+    /// `--jobs` times `--threads` exceeds the cores; no case ran.
+    #[error(
+        "{jobs} jobs x {threads} threads per case = {} threads, more than the {cores} cores; \
+         give fewer --jobs or --threads (or leave one out: it then takes the cores left), no case ran",
+        .jobs * .threads
+    )]
+    Oversubscribed {
+        /// Cases at the same time.
+        jobs: usize,
+        /// Threads per case.
+        threads: usize,
+        /// Cores available (the global rayon pool: RAYON_NUM_THREADS, else the cores).
+        cores: usize,
+    },
     /// The thread pool could not be started.
     #[error("cannot start {jobs} worker threads: {message}")]
     Pool {
@@ -229,6 +246,37 @@ impl Progress<'_> {
     }
 }
 
+/// The cases at the same time and the threads of each, `(jobs, threads)`,
+/// of a batch on `cores` cores from `--jobs` and `--threads` (0: not given):
+/// neither given, one case per core on one thread each (a sweep's cases
+/// are independent: running them side by side scales best); one given, the
+/// other takes the cores left (`cores / given`, at least 1); both given,
+/// they must fit, `jobs x threads <= cores`, else
+/// [`BatchError::Oversubscribed`], as is `--threads` alone above the cores.
+/// `--jobs` alone above the cores keeps one thread per case (the cases then
+/// share the cores, as before `--threads` existed).
+pub fn split_cores(
+    jobs: usize,
+    threads: usize,
+    cores: usize,
+) -> Result<(usize, usize), BatchError> {
+    let cores = cores.max(1);
+    let split = match (jobs, threads) {
+        (0, 0) => (cores, 1),
+        (j, 0) => (j, (cores / j).max(1)),
+        (0, t) => ((cores / t).max(1), t),
+        (j, t) => (j, t),
+    };
+    if threads > 0 && split.0 * split.1 > cores {
+        return Err(BatchError::Oversubscribed {
+            jobs: split.0,
+            threads: split.1,
+            cores,
+        });
+    }
+    Ok(split)
+}
+
 /// Runs the cases of `opts.shard` on `opts.jobs` threads, each into
 /// `<out>/<case id>.h5`, calls `on_finish` as each case ends (from the
 /// worker thread) and returns the finished cases in expansion order.
@@ -253,11 +301,12 @@ pub fn run_batch(
         path: opts.out.clone(),
         source,
     })?;
+    let (jobs, threads) = split_cores(opts.jobs, opts.threads, rayon::current_num_threads())?;
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs)
+        .num_threads(jobs)
         .build()
         .map_err(|e| BatchError::Pool {
-            jobs: opts.jobs,
+            jobs,
             message: e.to_string(),
         })?;
     let selected: Vec<&Case> = sweep
@@ -301,26 +350,48 @@ pub fn run_batch(
     let queue = Mutex::new(queue);
     let progress = Mutex::new(progress);
     let stopped = || opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst));
-    let worker = || loop {
-        let Some(case) = lock(&queue).pop() else {
-            break;
-        };
-        if stopped() {
-            break;
+    // Each worker runs its cases in its own pool of `threads` threads, so
+    // that a case's parallel assembly neither spreads over the other cases'
+    // workers nor depends on them (the results do not depend on the threads).
+    let worker = || -> Result<(), BatchError> {
+        let case_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| BatchError::Pool {
+                jobs: threads,
+                message: e.to_string(),
+            })?;
+        loop {
+            let Some(case) = lock(&queue).pop() else {
+                break;
+            };
+            if stopped() {
+                break;
+            }
+            let r = case_pool.install(|| run_case(case, &opts.out));
+            on_finish(&r);
+            let mut p = lock(&progress);
+            p.add(r);
+            if p.error.is_some() {
+                lock(&queue).clear();
+            }
         }
-        let r = run_case(case, &opts.out);
-        on_finish(&r);
-        let mut p = lock(&progress);
-        p.add(r);
-        if p.error.is_some() {
-            lock(&queue).clear();
-        }
+        Ok(())
     };
+    let pool_error = Mutex::new(None);
     pool.scope(|s| {
         for _ in 0..workers {
-            s.spawn(|_| worker());
+            s.spawn(|_| {
+                if let Err(e) = worker() {
+                    lock(&queue).clear();
+                    *lock(&pool_error) = Some(e);
+                }
+            });
         }
     });
+    if let Some(e) = pool_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
     let progress = progress.into_inner().unwrap_or_else(|e| e.into_inner());
     if let Some(e) = progress.error {
         return Err(e);
@@ -390,4 +461,29 @@ fn run_case(p: Planned, out: &Path) -> CaseResult {
     }
     result.wall_seconds = started.elapsed().as_secs_f64();
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_times_threads_never_exceeds_the_cores() {
+        // Neither given: one case per core, one thread each.
+        assert_eq!(split_cores(0, 0, 16).unwrap(), (16, 1));
+        // One given: the other takes the cores left.
+        assert_eq!(split_cores(4, 0, 16).unwrap(), (4, 4));
+        assert_eq!(split_cores(3, 0, 16).unwrap(), (3, 5));
+        assert_eq!(split_cores(0, 4, 16).unwrap(), (4, 4));
+        assert_eq!(split_cores(0, 2, 2).unwrap(), (1, 2));
+        // Both given and fitting.
+        assert_eq!(split_cores(2, 8, 16).unwrap(), (2, 8));
+        // --jobs alone above the cores: one thread per case, as before.
+        assert_eq!(split_cores(8, 0, 2).unwrap(), (8, 1));
+        // Oversubscribed: refused, with the numbers.
+        for (j, t) in [(2, 2), (0, 3), (3, 1)] {
+            let e = split_cores(j, t, 2).unwrap_err().to_string();
+            assert!(e.contains("more than the 2 cores"), "{j} x {t}: {e}");
+        }
+    }
 }

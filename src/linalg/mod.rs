@@ -166,12 +166,17 @@ struct LdltPath {
     refined_solves: usize,
 }
 
-/// All threads of the current rayon pool, or none when it has one.
+/// The parts that faer splits the LDLT's dense products into where it
+/// factors in parallel ([`SparseLdlt::new_adaptive`]): a fixed count, not the
+/// pool's threads, because the split sets the order of the sums, and with
+/// the pool's count the factors, and so the run's results, differed between
+/// 1 and 2 threads (L3 at 20,577 rows, issue 23); the pool runs the parts on
+/// the threads it has.
+const LDLT_PARTS: usize = 2;
+
+/// The LDLT's parallelism: [`LDLT_PARTS`] parts, whatever the pool.
 fn pool_threads() -> Par {
-    match rayon::current_num_threads() {
-        0 | 1 => Par::Seq,
-        t => Par::rayon(t),
-    }
+    Par::rayon(LDLT_PARTS)
 }
 
 /// LU solver for the saddle-point systems of one model.

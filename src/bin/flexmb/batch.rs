@@ -22,9 +22,15 @@ pub(crate) struct BatchArgs {
     /// Output folder (default: `batch-<sweep file stem>`).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Worker threads, one case per thread (default: all cores).
+    /// Cases run at the same time (default: the cores divided by --threads,
+    /// or all cores).
     #[arg(long, default_value_t = 0)]
     jobs: usize,
+    /// Threads of each case (its assembly and factorization; default: the
+    /// cores divided by --jobs, or 1). Jobs x threads must not exceed the
+    /// cores (RAYON_NUM_THREADS, else all cores); the results do not depend on it.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    threads: usize,
     /// Run only shard I of N (0-based): the cases k with k mod N = I.
     #[arg(long, value_name = "I/N")]
     shard: Option<Shard>,
@@ -109,16 +115,19 @@ pub(crate) fn batch(args: &BatchArgs) -> ExitCode {
         .iter()
         .filter(|c| shard.contains(c.index))
         .count();
+    let cores = rayon::current_num_threads();
+    let (jobs, threads) = match flexmb::batch::split_cores(args.jobs, args.threads, cores) {
+        Ok(split) => split,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     if !args.quiet {
         eprintln!(
-            "{}: {} cases, shard {shard}: {selected} cases, {} threads, output in {}",
+            "{}: {} cases, shard {shard}: {selected} cases, {jobs} at a time x {threads} threads, output in {}",
             sweep.file,
             sweep.cases.len(),
-            if args.jobs == 0 {
-                rayon::current_num_threads()
-            } else {
-                args.jobs
-            },
             out.display()
         );
     }
@@ -153,7 +162,8 @@ pub(crate) fn batch(args: &BatchArgs) -> ExitCode {
     }
     let opts = BatchOptions {
         out: out.clone(),
-        jobs: args.jobs,
+        jobs,
+        threads,
         shard,
         resume: args.resume,
         stop: Some(Arc::clone(&stop)),
@@ -192,11 +202,6 @@ pub(crate) fn batch(args: &BatchArgs) -> ExitCode {
     // case); a case's wall covers its operators, time loop and file.
     let ran: Vec<&flexmb::batch::CaseResult> =
         results.iter().filter(|r| r.wall_seconds > 0.0).collect();
-    let jobs = if args.jobs == 0 {
-        std::thread::available_parallelism().map_or(1, usize::from)
-    } else {
-        args.jobs
-    };
     let case_sum = ran.iter().fold(0.0, |a, r| a + r.wall_seconds);
     let longest = ran.iter().fold(0.0, |a: f64, r| a.max(r.wall_seconds));
     let loops = ran

@@ -36,6 +36,10 @@ pub(crate) struct BenchArgs {
     export_step: u64,
     #[command(flatten)]
     integrator: IntegratorArgs,
+    /// Threads of the assembly and the factorization (default: RAYON_NUM_THREADS,
+    /// else all cores); the table's `threads` column.
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,

@@ -290,14 +290,42 @@ fn stdout_failed(e: std::io::Error) -> ! {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run(args) => run(&args),
+        Command::Run(args) => with_threads(args.threads, || run(&args)),
         Command::Check(args) => check(&args),
         Command::Static(args) => statics(&args),
         Command::Batch(args) => batch(&args),
         Command::Plot(args) => plot(&args),
         Command::BatchMerge(args) => batch_merge(&args),
-        Command::Bench(args) => bench(&args),
+        Command::Bench(args) => with_threads(args.threads, || bench(&args)),
         Command::Factor(args) => factor(&args),
+    }
+}
+
+/// Stack of the pool's threads: the main thread's usual 8 MiB (the command
+/// runs on one of them).
+const STACK_BYTES: usize = 8 << 20;
+
+/// Runs `command` on a rayon pool of `threads` threads (`--threads N` of
+/// `run` and `bench`; `None`: rayon's default, `RAYON_NUM_THREADS`, else one
+/// thread per core). The time loop then runs on a worker of the pool, whose
+/// parallel loops split there, without a hand-over per loop from an outside
+/// thread. The results do not depend on the number of threads
+/// (src/assembly/colour.rs).
+fn with_threads(threads: Option<usize>, command: impl FnOnce() -> ExitCode + Send) -> ExitCode {
+    if threads == Some(0) {
+        eprintln!("error: --threads must be at least 1");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .stack_size(STACK_BYTES)
+        .build();
+    match pool {
+        Ok(pool) => pool.install(command),
+        Err(e) => {
+            eprintln!("error: cannot start the thread pool: {e}");
+            ExitCode::from(EXIT_USAGE)
+        }
     }
 }
 

@@ -35,6 +35,10 @@ pub(crate) struct RunArgs {
     /// exceeds `[output] max_bytes` (default 1e10) or the free disk space.
     #[arg(long)]
     force: bool,
+    /// Threads of the assembly and the factorization (default: RAYON_NUM_THREADS,
+    /// else all cores); the results are the same for any number.
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,

@@ -156,9 +156,8 @@ impl StepInput<'_> {
 pub fn fill_step(asm: &Assembler, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
     let n = asm.n_dofs();
     let g = inp.level;
-    sys.residual.fill(0.0);
+    sys.clear(inp.matrix);
     if inp.matrix {
-        sys.values.fill(0.0);
         asm.add_mass(&mut sys.values, inp.coef_mass);
     }
 
