@@ -932,7 +932,7 @@ fn cli_emit_slurm_scripts_and_bad_options() {
             sweep.display()
         ),
         format!(
-            "--jobs \"${{SLURM_CPUS_PER_TASK:-2}}\" --out '{}' --quiet\n",
+            "--jobs \"${{SLURM_CPUS_PER_TASK:-2}}\" --threads 1 --out '{}' --quiet\n",
             out.display()
         ),
     ] {
@@ -1190,7 +1190,7 @@ fn cli_emit_k8s_manifests_parse() {
     assert_eq!(
         cmd[2],
         format!(
-            "exec '{exe}' batch '{s}' --shard \"${{JOB_COMPLETION_INDEX}}/6\" --resume --jobs 4 \
+            "exec '{exe}' batch '{s}' --shard \"${{JOB_COMPLETION_INDEX}}/6\" --resume --jobs 4 --threads 1 \
              --out '{out}' --quiet"
         )
     );
