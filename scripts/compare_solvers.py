@@ -3,7 +3,10 @@
 
 Factors each Matrix Market file (from `flexmb bench --export-matrix DIR`)
 with `flexmb factor` and with PARDISO (MKL, LU and LDL^T), UMFPACK, KLU and
-SuperLU, one thread each, interleaved: every round runs each solver once
+SuperLU, on one thread each (or --threads T: flexmb factor --threads T with
+RAYON_NUM_THREADS=T, and T threads for MKL, OpenMP and OpenBLAS, so PARDISO
+and the BLAS under UMFPACK; KLU and SuperLU are sequential), interleaved:
+every round runs each solver once
 (analysis, factorization, solve) and the table reports the medians over the
 rounds, the factor nonzeros where the solver tells them, the memory, the
 normwise backward error |b - A x|inf / (|A|inf |x|inf + |b|inf) against the
@@ -26,15 +29,27 @@ the exponent k of factor time ~ rows^k fitted by least squares on the logs.
 """
 
 import os
+import sys
 
-for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ[var] = "1"
+
+def threads_arg(argv):
+    """The value of --threads (read before numpy and MKL are loaded)."""
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return "1"
+
+
+THREADS = threads_arg(sys.argv[1:])
+for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "RAYON_NUM_THREADS"):
+    os.environ[var] = THREADS
 
 import argparse  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -129,7 +144,7 @@ def run_superlu(a, b):
 
 
 def run_flexmb(exe, path, ordering):
-    out = subprocess.run([exe, "factor", str(path), "--repeat", "1", "--threads", "1",
+    out = subprocess.run([exe, "factor", str(path), "--repeat", "1", "--threads", THREADS,
                           "--ordering", ordering, "--json"],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -141,6 +156,8 @@ def main():
     ap.add_argument("--flexmb", default="target/release/flexmb")
     ap.add_argument("--ordering", default="auto", help="flexmb factor --ordering")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="threads of every solver (flexmb, MKL PARDISO, BLAS), default 1")
     ap.add_argument("--skip", default="", help="comma-separated peers to skip, e.g. superlu,klu")
     ap.add_argument("--out", type=Path, help="also write the table (Markdown) here")
     ap.add_argument("--csv", type=Path, help="also write the medians as CSV here")

@@ -18,8 +18,8 @@ use flexmb::bench::{matrix_file, run_case, Problem};
 use flexmb::input::load_model_file;
 use flexmb::integrate::IntegratorSpec;
 use flexmb::linalg::{
-    read_matrix, read_vector, rhs_path, Factorization, MatrixExport, Ordering, SaddlePointSolver,
-    SparseLdlt, SparseLu, LDLT_MIN, REFINE_TOL,
+    newton_refine_tol, read_matrix, read_vector, rhs_path, Factorization, MatrixExport, Ordering,
+    SaddlePointSolver, SparseLdlt, SparseLu, LDLT_MIN, REFINE_TOL,
 };
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
@@ -362,6 +362,69 @@ fn ldlt_storage_is_exact() {
             assert!(e <= 1e-12, "n {n} {o:?}: backward error {e:e}");
             assert!((e - r.backward_error).abs() <= 1e-15, "{e:e} vs {r:?}");
         }
+    }
+}
+
+/// A solve refines to the backward error its caller asks for: Newton's
+/// request at the default tolerance (`newton_refine_tol(1e-6)`) stops as soon as it is met (no step when
+/// the plain solve meets it) and round-off ([`REFINE_TOL`]) takes the steps
+/// it took before; a request below round-off is clamped to it; the engine's
+/// solver keeps Newton's request across a solve that asks for round-off
+/// (the consistent initial accelerations share Newton's solver).
+#[test]
+fn refinement_stops_at_the_requested_backward_error() {
+    const NEWTON_REFINE_TOL: f64 = 1e-8;
+    assert_eq!(newton_refine_tol(1e-6), NEWTON_REFINE_TOL);
+    assert_eq!(newton_refine_tol(1e-20), REFINE_TOL);
+    for (pattern, values, b) in lattice_systems("ldlt-request") {
+        let n = pattern.dim;
+        let mut ldlt = SparseLdlt::new(&pattern, None, faer::Par::Seq).unwrap();
+        ldlt.factor(&values).unwrap();
+        assert_eq!(ldlt.refine_tol(), REFINE_TOL);
+        let mut fine = b.clone();
+        let r_fine = ldlt.solve(&mut fine);
+        assert!(
+            r_fine.converged && r_fine.backward_error <= REFINE_TOL,
+            "n {n}: {r_fine:?}"
+        );
+        let mut coarse = b.clone();
+        let r = ldlt.solve_to(&mut coarse, NEWTON_REFINE_TOL);
+        assert!(r.converged, "n {n}: {r:?}");
+        assert!(r.backward_error <= NEWTON_REFINE_TOL, "n {n}: {r:?}");
+        let e = backward_error(&pattern, &values, &coarse, &b);
+        assert!(
+            (e - r.backward_error).abs() <= 1e-15,
+            "n {n}: {e:e} vs {r:?}"
+        );
+        // The fewest steps that meet the request: one fewer would not.
+        assert_eq!(r.first_backward_error, r_fine.first_backward_error);
+        if r.first_backward_error <= NEWTON_REFINE_TOL {
+            assert_eq!(r.steps, 0, "n {n}: {r:?}");
+        } else {
+            assert!(r.steps >= 1 && r.steps <= r_fine.steps, "n {n}: {r:?}");
+        }
+        // Newton's request is met by the solution refined to round-off too,
+        // and the two agree to the request's accuracy.
+        assert!(rel_diff(&coarse, &fine) <= 1e-2, "n {n}");
+        ldlt.set_refine_tol(0.0);
+        assert_eq!(ldlt.refine_tol(), REFINE_TOL);
+        ldlt.set_refine_tol(NEWTON_REFINE_TOL);
+        let mut again = b.clone();
+        assert_eq!(ldlt.solve(&mut again), r);
+        assert_eq!(again, coarse);
+
+        let mut solver =
+            SaddlePointSolver::with_factorization(&pattern, true, Factorization::Ldlt).unwrap();
+        solver.set_refine_tol(NEWTON_REFINE_TOL);
+        solver.factor(&values).unwrap();
+        let mut x = b.clone();
+        solver.solve_to(&mut x, REFINE_TOL).unwrap();
+        let e = backward_error(&pattern, &values, &x, &b);
+        assert!(e <= 1e-13, "n {n}: {e:e}");
+        assert_eq!(solver.refine_tol(), NEWTON_REFINE_TOL);
+        let mut y = b.clone();
+        solver.solve(&mut y).unwrap();
+        assert_eq!(y, coarse, "n {n}");
     }
 }
 

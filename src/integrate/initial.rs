@@ -34,7 +34,7 @@ pub fn consistent_initial(
         .map_err(|e| singular(e, &work.values))?;
     let mut x: Vec<f64> = work.residual.iter().map(|r| -r).collect();
     solver
-        .solve(&mut x)
+        .solve_to(&mut x, crate::linalg::REFINE_TOL)
         .map_err(|e| singular(e, &work.values))?;
     state.a.copy_from_slice(&x[..n]);
     state.lambda.copy_from_slice(&x[n..]);

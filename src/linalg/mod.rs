@@ -30,8 +30,8 @@ pub use band::{BandLu, BAND_MAX};
 pub use capture::{rhs_path, MatrixExport};
 pub use fixed::FIXED_MAX;
 pub use ldlt::{
-    structurally_symmetric, Refinement, SparseLdlt, MAX_REFINE, PARALLEL_MIN_WORK_PER_ENTRY,
-    REFINE_TOL,
+    newton_refine_tol, structurally_symmetric, Refinement, SparseLdlt, MAX_REFINE,
+    NEWTON_REFINE_FACTOR, PARALLEL_MIN_WORK_PER_ENTRY, REFINE_TOL,
 };
 pub use market::{read_matrix, read_vector, write_matrix, write_vector};
 pub use pattern::Pattern;
@@ -192,6 +192,9 @@ pub struct SaddlePointSolver {
     schur_active: bool,
     /// Armed by [`SaddlePointSolver::export`].
     capture: Option<Box<Capture>>,
+    /// The backward error the `LDLᵀ`'s refinement stops at
+    /// ([`Self::set_refine_tol`]).
+    refine_tol: f64,
 }
 
 impl SaddlePointSolver {
@@ -239,6 +242,7 @@ impl SaddlePointSolver {
                 schur: None,
                 schur_active: false,
                 capture: None,
+                refine_tol: REFINE_TOL,
             });
         }
         if !force_sparse {
@@ -252,6 +256,7 @@ impl SaddlePointSolver {
                     schur: None,
                     schur_active: false,
                     capture: None,
+                    refine_tol: REFINE_TOL,
                 });
             }
         }
@@ -282,6 +287,7 @@ impl SaddlePointSolver {
             schur: None,
             schur_active: false,
             capture: None,
+            refine_tol: REFINE_TOL,
         })
     }
 
@@ -303,6 +309,7 @@ impl SaddlePointSolver {
                     schur: None,
                     schur_active: false,
                     capture: None,
+                    refine_tol: REFINE_TOL,
                 });
             }
         }
@@ -529,6 +536,31 @@ impl SaddlePointSolver {
         Ok(())
     }
 
+    /// The backward error the symmetric path's refinement stops at
+    /// ([`REFINE_TOL`] unless set).
+    pub fn refine_tol(&self) -> f64 {
+        self.refine_tol
+    }
+
+    /// Sets the normwise backward error at which the symmetric path's
+    /// refinement stops, for every later [`Self::solve`] (clamped to at least
+    /// [`REFINE_TOL`]): Newton's solver asks for [`newton_refine_tol`] (the
+    /// reason is in [`ldlt`]'s documentation). The direct paths (dense, band,
+    /// LU) have no refinement and ignore it.
+    pub fn set_refine_tol(&mut self, tol: f64) {
+        self.refine_tol = tol.max(REFINE_TOL);
+    }
+
+    /// [`Self::solve`] refined to the backward error `tol` whatever
+    /// [`Self::set_refine_tol`] asked (a projection or an initial solve that
+    /// shares Newton's solver: [`REFINE_TOL`]).
+    pub fn solve_to(&mut self, rhs: &mut [f64], tol: f64) -> Result<(), SolveError> {
+        let kept = std::mem::replace(&mut self.refine_tol, tol.max(REFINE_TOL));
+        let result = self.solve(rhs);
+        self.refine_tol = kept;
+        result
+    }
+
     /// Solves `A x = rhs` in place with the last factorization.
     pub fn solve(&mut self, rhs: &mut [f64]) -> Result<(), SolveError> {
         assert!(
@@ -563,7 +595,7 @@ impl SaddlePointSolver {
                 dense_solve::solve_in_place_with_conj(lu, lu, p, Conj::No, x, par, stack);
             }
             Backend::Sparse(lu) => lu.solve(rhs),
-            Backend::Ldlt(p) => p.solve(rhs, par)?,
+            Backend::Ldlt(p) => p.solve(rhs, par, self.refine_tol)?,
         }
         if rhs.iter().all(|v| v.is_finite()) {
             Ok(())
@@ -604,9 +636,9 @@ impl LdltPath {
 
     /// The refined LDLᵀ solve; when it does not converge, the LU of the same
     /// matrix solves it and every later matrix goes to the LU.
-    fn solve(&mut self, rhs: &mut [f64], par: Par) -> Result<(), SolveError> {
+    fn solve(&mut self, rhs: &mut [f64], par: Par, tol: f64) -> Result<(), SolveError> {
         if !self.on_lu {
-            let r = self.ldlt.solve(rhs);
+            let r = self.ldlt.solve_to(rhs, tol);
             if r.converged {
                 self.refine_steps += r.steps;
                 self.refined_solves += 1;

@@ -319,7 +319,8 @@ impl OneStepIntegrator {
         let newton = settings.newton;
         let n = sys.asm.n_dofs();
         let m = sys.asm.n_constraints();
-        let solver = crate::integrate::saddle_solver(sys, solver)?;
+        let mut solver = crate::integrate::saddle_solver(sys, solver)?;
+        solver.set_refine_tol(crate::linalg::newton_refine_tol(newton.scaled.rtol));
         let z = |k: usize| vec![0.0; k];
         let mut system = sys.asm.new_system();
         let stiffness_scale = sys.asm.stiffness_max(sys.model, &sys.model.u0, &mut system);
