@@ -428,6 +428,117 @@ fn refinement_stops_at_the_requested_backward_error() {
     }
 }
 
+/// `‖b − Ā x‖∞ / (‖Ā‖∞ ‖x‖∞ + ‖b‖∞)` with `Ā = (A + Aᵀ)/2`: the backward
+/// error of an unrefined solve against the matrix it factors.
+fn symmetric_backward_error(p: &Pattern, v: &[f64], x: &[f64], b: &[f64]) -> f64 {
+    let at = |r: usize, c: usize| {
+        let s = p.col_ptr[c];
+        p.row_idx[s..p.col_ptr[c + 1]]
+            .binary_search(&r)
+            .map_or(0.0, |k| v[s + k])
+    };
+    let mut r = b.to_vec();
+    let mut rows = vec![0.0f64; p.dim];
+    for c in 0..p.dim {
+        let range = p.col_ptr[c]..p.col_ptr[c + 1];
+        for (&i, &a_ic) in p.row_idx[range.clone()].iter().zip(&v[range]) {
+            let a_ci = at(c, i);
+            let sym = if a_ci == 0.0 && i != c {
+                // (c, i) absent: Ā has half of a_ic on both sides.
+                0.5 * a_ic
+            } else {
+                0.5 * (a_ic + a_ci)
+            };
+            r[i] -= sym * x[c];
+            rows[i] += sym.abs();
+            if a_ci == 0.0 && i != c {
+                r[c] -= sym * x[i];
+                rows[c] += sym.abs();
+            }
+        }
+    }
+    let norm = |u: &[f64]| u.iter().fold(0.0f64, |m, y| m.max(y.abs()));
+    norm(&r) / (norm(&rows) * norm(x) + norm(b))
+}
+
+/// The tree-parallel substitution of a supernodal factor: several subtree
+/// tasks, bitwise the same solution on 1, 2, 3 and 7 threads (plain and
+/// refined), a backward error against the factored `Ā` as small as faer's
+/// own solve's, and the refined solve to round-off against `A`. On the
+/// step-1 Newton matrices of L2 with 71 cells per side and L3 with 6.
+#[test]
+fn tree_solve_is_thread_independent_and_matches_faer() {
+    let dir = temp_dir("ldlt-tree");
+    for (p, size) in [(Problem::TrussLattice, 71), (Problem::SpaceTrussLattice, 6)] {
+        let case = export_case(p, size, 1, &dir, 1);
+        run_case(&case).unwrap_or_else(|e| panic!("{e}"));
+        let file = matrix_file(&dir, p, size);
+        let (pattern, values) = read_matrix(&file).unwrap();
+        let b = read_vector(&rhs_path(&file)).unwrap();
+        let n = pattern.dim;
+        let mut ldlt = SparseLdlt::new(&pattern, Some(Ordering::Metis), faer::Par::Seq).unwrap();
+        assert_eq!(ldlt.kind(), "supernodal", "n {n}");
+        assert!(
+            ldlt.solve_tasks() > 1,
+            "n {n}: {} tasks",
+            ldlt.solve_tasks()
+        );
+        ldlt.factor(&values).unwrap();
+        let mut reference = b.clone();
+        ldlt.solve_unrefined_faer(&mut reference);
+        let e_faer = symmetric_backward_error(&pattern, &values, &reference, &b);
+        let mut results = Vec::new();
+        for threads in [1, 2, 3, 7] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let (plain, refined, r) = pool.install(|| {
+                let mut plain = b.clone();
+                ldlt.solve_unrefined(&mut plain);
+                let mut refined = b.clone();
+                let r = ldlt.solve(&mut refined);
+                (plain, refined, r)
+            });
+            assert!(
+                r.converged && r.backward_error <= REFINE_TOL,
+                "n {n}: {r:?}"
+            );
+            let e = backward_error(&pattern, &values, &refined, &b);
+            assert!(e <= 1e-13, "n {n} threads {threads}: {e:e}");
+            results.push((threads, plain, refined));
+        }
+        let (_, plain1, refined1) = &results[0];
+        for (threads, plain, refined) in &results[1..] {
+            assert!(
+                plain
+                    .iter()
+                    .zip(plain1)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "n {n}: plain solve on {threads} threads differs from 1"
+            );
+            assert!(
+                refined
+                    .iter()
+                    .zip(refined1)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "n {n}: refined solve on {threads} threads differs from 1"
+            );
+        }
+        let e_tree = symmetric_backward_error(&pattern, &values, plain1, &b);
+        assert!(
+            e_tree <= 10.0 * e_faer.max(1e-16),
+            "n {n}: tree {e_tree:e}, faer {e_faer:e}"
+        );
+        assert!(
+            rel_diff(plain1, &reference) <= 1e-8,
+            "n {n}: {:e}",
+            rel_diff(plain1, &reference)
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Exact `Σ_j m_j (m_j + 1) / 2` of `L` for the symmetric structure of
 /// `pattern` eliminated in the order `perm` (`perm[k]` = original index of the
 /// `k`-th pivot), by a dense boolean elimination.

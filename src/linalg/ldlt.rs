@@ -63,6 +63,7 @@ use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par, Side};
 
 use super::sparse::Ordering;
+use super::supernodal::TreeSolve;
 use super::Pattern;
 use super::SolveError;
 
@@ -168,6 +169,8 @@ pub struct SparseLdlt {
     a_inf: f64,
     /// Right-hand side, solution and residual, in the chosen ordering.
     b: Vec<f64>,
+    /// The tree-parallel solve of a supernodal factor.
+    tree: Option<TreeSolve>,
     x: Vec<f64>,
     r: Vec<f64>,
     mem: MemBuffer,
@@ -433,6 +436,10 @@ impl SparseLdlt {
             symbolic.factorize_numeric_ldlt_scratch::<f64>(par, Default::default()),
             symbolic.solve_in_place_scratch::<f64>(1, par),
         ]);
+        let tree = match symbolic.raw() {
+            SymbolicCholeskyRaw::Supernodal(s) => Some(TreeSolve::new(s)),
+            SymbolicCholeskyRaw::Simplicial(_) => None,
+        };
         super::heap::release_freed_memory(nnz);
         Ok(SparseLdlt {
             dim: n,
@@ -451,6 +458,7 @@ impl SparseLdlt {
             candidates,
             a_inf: 0.0,
             b: vec![0.0; n],
+            tree,
             x: vec![0.0; n],
             r: vec![0.0; n],
             mem: MemBuffer::try_new(req).map_err(lib_err)?,
@@ -618,8 +626,16 @@ impl SparseLdlt {
         }
     }
 
-    /// `x ← (L D Lᵀ)⁻¹ x` in the chosen ordering.
-    fn apply_inverse(&mut self, x: &mut [f64]) {
+    /// `x ← (L D Lᵀ)⁻¹ x` in the chosen ordering: the supernodal factor by
+    /// the tree-parallel substitution ([`TreeSolve`]), the simplicial one (or,
+    /// with `faer`, either) by faer's solve.
+    fn apply_inverse(&mut self, x: &mut [f64], faer: bool) {
+        if let (false, Some(tree), SymbolicCholeskyRaw::Supernodal(s)) =
+            (faer, &mut self.tree, self.symbolic.raw())
+        {
+            tree.solve_in_place(s, &self.l_values, x);
+            return;
+        }
         let n = self.dim;
         let stack = MemStack::new(&mut self.mem);
         LdltRef::new(&self.symbolic, &self.l_values).solve_in_place_with_conj(
@@ -630,13 +646,28 @@ impl SparseLdlt {
         );
     }
 
+    /// Subtree tasks of the tree-parallel solve (0 for a simplicial factor).
+    pub fn solve_tasks(&self) -> usize {
+        self.tree.as_ref().map_or(0, TreeSolve::tasks)
+    }
+
     /// Solves `Ā x = rhs` in place with the factor alone (no refinement).
     pub fn solve_unrefined(&mut self, rhs: &mut [f64]) {
+        self.unrefined(rhs, false);
+    }
+
+    /// [`Self::solve_unrefined`] with faer's own triangular solves (the
+    /// reference of the tree-parallel substitution, for tests).
+    pub fn solve_unrefined_faer(&mut self, rhs: &mut [f64]) {
+        self.unrefined(rhs, true);
+    }
+
+    fn unrefined(&mut self, rhs: &mut [f64], faer: bool) {
         let mut x = std::mem::take(&mut self.x);
         for (xi, &o) in x.iter_mut().zip(&self.fwd) {
             *xi = rhs[o];
         }
-        self.apply_inverse(&mut x);
+        self.apply_inverse(&mut x, faer);
         for (&xi, &o) in x.iter().zip(&self.fwd) {
             rhs[o] = xi;
         }
@@ -703,14 +734,14 @@ impl SparseLdlt {
             *xi = rhs[o];
         }
         let mut x = std::mem::take(&mut self.x);
-        self.apply_inverse(&mut x);
+        self.apply_inverse(&mut x, false);
         self.x = x;
         let mut berr = self.residual();
         let first_backward_error = berr;
         let mut steps = 0;
         while berr.is_finite() && berr > tol && steps < MAX_REFINE {
             let mut d = std::mem::take(&mut self.r);
-            self.apply_inverse(&mut d);
+            self.apply_inverse(&mut d, false);
             for (xi, di) in self.x.iter_mut().zip(&d) {
                 *xi += di;
             }

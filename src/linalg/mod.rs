@@ -25,6 +25,7 @@ mod metis;
 mod pattern;
 mod schur;
 mod sparse;
+mod supernodal;
 
 pub use band::{BandLu, BAND_MAX};
 pub use capture::{rhs_path, MatrixExport};
