@@ -32,14 +32,9 @@ use rayon::prelude::*;
 use super::Local;
 
 /// Entities per block (one rayon task): a block amortizes the task's cost
-/// over cheap entities (a beam element is about a microsecond) and keeps the
-/// serial loop's locality; also the leaf of [`ordered_sum`]. Measured on the
-/// idle 2-core machine against 32 (`scripts/bench_threads.py`, 3 steps):
-/// assembly per step L1 25,000 elements 39.1/23.8 -> 34.6/21.2 ms (1/2
-/// threads), L2 at 401,408 rows 133/75 -> 116/63 ms, L3 at 52,728 rows
-/// 38.0/23.4 -> 32.6/20.8 ms. Still above the serial loop of entity order at
-/// one thread (L2 94 ms): the colours sweep the global arrays once each.
-const CHUNK: usize = 256;
+/// over cheap entities (a beam element is about a microsecond); also the
+/// leaf of [`ordered_sum`].
+const CHUNK: usize = 32;
 
 /// Colours that [`Colouring::new`] tries before it sends a block to the
 /// serial remainder (a DOF shared by more than 64 blocks, e.g. a hub body).
