@@ -8,7 +8,8 @@ factorization, the solves and the whole step, with the speed-up over the
 first thread count. Each run is its own process with RAYON_NUM_THREADS set
 (flexmb's pool honours it), so nothing is shared between thread counts.
 
-    python3 scripts/bench_threads.py --flexmb target/release/flexmb \
+    python3 scripts/bench_threads.py --flexmb new=target/release/flexmb \
+        --flexmb old=/tmp/flexmb-old \
         --case l1:25000 --case l4:14300 --case l2:447 --case l3:25 \
         --threads 1,2 --rounds 3 --steps 10 --csv docs/bench-threads.csv
 
@@ -45,7 +46,9 @@ def run(flexmb, problem, size, steps, threads, extra):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--flexmb", default="target/release/flexmb")
+    ap.add_argument("--flexmb", action="append",
+                    help="LABEL=PATH of a flexmb binary (repeatable: binaries are "
+                         "interleaved too); default new=target/release/flexmb")
     ap.add_argument("--case", action="append", required=True,
                     help="PROBLEM:SIZE, e.g. l2:447 (repeatable)")
     ap.add_argument("--threads", default="1,2")
@@ -56,41 +59,43 @@ def main():
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
     cases = [(c.split(":")[0], int(c.split(":")[1])) for c in a.case]
-    samples = {}  # (problem, size, threads) -> list of rows
+    bins = [b.split("=", 1) for b in (a.flexmb or ["new=target/release/flexmb"])]
+    samples = {}  # (binary, problem, size, threads) -> list of rows
     for r in range(a.rounds):
         for problem, size in cases:
             for t in threads:
-                row = run(a.flexmb, problem, size, a.steps, t, a.extra)
-                samples.setdefault((problem, size, t), []).append(row)
-                print(f"round {r + 1}: {problem} {size} threads {t}: "
-                      f"total {float(row['total_ms_per_step']):.2f} ms/step",
-                      file=sys.stderr, flush=True)
+                for label, path in bins:
+                    row = run(path, problem, size, a.steps, t, a.extra)
+                    samples.setdefault((label, problem, size, t), []).append(row)
+                    print(f"round {r + 1}: {label} {problem} {size} threads {t}: "
+                          f"total {float(row['total_ms_per_step']):.2f} ms/step",
+                          file=sys.stderr, flush=True)
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["problem", "size", "dofs", "threads", "rounds", "steps"]
+    w.writerow(["binary", "problem", "size", "dofs", "threads", "rounds", "steps"]
                + [f"{p}_ms_per_step" for p, _ in PARTS]
                + [f"{p}_speedup" for p, _ in PARTS]
                + ["solve_over_factorization", "iterations_per_step",
                   "factorizations_per_step", "peak_mib"])
-    print("| problem | size | DOFs | threads | assembly ms | factor ms | solve ms | step ms "
+    print("| binary | problem | size | DOFs | threads | assembly ms | factor ms | solve ms | step ms "
           "| speed-up asm / fact / solve / step | solve/factor |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for problem, size in cases:
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (label, _), (problem, size) in ((b, c) for c in cases for b in bins):
         base = None
         for t in threads:
-            rows = samples[(problem, size, t)]
+            rows = samples[(label, problem, size, t)]
             med = {p: statistics.median(float(r[c]) for r in rows) for p, c in PARTS}
             if base is None:
                 base = med
             sp = {p: (base[p] / med[p] if med[p] > 0 else float("nan")) for p, _ in PARTS}
             ratio = med["solve"] / med["factorization"] if med["factorization"] > 0 else float("nan")
             last = rows[-1]
-            w.writerow([problem, size, last["dofs"], t, a.rounds, a.steps]
+            w.writerow([label, problem, size, last["dofs"], t, a.rounds, a.steps]
                        + [f"{med[p]:.4f}" for p, _ in PARTS]
                        + [f"{sp[p]:.3f}" for p, _ in PARTS]
                        + [f"{ratio:.3f}", last["iterations_per_step"],
                           last["factorizations_per_step"], last["peak_mib"]])
-            print(f"| {problem} | {size} | {last['dofs']} | {t} | {med['assembly']:.2f} | "
+            print(f"| {label} | {problem} | {size} | {last['dofs']} | {t} | {med['assembly']:.2f} | "
                   f"{med['factorization']:.2f} | {med['solve']:.2f} | {med['total']:.2f} | "
                   f"{sp['assembly']:.2f} / {sp['factorization']:.2f} / {sp['solve']:.2f} / "
                   f"{sp['total']:.2f} | {ratio:.2f} |")
