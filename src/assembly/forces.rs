@@ -15,7 +15,7 @@ impl Assembler {
     /// `force` into `residual[..n]` and, with `coef_k = Some(c)`, `c * tangent`
     /// into the matrix (`None`: `f` gets no tangent to fill). The elements
     /// of a block run colour by colour, in parallel within a colour
-    /// ([`Colouring::run`]: the same sums on any number of threads).
+    /// (`colour.rs`: the same sums on any number of threads).
     pub fn element_pass<F>(&self, model: &Model, sys: &mut SaddleSystem, coef_k: Option<f64>, f: F)
     where
         F: Fn(&dyn ElementSet, usize, &mut [f64], Option<&mut [f64]>) + Sync,

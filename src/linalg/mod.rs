@@ -546,7 +546,7 @@ impl SaddlePointSolver {
     /// Sets the normwise backward error at which the symmetric path's
     /// refinement stops, for every later [`Self::solve`] (clamped to at least
     /// [`REFINE_TOL`]): Newton's solver asks for [`newton_refine_tol`] (the
-    /// reason is in [`ldlt`]'s documentation). The direct paths (dense, band,
+    /// reason is in the module documentation of `src/linalg/ldlt.rs`). The direct paths (dense, band,
     /// LU) have no refinement and ignore it.
     pub fn set_refine_tol(&mut self, tol: f64) {
         self.refine_tol = tol.max(REFINE_TOL);
