@@ -959,48 +959,50 @@ fn cli_emit_slurm_scripts_and_bad_options() {
         assert_eq!(mode & 0o777, 0o755);
     }
 
-    let bad = |extra: &[&str], want: &str| {
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &["--emit", "slurm", "--shards", "0"],
+            "--shards 0: a job array needs at least 2 tasks",
+        ),
+        (
+            &["--emit", "slurm", "--shards", "5"],
+            "--shards 5: the sweep has 4 cases",
+        ),
+        (
+            &["--emit", "slurm", "--time", "2:99"],
+            "--time '2:99': seconds 99 is not below 60",
+        ),
+        (
+            &["--emit", "slurm", "--time", "1h"],
+            "expected minutes M, M:S, H:M:S",
+        ),
+        (
+            &["--emit", "slurm", "--cpus-per-task", "0"],
+            "--cpus-per-task 0",
+        ),
+        (&["--emit", "pbs"], "--emit 'pbs': expected slurm or k8s"),
+        (
+            &["--emit", "slurm", "--merge-after", "later"],
+            "expected ok or any",
+        ),
+        (
+            &["--emit", "slurm", "--flexmb", "no/such/flexmb"],
+            "--flexmb no/such/flexmb: no such file",
+        ),
+        (
+            &["--emit", "slurm", "--shard", "0/2"],
+            "cannot be used with",
+        ),
+        (&["--shards", "2"], "--emit <slurm|k8s>"),
+    ];
+    for (extra, want) in cases {
         let mut a = vec!["batch", "smoke.toml", "--out", "bad"];
         a.extend_from_slice(extra);
         let (code, stdout, stderr) = flexmb_in(&dir, &a);
         assert_eq!(code, Some(2), "{extra:?}: {stdout}{stderr}");
         assert!(stderr.contains(want), "{extra:?}: {stderr}");
         assert!(!dir.join("bad").exists(), "{extra:?} wrote files");
-    };
-    bad(
-        &["--emit", "slurm", "--shards", "0"],
-        "--shards 0: a job array needs at least 2 tasks",
-    );
-    bad(
-        &["--emit", "slurm", "--shards", "5"],
-        "--shards 5: the sweep has 4 cases",
-    );
-    bad(
-        &["--emit", "slurm", "--time", "2:99"],
-        "--time '2:99': seconds 99 is not below 60",
-    );
-    bad(
-        &["--emit", "slurm", "--time", "1h"],
-        "expected minutes M, M:S, H:M:S",
-    );
-    bad(
-        &["--emit", "slurm", "--cpus-per-task", "0"],
-        "--cpus-per-task 0",
-    );
-    bad(&["--emit", "pbs"], "--emit 'pbs': expected slurm or k8s");
-    bad(
-        &["--emit", "slurm", "--merge-after", "later"],
-        "expected ok or any",
-    );
-    bad(
-        &["--emit", "slurm", "--flexmb", "no/such/flexmb"],
-        "--flexmb no/such/flexmb: no such file",
-    );
-    bad(
-        &["--emit", "slurm", "--shard", "0/2"],
-        "cannot be used with",
-    );
-    bad(&["--shards", "2"], "--emit <slurm|k8s>");
+    }
 }
 
 /// The emitted Slurm scripts run without Slurm: each array task's script

@@ -352,21 +352,26 @@ mod tests {
         }
     }
 
-    #[test]
-    fn ordered_sum_does_not_depend_on_the_threads() {
-        let f = |i: usize| {
-            1.0 / (1.0 + i as f64).powf(1.3) * if i.is_multiple_of(3) { -1e3 } else { 1.0 }
-        };
-        let sums: Vec<u64> = [1, 2, 3, 7]
+    /// `f` run inside pools of 1, 2, 3 and 7 threads, its results in that order.
+    fn on_threads<T: Send>(f: impl Fn() -> T + Sync) -> Vec<T> {
+        [1, 2, 3, 7]
             .iter()
             .map(|&t| {
                 let pool = rayon::ThreadPoolBuilder::new()
                     .num_threads(t)
                     .build()
-                    .unwrap();
-                pool.install(|| ordered_sum(100_003, &f)).to_bits()
+                    .expect("a test pool");
+                pool.install(&f)
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn ordered_sum_does_not_depend_on_the_threads() {
+        let f = |i: usize| {
+            1.0 / (1.0 + i as f64).powf(1.3) * if i.is_multiple_of(3) { -1e3 } else { 1.0 }
+        };
+        let sums = on_threads(|| ordered_sum(100_003, &f).to_bits());
         assert!(sums.windows(2).all(|w| w[0] == w[1]), "{sums:?}");
         // Up to a chunk: the plain sum in order.
         let plain: f64 = (0..CHUNK).map(f).sum();
@@ -379,26 +384,17 @@ mod tests {
         // shared DOFs: the sums are bitwise the same on 1, 2, 3 and 7 threads.
         let set: Vec<[usize; 2]> = (0..10_001).map(|i| [i, i + 1]).collect();
         let c = Colouring::new(set.len(), 10_002, |e| &set[e][..]);
-        let results: Vec<Vec<u64>> = [1, 2, 3, 7]
-            .iter()
-            .map(|&t| {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(t)
-                    .build()
-                    .unwrap();
-                let mut out = vec![0.1; 10_002];
-                let w = Disjoint::new(&mut out);
-                pool.install(|| {
-                    c.run(|l, e| {
-                        l.f[0] = (e as f64).sin();
-                        l.f[1] = 1.0 / (e as f64 + 3.0);
-                        // SAFETY: colours are DOF-disjoint.
-                        unsafe { w.add(&set[e], &l.f[..2], 1.0) };
-                    })
-                });
-                out.iter().map(|x| x.to_bits()).collect()
-            })
-            .collect();
+        let results = on_threads(|| {
+            let mut out = vec![0.1; 10_002];
+            let w = Disjoint::new(&mut out);
+            c.run(|l, e| {
+                l.f[0] = (e as f64).sin();
+                l.f[1] = 1.0 / (e as f64 + 3.0);
+                // SAFETY: colours are DOF-disjoint.
+                unsafe { w.add(&set[e], &l.f[..2], 1.0) };
+            });
+            out.iter().map(|x| x.to_bits()).collect::<Vec<u64>>()
+        });
         assert!(results.windows(2).all(|w| w[0] == w[1]));
     }
 }
