@@ -69,6 +69,7 @@ pub mod joint;
 pub mod linalg;
 pub mod load;
 pub mod model;
+pub mod modes;
 pub mod output;
 #[cfg(feature = "cli")]
 pub mod plot;

@@ -166,6 +166,20 @@ fn max_abs(x: &[f64]) -> f64 {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn solve_static(model: &Model, opts: &StaticOptions) -> Result<StaticSolution, StaticError> {
+    solve_static_from(model, opts, None)
+}
+
+/// [`solve_static`] with the first load step's Newton iteration started
+/// from the multipliers `lambda0` instead of zero: a mechanism held only by
+/// its joints (a pendulum) has no stiffness but the constraints' geometric
+/// stiffness `lambda . d^2 Phi/du^2`, so its Newton matrix is singular at
+/// lambda = 0 (`flexmb modes --at static` starts from the consistent initial
+/// multipliers).
+pub fn solve_static_from(
+    model: &Model,
+    opts: &StaticOptions,
+    lambda0: Option<&[f64]>,
+) -> Result<StaticSolution, StaticError> {
     let asm = Assembler::new(model);
     let (n, m) = (asm.n_dofs(), asm.n_constraints());
     let mut solver =
@@ -175,7 +189,7 @@ pub fn solve_static(model: &Model, opts: &StaticOptions) -> Result<StaticSolutio
             diagnosis: String::new(),
         })?;
     let mut u = model.u0.clone();
-    let mut lambda = vec![0.0; m];
+    let mut lambda = lambda0.map_or_else(|| vec![0.0; m], <[f64]>::to_vec);
     let mut sys = asm.new_system();
     let mut ext = vec![0.0; n];
     let mut res = vec![0.0; n + m];

@@ -14,6 +14,7 @@ const FLOORS: &[&[&str]] = &[
     &["model"],
     &["assembly"],
     &["integrate", "statics"],
+    &["modes"],
     &["output"],
     &["run"],
     &["input"],

@@ -30,7 +30,9 @@ pub mod rk;
 mod settings;
 
 pub use gssss::{ConstraintOption, Family, Gssss, JacobianKind, LinearScheme, SolveForm, Variant};
-pub use initial::{initial_tolerance, initialize, InitialCorrection, Initialize};
+pub use initial::{
+    consistent_initial, initial_tolerance, initialize, InitialCorrection, Initialize,
+};
 pub use newton::{LineSearch, NewtonStop, NewtonTimings, Refactor};
 pub(crate) use settings::check_step_count;
 pub use settings::{
