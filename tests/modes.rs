@@ -13,8 +13,10 @@ use flexmb::modes::{
 };
 use flexmb::statics::StaticOptions;
 
+mod common;
+
 fn model_file(name: &str) -> Model {
-    load_model_file(format!("{}/models/{name}", env!("CARGO_MANIFEST_DIR")))
+    load_model_file(common::model_path(name))
         .expect("shipped model")
         .model
 }
@@ -100,10 +102,10 @@ fn tangents_match_finite_differences_of_the_constrained_residual() {
     for (name, tol) in [
         // Residual entries of order 1e2 against masses of order 1: the
         // differences' round-off (eps |r| / h) is of order 1e-8 here.
-        ("slider_crank_tsda.toml", 1e-6),
-        ("heavy_top.toml", 1e-8),
-        ("double_pendulum.toml", 1e-8),
-        ("slider_crank_flexible.toml", 1e-8),
+        ("slider_crank_tsda", 1e-6),
+        ("heavy_top", 1e-8),
+        ("double_pendulum", 1e-8),
+        ("slider_crank_flexible", 1e-8),
     ] {
         let model = model_file(name);
         let s = linearize(&model, &LinearizeAt::Initial).expect(name);
@@ -153,7 +155,7 @@ fn pendulum_frequency_is_sqrt_g_over_l() {
     // horizontal rod of its initial state carries no tension at rest, so
     // Newton would start without stiffness): its static equilibrium is
     // the hanging one.
-    let mut model = model_file("pendulum.toml");
+    let mut model = model_file("pendulum");
     model.u0 = vec![0.3_f64.sin(), -0.3_f64.cos()];
     let s = linearize(&model, &at_static()).unwrap();
     assert!((s.u[1] + 1.0).abs() < 1e-10, "hanging: y = {}", s.u[1]);
@@ -348,7 +350,7 @@ fn free_beam_has_rigid_modes_at_zero_and_free_free_frequencies() {
 #[test]
 fn free_rigid_body_in_3d_has_six_zero_modes() {
     // Euler parameters with their normalization constraint: 7 - 1 = 6 DOFs.
-    let model = model_file("free_body.toml");
+    let model = model_file("free_body");
     let s = linearize(&model, &LinearizeAt::Initial).unwrap();
     let r = modes(&s, &opts(6)).unwrap();
     assert_eq!(r.manifold_dofs, Some(6));
@@ -420,4 +422,84 @@ fn bad_requests_are_clear_errors() {
     let e = linearize(&b.build().unwrap(), &at_static()).unwrap_err();
     assert!(matches!(e, ModesError::Static(_)), "{e}");
     assert!(e.to_string().contains("static equilibrium"), "{e}");
+}
+
+/// `flexmb modes` (the command line needs the default feature `cli`).
+#[cfg(feature = "cli")]
+mod command_line {
+    use std::process::{Command, Output};
+
+    use super::common::scratch::{assert_success, temp_dir};
+
+    fn flexmb(args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_flexmb"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("flexmb runs")
+    }
+
+    #[test]
+    fn cantilever_table_hdf5_and_matrix_market() {
+        let dir = temp_dir("modes-cantilever");
+        let h5 = dir.join("modes.h5");
+        let out = flexmb(&[
+            "modes",
+            "models/cantilever.toml",
+            "--count",
+            "3",
+            "-o",
+            h5.to_str().unwrap(),
+            "--export",
+            dir.to_str().unwrap(),
+        ]);
+        assert_success(&out);
+        let text = String::from_utf8_lossy(&out.stdout);
+        // The model's description: 52.50, 329.0, 921.2 rad/s.
+        for (row, w) in [("    1 ", 52.50), ("    2 ", 329.0), ("    3 ", 921.2)] {
+            let line = text.lines().find(|l| l.starts_with(row)).expect(row);
+            let omega: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+            assert!((omega / w - 1.0).abs() < 5e-3, "{line}");
+        }
+        // One row for the reference state, one per mode; /v the shape.
+        let run = flexmb::output::read_hdf5(&h5).unwrap();
+        assert_eq!(run.time, [0.0, 1.0, 2.0, 3.0]);
+        assert!(run.v[0].iter().all(|x| *x == 0.0));
+        assert!(run.v[1].iter().any(|x| *x != 0.0));
+        assert!(run.parameters.iter().any(|(name, _)| name == "omega_1"));
+        assert!(dir.join("modes.xmf").exists());
+        // Kr from the export has the reduced size (44 DOFs, 3 constraints).
+        let kr: sprs::TriMat<f64> = sprs::io::read_matrix_market(dir.join("Kr.mtx")).unwrap();
+        assert_eq!(kr.shape(), (41, 41));
+        let b: sprs::TriMat<f64> = sprs::io::read_matrix_market(dir.join("B.mtx")).unwrap();
+        assert_eq!(b.shape(), (3, 44));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn hanging_double_pendulum_and_errors() {
+        let out = flexmb(&[
+            "modes",
+            "models/double_pendulum.toml",
+            "--at",
+            "static",
+            "--set",
+            "body.0.position=[0.0,-1.0]",
+            "--set",
+            "body.0.angle=0.0",
+            "--set",
+            "body.1.position=[0.0,-2.0]",
+        ]);
+        assert_success(&out);
+        let text = String::from_utf8_lossy(&out.stdout);
+        // g = 10, unit masses and lengths: w^2 = 10 (2 -+ sqrt 2).
+        assert!(
+            text.contains("5.857864376e0") && text.contains("3.414213562e1"),
+            "{text}"
+        );
+        let out = flexmb(&["modes", "models/pendulum.toml", "--count", "5"]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("5 modes asked for"), "{err}");
+    }
 }

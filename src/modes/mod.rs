@@ -57,7 +57,10 @@ impl LinearizeAt {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ModesError {
     /// The static equilibrium was not found.
-    #[error("the static equilibrium to linearize about was not found: {0}")]
+    #[error(
+        "the static equilibrium to linearize about was not found: {0} (Newton starts at the \
+         model's initial positions: start a mechanism near its equilibrium)"
+    )]
     Static(#[from] StaticError),
     /// The initial state is inconsistent or its accelerations not solvable.
     #[error("the initial state cannot be linearized about: {0}")]

@@ -11,6 +11,7 @@ mod estimate;
 mod hdf5;
 mod memory;
 mod mesh;
+mod modes;
 mod probe;
 mod xdmf;
 
@@ -24,6 +25,7 @@ pub use hdf5::{
 pub use hdf5::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
 pub use memory::MemoryRecorder;
 pub use mesh::{CellBlock, Mesh, MeshBody, MeshJoint, MeshPoint};
+pub use modes::{default_amplitude, write_modes};
 pub use probe::ProbeSummary;
 pub use xdmf::xdmf_path;
 

@@ -18,6 +18,7 @@ use batch::{batch, batch_merge, BatchArgs, BatchMergeArgs};
 use bench::{bench, BenchArgs};
 use check::{check, CheckArgs};
 use factor::{factor, FactorArgs};
+use modes::{modes_command, ModesArgs};
 use plot::{plot, PlotArgs};
 use run::{run, RunArgs};
 use statics::{statics, StaticArgs};
@@ -52,6 +53,9 @@ enum Command {
     Check(CheckArgs),
     /// Static equilibrium under the model's loads and gravity (load-stepped Newton).
     Static(StaticArgs),
+    /// Linearized system about the initial state or the static equilibrium:
+    /// frequencies, mode shapes to HDF5, matrices to Matrix Market (docs/modes.md).
+    Modes(ModesArgs),
     /// Run a parameter sweep in parallel: one HDF5 file per case and a summary.csv (docs/batch.md).
     Batch(BatchArgs),
     /// Draw a PNG chart: probe time histories of a run file (`OUT.h5 --probe NAME`),
@@ -273,6 +277,7 @@ mod batch;
 mod bench;
 mod check;
 mod factor;
+mod modes;
 mod plot;
 mod run;
 mod statics;
@@ -293,6 +298,7 @@ fn main() -> ExitCode {
         Command::Run(args) => with_threads(args.threads, || run(&args)),
         Command::Check(args) => check(&args),
         Command::Static(args) => statics(&args),
+        Command::Modes(args) => modes_command(&args),
         Command::Batch(args) => batch(&args),
         Command::Plot(args) => plot(&args),
         Command::BatchMerge(args) => batch_merge(&args),
