@@ -324,6 +324,51 @@ fn clamped_free_beam_converges_to_euler_bernoulli() {
 }
 
 #[test]
+fn pinned_free_beam_by_shift_invert() {
+    // The hanging beam generator (L = 10, EI = 1e-3, rho A = 0.1, pinned at
+    // x = 0) at 100 elements, 404 DOFs, on the sparse path: one rigid
+    // rotation at ~0, then the pinned-free frequencies beta_n L = 3.9266,
+    // 7.0686, 10.2102 (tan(beta L) = tanh(beta L)).
+    let model = flexmb::model::hanging_beam(100).unwrap();
+    let s = linearize(&model, &LinearizeAt::Initial).unwrap();
+    let o = ModeOptions {
+        count: 4,
+        dense_limit: 0,
+        shift: None,
+    };
+    let r = modes(&s, &o).unwrap();
+    assert!(matches!(r.method, Method::ShiftInvert { .. }));
+    let exact = bending(
+        &[3.926_602_31, 7.068_582_75, 10.210_176_12],
+        10.0,
+        1e-3,
+        0.1,
+    );
+    assert!(
+        r.modes[0].omega.abs() < 1e-4 * exact[0],
+        "{}",
+        r.modes[0].omega
+    );
+    for (m, w) in r.modes[1..].iter().zip(&exact) {
+        assert!(
+            (m.omega / w - 1.0).abs() < 1e-4,
+            "w = {}, exact {w}",
+            m.omega
+        );
+    }
+    // A shift at the rigid mode's eigenvalue 0 is refused, not answered.
+    let e = modes(
+        &s,
+        &ModeOptions {
+            shift: Some(0.0),
+            ..o
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(e, ModesError::ShiftSingular { .. }), "{e}");
+}
+
+#[test]
 fn free_beam_has_rigid_modes_at_zero_and_free_free_frequencies() {
     let (len, ei, rho_a) = (1.0, 175.0, 0.785);
     let model = beam(8, len, ei, rho_a, false);

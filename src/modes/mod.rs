@@ -89,8 +89,9 @@ pub enum ModesError {
     },
     /// The shifted saddle-point matrix could not be factored.
     #[error(
-        "the shifted matrix [K - sigma M, B^T; B, 0] (sigma = {sigma:e}) is singular: {reason} \
-         (redundant constraints, or sigma an eigenvalue: give another --shift)"
+        "shift-invert with [K - sigma M, B^T; B, 0] (sigma = {sigma:e}) failed: {reason} \
+         (redundant constraints, fewer DOFs on the manifold than modes asked for, or sigma an \
+         eigenvalue: give another --shift)"
     )]
     ShiftSingular {
         /// The shift.
@@ -194,7 +195,7 @@ impl Default for ModeOptions {
     fn default() -> Self {
         ModeOptions {
             count: 10,
-            dense_limit: 1500,
+            dense_limit: 500,
             shift: None,
         }
     }

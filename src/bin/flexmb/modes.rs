@@ -52,7 +52,7 @@ pub(crate) struct ModesArgs {
     #[arg(long, default_value_t = ModeOptions::default().dense_limit)]
     dense_limit: usize,
     /// Shift sigma of the sparse path (default -1e-6 max K_ii / max M_ii).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     shift: Option<f64>,
     /// --at static: number of load steps.
     #[arg(long, default_value_t = StaticOptions::default().steps)]
