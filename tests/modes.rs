@@ -423,6 +423,48 @@ fn free_rigid_body_in_3d_has_six_zero_modes() {
 }
 
 #[test]
+fn damped_oscillator_eigenvalues() {
+    // A mass m on a spring-damper (k, c) along a guide: s = -c/(2m) +-
+    // i sqrt(k/m - (c/(2m))^2), and the undamped w = sqrt(k/m).
+    let (m, k, c) = (2.0, 400.0, 6.0);
+    let mut b = ModelBuilder::new(2).unwrap();
+    b.node("mass", &[0.0, -1.0], None, m).unwrap();
+    let spring = flexmb::model::SpringDamper {
+        stiffness: k,
+        damping: c,
+        ..Default::default()
+    };
+    b.spring_damper(
+        "spring",
+        &PointRef::ground([0.0, 0.0]),
+        &PointRef::entity("mass"),
+        spring,
+    )
+    .unwrap();
+    b.slider(
+        "guide",
+        &PointRef::entity("mass"),
+        &PointRef::ground([0.0, 0.0]),
+        [1.0, 0.0],
+        false,
+    )
+    .unwrap();
+    let model = b.build().unwrap();
+    let s = linearize(&model, &LinearizeAt::Initial).unwrap();
+    assert!(s.is_damped());
+    let r = modes(&s, &opts(1)).unwrap();
+    assert!((r.modes[0].omega / (k / m).sqrt() - 1.0).abs() < 1e-12);
+    let d = r.damped[0];
+    let zeta_w = c / (2.0 * m);
+    assert!((d.re / -zeta_w - 1.0).abs() < 1e-12, "{d:?}");
+    assert!(
+        (d.im / (k / m - zeta_w * zeta_w).sqrt() - 1.0).abs() < 1e-12,
+        "{d:?}"
+    );
+    assert!((d.damping_ratio() - zeta_w / (k / m).sqrt()).abs() < 1e-12);
+}
+
+#[test]
 fn bad_requests_are_clear_errors() {
     let model = pendulum(1.0, 1.0, 9.81, true);
     let s = linearize(&model, &at_static()).unwrap();
