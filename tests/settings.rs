@@ -374,3 +374,114 @@ fn foreign_keys_on_the_command_line() {
     }
     assert!(refused > 150, "{refused}");
 }
+
+/// From code: each method's builder, with its defaults, equals the resolved
+/// `[integrator]` table naming only the method (the run's `t_end`, the
+/// fixed-step methods' `dt`, the adaptive ones' `max_step`; RK4, Heun and
+/// DOPRI5 are built with PStab, a file's default is no stabilization).
+#[test]
+fn builder_defaults_equal_the_files() {
+    use flexmb::integrate::IntegratorConfig;
+    let cases: [(&str, IntegratorConfig, &str); 9] = [
+        ("gssss", IntegratorConfig::gssss(), "dt = 0.01"),
+        ("tcg", IntegratorConfig::tcg(), "dt = 0.01"),
+        ("tdg", IntegratorConfig::tdg(1.0), "dt = 0.01"),
+        (
+            "alpha-kappa",
+            IntegratorConfig::alpha_kappa(1.0),
+            "dt = 0.01",
+        ),
+        (
+            "rk4",
+            IntegratorConfig::rk4(),
+            "dt = 0.01\nstabilization = \"pstab\"",
+        ),
+        (
+            "heun",
+            IntegratorConfig::heun(),
+            "dt = 0.01\nstabilization = \"pstab\"",
+        ),
+        ("epm", IntegratorConfig::epm(), "dt = 0.01"),
+        (
+            "dopri5",
+            IntegratorConfig::dopri5()
+                .tolerances(1e-6, 1e-7)
+                .max_step(2.0),
+            "stabilization = \"pstab\"",
+        ),
+        ("bdf", IntegratorConfig::bdf().max_step(2.0), ""),
+    ];
+    for (m, built, extra) in cases {
+        let text = oscillator(&format!("method = \"{m}\"\nt_end = 2.0\n{extra}"));
+        let file = load_model_str(&text, "s.toml").unwrap();
+        let resolved = file.integrator(&IntegratorSpec::default()).unwrap();
+        let built = built.t_end(2.0);
+        built.check().unwrap_or_else(|e| panic!("{m}: {e}"));
+        assert_eq!(built.method_name(), m);
+        assert_eq!(built, resolved, "{m}");
+    }
+}
+
+/// From code: a builder call that does not apply to the method is not
+/// ignored: `check` (and so `Stepper::new`) refuses it, naming the method
+/// and the setting; none panics; the ones that apply pass.
+#[test]
+fn builders_refuse_the_wrong_method() {
+    use flexmb::integrate::{
+        ConstraintOption, Family, IntegratorConfig, SettingsError, SolveForm, Stabilization,
+    };
+    type Build = fn(IntegratorConfig) -> Result<IntegratorConfig, SettingsError>;
+    // (setting, builder call): each builder call and the key it sets.
+    let calls: [(&str, Build); 14] = [
+        ("scheme", |c| Ok(c.midpoint())),
+        ("scheme", |c| c.preset("newmark")),
+        ("family", |c| c.family(Family::U0, [0.5; 3])),
+        ("form", |c| Ok(c.form(SolveForm::V))),
+        ("form", |c| Ok(c.two_field())),
+        ("option", |c| Ok(c.option(ConstraintOption::One))),
+        ("step_control", |c| Ok(c.cutback())),
+        ("convergence", |c| Ok(c.increment_test(1e-8))),
+        ("convergence", |c| Ok(c.rate_test(1e-8))),
+        ("max_iter", |c| Ok(c.max_iter(10))),
+        ("dt", |c| Ok(c.dt(0.01))),
+        ("max_step", |c| Ok(c.max_step(0.1))),
+        ("rtol", |c| Ok(c.tolerances(1e-6, 1e-7))),
+        (
+            "stabilization",
+            |c| Ok(c.stabilization(Stabilization::None)),
+        ),
+    ];
+    type New = fn() -> IntegratorConfig;
+    let methods: [(&str, New); 9] = [
+        ("gssss", IntegratorConfig::gssss),
+        ("tcg", IntegratorConfig::tcg),
+        ("tdg", || IntegratorConfig::tdg(0.5)),
+        ("alpha-kappa", || IntegratorConfig::alpha_kappa(0.5)),
+        ("dopri5", IntegratorConfig::dopri5),
+        ("rk4", IntegratorConfig::rk4),
+        ("heun", IntegratorConfig::heun),
+        ("epm", IntegratorConfig::epm),
+        ("bdf", IntegratorConfig::bdf),
+    ];
+    for (m, new) in methods {
+        for (key, call) in calls {
+            let got = call(new()).and_then(|c| c.t_end(1.0).check());
+            if key == "step_control" && takes(m).contains(&"stabilization") | (m == "epm") {
+                // A Runge–Kutta method's steps are adaptive or fixed.
+                let e = got.expect_err(&format!("{m} must refuse cutback"));
+                assert_eq!(e.field, key, "{m}: {e}");
+                assert!(e.to_string().contains(&format!("method \"{m}\"")), "{e}");
+            } else if takes(m).contains(&key) {
+                got.unwrap_or_else(|e| panic!("{m}: {key}: {e}"));
+            } else {
+                let e = got.expect_err(&format!("{m} must refuse `{key}`"));
+                assert_eq!(e.field, key, "{m}: {e}");
+                assert!(
+                    e.to_string()
+                        .contains(&format!("method \"{m}\" has no setting `{key}`")),
+                    "{m}: {e}"
+                );
+            }
+        }
+    }
+}
