@@ -391,21 +391,27 @@ impl BdfSettings {
                 format!("`max_order` must be 1 to 5, got {}", self.max_order),
             ));
         }
-        if !(self.rtol >= 1e-14 && self.rtol.is_finite()) {
-            return Err(bad(
-                "rtol",
-                format!(
-                    "`rtol` must be finite and at least 1e-14, got {:e}",
-                    self.rtol
-                ),
-            ));
-        }
+        round_off_rtol(self.rtol)?;
         positive("atol", self.atol)?;
         largest_step("max_step", self.max_step)?;
         if self.max_steps == 0 {
             return Err(bad("max_steps", "`max_steps` must be at least 1"));
         }
         Ok(())
+    }
+}
+
+/// A relative tolerance: finite and at least 1e-14 (below it no method
+/// controls an error or a Newton correction: HNW's dopri5 refuses rtol <=
+/// 10 eps as well).
+fn round_off_rtol(rtol: f64) -> Result<(), SettingsError> {
+    if rtol >= 1e-14 && rtol.is_finite() {
+        Ok(())
+    } else {
+        Err(bad(
+            "rtol",
+            format!("`rtol` must be finite and at least 1e-14, got {rtol:e}"),
+        ))
     }
 }
 
@@ -1107,12 +1113,7 @@ impl IntegratorConfig {
                         ),
                     ));
                 }
-                if !(t.rtol >= 1e-14 && t.rtol.is_finite()) {
-                    return Err(bad(
-                        "rtol",
-                        format!("`rtol` must be finite and at least 1e-14, got {:e}", t.rtol),
-                    ));
-                }
+                round_off_rtol(t.rtol)?;
                 if let Some(a) = t.atol {
                     positive("atol", a)?;
                 }
@@ -1125,6 +1126,10 @@ impl IntegratorConfig {
             MethodConfig::Gssss(g) => {
                 step_size("dt", g.dt)?;
                 positive("tol", g.newton.tol)?;
+                round_off_rtol(g.newton.scaled.rtol)?;
+                if let Some(a) = g.newton.scaled.atol {
+                    positive("atol", a)?;
+                }
                 if g.newton.max_iter == 0 {
                     return Err(bad("max_iter", "`max_iter` must be at least 1"));
                 }
@@ -1144,12 +1149,7 @@ impl IntegratorConfig {
                         if max_steps == 0 {
                             return Err(bad("max_steps", "`max_steps` must be at least 1"));
                         }
-                        if !(rtol >= 1e-14 && rtol.is_finite()) {
-                            return Err(bad(
-                                "rtol",
-                                format!("`rtol` must be finite and at least 1e-14, got {rtol:e}"),
-                            ));
-                        }
+                        round_off_rtol(rtol)?;
                         positive("atol", atol)?;
                         largest_step("max_step", max_step)?;
                     }

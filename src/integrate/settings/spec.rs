@@ -19,10 +19,7 @@ use super::config::{
     Formulation, GssssSettings, IntegratorConfig, MethodConfig, RkSettings, RkStep, Stabilization,
     StepControl, DEFAULT_MAX_STEPS,
 };
-use super::{
-    bad, check_option, check_step_count, keys, largest_step, positive, step_size, SettingsError,
-    TCG,
-};
+use super::{bad, check_step_count, keys, positive, step_size, SettingsError, TCG};
 
 /// The `[integrator]` table as written, every key optional, and the
 /// command line's flags of the same names (`--rtol` for `rtol`, with `cli`):
@@ -454,9 +451,8 @@ self.resolve_rk(tableau, Formulation::Epm)
             max_step: self.max_step.unwrap_or(t_end),
             max_steps: self.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
         };
-        let config = self.config(MethodConfig::Bdf(settings), settings.max_step, t_end);
-        config.check()?;
-        Ok(config)
+        // Checked by `IntegratorConfig::check` (called by `resolve`).
+        Ok(self.config(MethodConfig::Bdf(settings), settings.max_step, t_end))
     }
 
     /// The Runge–Kutta settings; GSSSS keys in the table are that method's
@@ -489,26 +485,13 @@ self.resolve_rk(tableau, Formulation::Epm)
                         ),
                     ));
                 }
-                let rtol = positive("rtol", self.rtol.unwrap_or(1e-6))?;
-                // DOPRI5 cannot control the error below round-off (HNW's
-                // dopri5 refuses rtol <= 10 eps as well).
-                if rtol < 1e-14 {
-                    return Err(bad(
-                        "rtol",
-                        format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
-                    ));
-                }
-                let atol = positive("atol", self.atol.unwrap_or(rtol / 10.0))?;
-                let max_step = largest_step("max_step", self.max_step.unwrap_or(t_end))?;
-                let max_steps = self.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
-                if max_steps == 0 {
-                    return Err(bad("max_steps", "`max_steps` must be at least 1"));
-                }
+                // The values are checked once, by `IntegratorConfig::check`.
+                let rtol = self.rtol.unwrap_or(1e-6);
                 RkStep::Adaptive {
                     rtol,
-                    atol,
-                    max_step,
-                    max_steps,
+                    atol: self.atol.unwrap_or(rtol / 10.0),
+                    max_step: self.max_step.unwrap_or(t_end),
+                    max_steps: self.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
                 }
             }
             "fixed" => RkStep::Fixed {
@@ -589,22 +572,12 @@ self.resolve_rk(tableau, Formulation::Epm)
             self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
         )?;
         check_step_count(dt, t_end)?;
+        // alpha, rtol, atol and max_iter are checked once, by
+        // `IntegratorConfig::check` (called by `resolve`).
         let alpha = self.alpha.unwrap_or(1.0);
-        let rtol = positive("rtol", self.rtol.unwrap_or(DEFAULT_RTOL))?;
-        if rtol < 1e-14 {
-            return Err(bad(
-                "rtol",
-                format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
-            ));
-        }
-        let atol = match self.atol {
-            None => None,
-            Some(a) => Some(positive("atol", a)?),
-        };
+        let rtol = self.rtol.unwrap_or(DEFAULT_RTOL);
+        let atol = self.atol;
         let max_iter = self.max_iter.unwrap_or(100);
-        if max_iter == 0 {
-            return Err(bad("max_iter", "`max_iter` must be at least 1"));
-        }
         let (refactor, line_search) = self
             .refactor_and_line_search()
             .map_err(|(field, message)| SettingsError { field, message })?;
@@ -622,7 +595,6 @@ self.resolve_rk(tableau, Formulation::Epm)
             dt,
             t_end,
         );
-        config.check()?;
         Ok(config)
     }
 
@@ -791,11 +763,10 @@ self.resolve_rk(tableau, Formulation::Epm)
         step_size("dt", dt).map_err(|e| (e.field, e.message))?;
         let t_end = pos("t_end", self.t_end)?;
         check_step_count(dt, t_end).map_err(|e| (e.field, e.message))?;
-        let tol = pos("tol", Some(self.tol.unwrap_or(1e-8)))?;
+        // tol, max_iter, rtol, atol and the option's scheme are checked once,
+        // by `IntegratorConfig::check` (called by `resolve`).
+        let tol = self.tol.unwrap_or(1e-8);
         let max_iter = self.max_iter.unwrap_or(100);
-        if max_iter == 0 {
-            return Err(("max_iter", "`max_iter` must be at least 1".into()));
-        }
         let option_choice = self.option.clone().unwrap_or(OptionChoice::Number(2));
         let option = match &option_choice {
             OptionChoice::Number(k) => ConstraintOption::from_name(&k.to_string()),
@@ -820,17 +791,8 @@ self.resolve_rk(tableau, Formulation::Epm)
             "convergence",
             format!("`convergence` must be \"scaled\", \"increment\" or \"rate\", got \"{conv}\""),
         ))?;
-        let rtol = pos("rtol", Some(self.rtol.unwrap_or(DEFAULT_RTOL)))?;
-        if rtol < 1e-14 {
-            return Err((
-                "rtol",
-                format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
-            ));
-        }
-        let atol = match self.atol {
-            None => None,
-            a => Some(pos("atol", a)?),
-        };
+        let rtol = self.rtol.unwrap_or(DEFAULT_RTOL);
+        let atol = self.atol;
         let (refactor, line_search) = self.refactor_and_line_search()?;
         let search = line_search.name();
         if line_search != LineSearch::None && stop != NewtonStop::Scaled {
@@ -877,7 +839,6 @@ self.resolve_rk(tableau, Formulation::Epm)
                 ))
             }
         };
-        check_option(option, method, dt).map_err(|e| (e.field, e.message))?;
         let step_control = match self.step_control.as_deref().unwrap_or("fixed") {
             "fixed" => StepControl::Fixed,
             "cutback" => StepControl::Cutback,
