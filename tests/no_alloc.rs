@@ -164,7 +164,7 @@ fn time_loop_does_not_allocate() {
         stabilization: Some(stabilization.into()),
         baumgarte: (stabilization == "baumgarte").then_some([20.0, 100.0]),
         rtol: (method == "dopri5").then_some(1e-6),
-        dt: Some(1e-3),
+        dt: (method != "dopri5").then_some(1e-3),
         t_end: Some(100.0),
         ..IntegratorSpec::default()
     };
@@ -198,7 +198,7 @@ fn time_loop_does_not_allocate() {
         method: Some("epm".into()),
         tableau: Some(tableau.into()),
         rtol: (tableau == "dopri5").then_some(1e-6),
-        dt: Some(1e-3),
+        dt: (tableau != "dopri5").then_some(1e-3),
         t_end: Some(100.0),
         ..IntegratorSpec::default()
     };

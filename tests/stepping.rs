@@ -58,7 +58,8 @@ fn typed_builder_equals_the_resolved_table() {
     let built = IntegratorConfig::gssss()
         .midpoint()
         .option(ConstraintOption::Two)
-        .newton(1e-8, 100)
+        .increment_test(1e-8)
+        .max_iter(100)
         .dt(0.01)
         .t_end(3.0);
     assert_eq!(built, resolved);
@@ -126,7 +127,11 @@ fn errors_are_typed() {
         Err(SimulationError::UnknownName { what: "probe", .. })
     ));
     // One Newton iteration at most: the step fails with the method's error.
-    let mut sim = Stepper::new(model(), &IntegratorConfig::gssss().newton(1e-8, 1)).unwrap();
+    let mut sim = Stepper::new(
+        model(),
+        &IntegratorConfig::gssss().increment_test(1e-8).max_iter(1),
+    )
+    .unwrap();
     assert!(matches!(
         sim.advance_to(0.1),
         Err(SimulationError::Step(StepError::NewtonFailed { .. }))
@@ -147,6 +152,9 @@ fn runge_kutta_builders() {
         option: None,
         form: None,
         tol: None,
+        convergence: None,
+        max_iter: None,
+        dt: (method == "rk4").then_some(0.01),
         t_end: Some(1.0),
         ..file.integrator.clone()
     };
@@ -154,7 +162,7 @@ fn runge_kutta_builders() {
     assert_eq!(rk4, table("rk4").resolve().unwrap());
     let dopri5 = IntegratorConfig::dopri5().tolerances(1e-6, 1e-7).t_end(1.0);
     let resolved = table("dopri5").resolve().unwrap();
-    assert_eq!(dopri5.clone().dt(1.0), resolved);
+    assert_eq!(dopri5.clone().max_step(1.0), resolved);
     for config in [rk4, dopri5] {
         let mut sim = Stepper::new(double_pendulum().model, &config).unwrap();
         sim.advance_to(1.0).unwrap();
@@ -184,7 +192,7 @@ fn pendulum_stepper(method: &str, adaptive: bool, dt: f64, t_end: f64) -> Steppe
     let file = load_model_file(common::model_path("pendulum")).expect("shipped model");
     let spec = IntegratorSpec {
         method: Some(method.into()),
-        dt: Some(dt),
+        dt: (!adaptive).then_some(dt),
         t_end: Some(t_end),
         max_step: adaptive.then_some(dt),
         ..IntegratorSpec::default()
@@ -251,7 +259,7 @@ fn step_floor_and_step_count_limit() {
     for (method, adaptive) in METHODS {
         let spec = IntegratorSpec {
             method: Some(method.into()),
-            dt: Some(1e-300),
+            dt: (!adaptive).then_some(1e-300),
             t_end: Some(1e-297),
             max_step: adaptive.then_some(1e-300),
             ..IntegratorSpec::default()

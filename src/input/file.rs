@@ -9,7 +9,7 @@ use super::spec::{
 };
 use crate::attitude::Attitude;
 use crate::element::EulerKinetic;
-use crate::integrate::{IntegratorConfig, IntegratorSpec};
+use crate::integrate::{is_key, takes, IntegratorConfig, IntegratorSpec};
 use crate::joint::Curve;
 use crate::load::{TimeFunction, TorqueFrame};
 use crate::model::{
@@ -1041,11 +1041,23 @@ pub fn load_model_with_sets(
 /// tables on the path are created. In an array of tables the key after the
 /// array's name picks one entry by its `id` (or else by its index from 0).
 /// Examples: `generator.elements=16`, `element.tsda.stiffness=10000`.
+/// An `integrator.method` other than the file's replaces the file's method
+/// with its settings: the file's `[integrator]` keys that the new method
+/// does not take are dropped ([`IntegratorSpec::overridden_by`] for the
+/// command line's flags); those set here stay and are refused.
 pub fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> {
     if sets.is_empty() {
         return Ok(text.to_string());
     }
     let mut doc: toml::Table = toml::from_str(text).map_err(|e| e.message().trim().to_string())?;
+    let method = |doc: &toml::Table| {
+        let m = doc.get("integrator").and_then(|i| i.get("method"));
+        m.and_then(toml::Value::as_str)
+            .unwrap_or("gssss")
+            .to_string()
+    };
+    let file_method = method(&doc);
+    let mut set_keys = Vec::new();
     for set in sets {
         let (path, value) = set
             .split_once('=')
@@ -1101,6 +1113,28 @@ pub fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> {
             i += 1;
         }
         table.insert(keys[last].to_string(), value);
+        if let ["integrator", key] = keys[..] {
+            set_keys.push(key.to_string());
+        }
+    }
+    let new_method = method(&doc);
+    if set_keys.iter().any(|k| k == "method") && new_method != file_method {
+        if let Some(toml::Value::Table(table)) = doc.get_mut("integrator") {
+            let text_of = |k: &str| table.get(k).and_then(toml::Value::as_str).map(String::from);
+            let (control, tableau) = (text_of("step_control"), text_of("tableau"));
+            let dropped: Vec<String> = table
+                .keys()
+                .filter(|k| {
+                    is_key(k)
+                        && !set_keys.contains(k)
+                        && !takes(&new_method, control.as_deref(), tableau.as_deref(), k)
+                })
+                .cloned()
+                .collect();
+            for k in dropped {
+                table.remove(&k);
+            }
+        }
     }
     toml::to_string(&doc).map_err(|e| e.to_string())
 }

@@ -35,6 +35,7 @@ pub use initial::{
 };
 pub use newton::{LineSearch, NewtonStop, NewtonTimings, Refactor};
 pub(crate) use settings::check_step_count;
+pub(crate) use settings::{is_key, takes};
 pub use settings::{
     Formulation, GssssSettings, IntegratorConfig, IntegratorSpec, KappaChoice, MethodConfig,
     OptionChoice, RkSettings, RkStep, SettingsError, Stabilization, StepControl, DEFAULT_MAX_STEPS,

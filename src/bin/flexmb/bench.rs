@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::{progress_bar, IntegratorArgs, EXIT_CASE_FAILED, EXIT_OUTPUT, EXIT_USAGE};
+use flexmb::integrate::IntegratorSpec;
+
+use super::{progress_bar, EXIT_CASE_FAILED, EXIT_OUTPUT, EXIT_USAGE};
 
 #[derive(Args)]
 pub(crate) struct BenchArgs {
@@ -35,7 +37,7 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value_t = 1)]
     export_step: u64,
     #[command(flatten)]
-    integrator: IntegratorArgs,
+    integrator: IntegratorSpec,
     /// Threads of the assembly and the factorization (default: RAYON_NUM_THREADS,
     /// else all cores); the table's `threads` column.
     #[arg(long, value_name = "N")]
@@ -85,7 +87,7 @@ pub(crate) fn bench(args: &BenchArgs) -> ExitCode {
                 problem: p,
                 size,
                 steps: args.steps,
-                integrator: args.integrator.spec(),
+                integrator: args.integrator.clone(),
                 output: args.output.clone(),
                 export: args
                     .export_matrix

@@ -8,11 +8,11 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use flexmb::input::{load_model_with_sets, ModelFile};
-use flexmb::integrate::{IntegratorSpec, OptionChoice, StepError};
+use flexmb::integrate::StepError;
 
 use batch::{batch, batch_merge, BatchArgs, BatchMergeArgs};
 use bench::{bench, BenchArgs};
@@ -71,185 +71,6 @@ enum Command {
     /// with flexmb's band or sparse LU or its LDLT with refinement: median analysis / factorization / solve times, fill,
     /// memory and backward error (scripts/compare_solvers.py, docs/bench.md).
     Factor(FactorArgs),
-}
-
-/// Overrides of the model file's `[integrator]` table.
-#[derive(Args)]
-struct IntegratorArgs {
-    /// Method: gssss (default; seed 000); an explicit Runge–Kutta method on the
-    /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps); epm,
-    /// the embedded projection method (seed 004) with --tableau; bdf, DASSL's
-    /// BDF 1-5 on the GGL form (seed 003) with --newton, --max-order, --rtol, --atol;
-    /// or seed 002's Galerkin schemes: tcg (energy-preserving), tdg (energy-decaying,
-    /// --alpha) and alpha-kappa (with velocity constraints, --alpha, --kappa).
-    #[arg(long)]
-    method: Option<String>,
-    /// BDF: the nonlinear iteration, full (Newton on GGL, default), cs
-    /// (coordinate split) or cm (cs without the derivative of the projection).
-    #[arg(long)]
-    newton: Option<String>,
-    /// BDF: the largest order, 1 to 5 (default 5).
-    #[arg(long)]
-    max_order: Option<u64>,
-    /// BDF: the components of the local error test, qv (positions and
-    /// velocities, default) or q (positions only, as seed 003 §4.1).
-    #[arg(long)]
-    error_test: Option<String>,
-    /// GSSSS: fixed (a Newton failure stops the run) or cutback (halve dt and retry,
-    /// regrow after successes). Runge–Kutta: adaptive (dopri5's default) or fixed.
-    #[arg(long)]
-    step_control: Option<String>,
-    /// Runge–Kutta drift control: none, baumgarte (with --baumgarte) or pstab
-    /// (post-stabilization, seed 001 S-both2).
-    #[arg(long)]
-    stabilization: Option<String>,
-    /// Baumgarte's parameters G1,G2: Phi'' + G1 Phi' + G2 Phi = 0 (seed 001 B(G1, G2)).
-    #[arg(long, value_name = "G1,G2", value_parser = parse_pair)]
-    baumgarte: Option<[f64; 2]>,
-    /// Relative tolerance of the adaptive step control (Runge–Kutta), or of the
-    /// scaled Newton test (GSSSS, default 1e-6).
-    #[arg(long)]
-    rtol: Option<f64>,
-    /// Absolute tolerance of the adaptive step control (default rtol/10), or of the
-    /// scaled Newton test in coordinate units (default rtol (1 + max |u0|)).
-    #[arg(long)]
-    atol: Option<f64>,
-    /// PStab: steps whose drift is at most DATOL are not stabilized (default 0: every step).
-    #[arg(long)]
-    datol: Option<f64>,
-    /// Projection metric of PStab: mass (W = M, eq. 3.68) or identity (W = I, eq. 3.69).
-    #[arg(long)]
-    projection: Option<String>,
-    /// PStab's S-both passes per stabilization: two (the seed's S-both2,
-    /// default) or converged (more with the same factorization while the
-    /// drift falls: drift at round-off).
-    #[arg(long, value_name = "two|converged")]
-    pstab_passes: Option<String>,
-    /// Largest step of an adaptive method.
-    #[arg(long)]
-    max_step: Option<f64>,
-    /// Adaptive methods: most attempted steps in a run (default 1e6).
-    #[arg(long, value_name = "N")]
-    max_steps: Option<u64>,
-    /// Tableau of the embedded projection method (--method epm): rk4 (default), dopri5, heun.
-    #[arg(long)]
-    tableau: Option<String>,
-    /// Preset: newmark, midpoint-endpoint, midpoint, generalized-alpha(RHO), hht(RHO), wbz(RHO), u0v0-optimal(RHO).
-    #[arg(long)]
-    scheme: Option<String>,
-    /// GSSSS family u0 or v0 (with --rho1, --rho2, --rho3), instead of a preset.
-    #[arg(long)]
-    family: Option<String>,
-    /// First principal root at infinity.
-    #[arg(long)]
-    rho1: Option<f64>,
-    /// Second principal root at infinity.
-    #[arg(long)]
-    rho2: Option<f64>,
-    /// Spurious root at infinity.
-    #[arg(long)]
-    rho3: Option<f64>,
-    /// Constraint-force option 1..4 (seed 000 eqs. 3.8-3.11), or dg: Gonzalez's
-    /// discrete derivative of the joint rows, exact energy balance (midpoint schemes only).
-    #[arg(long)]
-    option: Option<String>,
-    /// Newton unknown: a, v, d, or two-field (the two-field v-form midpoint scheme).
-    #[arg(long)]
-    form: Option<String>,
-    /// Time step.
-    #[arg(long)]
-    dt: Option<f64>,
-    /// End time.
-    #[arg(long)]
-    t_end: Option<f64>,
-    /// Newton tolerance of the increment and rate tests (absolute).
-    #[arg(long)]
-    tol: Option<f64>,
-    /// Newton iteration limit per step.
-    #[arg(long)]
-    max_iter: Option<u32>,
-    /// Newton matrix: consistent (exact) or seed (multiplier column without the W1 weights).
-    #[arg(long)]
-    jacobian: Option<String>,
-    /// Newton stop test: scaled (default: weighted RMS correction against rtol |x| + atol
-    /// and residual against rtol times the force scale, docs/theory/gssss.md §12),
-    /// increment (the last increment below tol, seed 000 eq. 2.14) or rate (also stop
-    /// when the error estimated from the contraction rate is below tol).
-    #[arg(long)]
-    convergence: Option<String>,
-    /// Newton matrix refresh: iteration (Newton; the default of `run` and
-    /// `batch`) or step (modified Newton: factor at the first iteration of a
-    /// step, again only when convergence slows below rate 1/2; the default of
-    /// `bench`).
-    #[arg(long)]
-    refactor: Option<String>,
-    /// Globalization of the scaled Newton test: none (the default; a growing
-    /// correction is divergence, and the step restarts from the other
-    /// predictor) or backtracking (halve a correction until the scaled
-    /// residual falls; docs/theory/gssss.md §12a).
-    #[arg(long)]
-    line_search: Option<String>,
-    /// Initial state violating its constraints: check (refuse it, the default)
-    /// or project (move it onto the constraints and report how far).
-    #[arg(long)]
-    initialize: Option<String>,
-    /// Use the sparse LU even for small systems.
-    #[arg(long)]
-    sparse: bool,
-    /// Sparse factorization: auto (LDLT with refinement when the pattern is
-    /// structurally symmetric, else LU), lu or ldlt.
-    #[arg(long)]
-    factorization: Option<String>,
-    /// TDG and alpha-kappa (seed 002 eqs. 47, 66): dissipation control alpha in [0, 1]
-    /// (default 1, eq. 28; rho_inf = (1 - alpha)/(1 + alpha)).
-    #[arg(long)]
-    alpha: Option<f64>,
-    /// alpha-kappa (--method alpha-kappa, seed 002 eq. 66): kappa K, or auto (eq. 71
-    /// at the iterate, clamped to [1 - h/2, 1 + h/2]; the default).
-    #[arg(long, value_name = "K|auto")]
-    kappa: Option<String>,
-}
-
-impl IntegratorArgs {
-    fn spec(&self) -> IntegratorSpec {
-        IntegratorSpec {
-            method: self.method.clone(),
-            step_control: self.step_control.clone(),
-            stabilization: self.stabilization.clone(),
-            baumgarte: self.baumgarte,
-            rtol: self.rtol,
-            atol: self.atol,
-            datol: self.datol,
-            projection: self.projection.clone(),
-            pstab_passes: self.pstab_passes.clone(),
-            max_step: self.max_step,
-            max_steps: self.max_steps,
-            tableau: self.tableau.clone(),
-            scheme: self.scheme.clone(),
-            family: self.family.clone(),
-            rho1: self.rho1,
-            rho2: self.rho2,
-            rho3: self.rho3,
-            option: self.option.clone().map(OptionChoice::Name),
-            form: self.form.clone(),
-            dt: self.dt,
-            t_end: self.t_end,
-            tol: self.tol,
-            max_iter: self.max_iter,
-            jacobian: self.jacobian.clone(),
-            convergence: self.convergence.clone(),
-            refactor: self.refactor.clone(),
-            line_search: self.line_search.clone(),
-            sparse: self.sparse.then_some(true),
-            factorization: self.factorization.clone(),
-            initialize: self.initialize.clone(),
-            newton: self.newton.clone(),
-            max_order: self.max_order,
-            error_test: self.error_test.clone(),
-            alpha: self.alpha,
-            kappa: self.kappa.clone().map(flexmb::integrate::KappaChoice::Name),
-        }
-    }
 }
 
 /// `print!` that ends the program quietly when stdout is closed (e.g. piped
@@ -351,22 +172,6 @@ fn parse_export(s: &str) -> Result<flexmb::linalg::MatrixExport, String> {
         step,
         path: path.into(),
     })
-}
-
-/// `G1,G2` as two numbers.
-fn parse_pair(s: &str) -> Result<[f64; 2], String> {
-    let parts: Vec<&str> = s.split(',').collect();
-    match parts[..] {
-        [a, b] => {
-            let num = |x: &str| {
-                x.trim()
-                    .parse::<f64>()
-                    .map_err(|_| format!("'{x}' is not a number"))
-            };
-            Ok([num(a)?, num(b)?])
-        }
-        _ => Err(format!("expected two numbers G1,G2, got '{s}'")),
-    }
 }
 
 /// A progress bar on stderr with `template`, hidden when `quiet` or when

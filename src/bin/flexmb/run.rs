@@ -7,11 +7,10 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use flexmb::integrate::IntegratorSpec;
 use flexmb::run::Simulation;
 
-use super::{
-    load, parse_export, progress_bar, step_error_code, IntegratorArgs, EXIT_OUTPUT, EXIT_USAGE,
-};
+use super::{load, parse_export, progress_bar, step_error_code, EXIT_OUTPUT, EXIT_USAGE};
 
 #[derive(Args)]
 pub(crate) struct RunArgs {
@@ -25,7 +24,7 @@ pub(crate) struct RunArgs {
     #[arg(short, long)]
     output: Option<PathBuf>,
     #[command(flatten)]
-    integrator: IntegratorArgs,
+    integrator: IntegratorSpec,
     /// Write the first Newton matrix of step STEP to FILE (Matrix Market) and its
     /// right-hand side to FILE's stem + `.rhs.mtx` (GSSSS methods; step 0: the
     /// initial-acceleration system).
@@ -49,7 +48,7 @@ pub(crate) fn run(args: &RunArgs) -> ExitCode {
         Ok(f) => f,
         Err(code) => return code,
     };
-    let mut config = match file.integrator(&args.integrator.spec()) {
+    let mut config = match file.integrator(&args.integrator.clone()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");

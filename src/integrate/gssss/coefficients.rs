@@ -109,6 +109,17 @@ impl Gssss {
                 "GSSSS needs 0 <= rho3 <= rho1 <= rho2 <= 1, got rho1 = {r1}, rho2 = {r2}, rho3 = {r3}"
             ));
         }
+        Ok(Self::of(family, rho))
+    }
+
+    /// The midpoint scheme V0(1, 1, 0) (whose roots need no check).
+    pub fn midpoint() -> Self {
+        Self::of(Family::V0, [1.0, 1.0, 0.0])
+    }
+
+    /// Coefficients of `family` with roots `rho`, checked by the caller.
+    fn of(family: Family, rho: [f64; 3]) -> Self {
+        let [r1, r2, r3] = rho;
         let (p1, p2, p3) = (1.0 + r1, 1.0 + r2, 1.0 + r3);
         let l6 = (2.0 + r1 + r2 + r3 - r1 * r2 * r3) / (p1 * p2 * p3);
         let q = 3.0 + r1 + r2 - r1 * r2;
@@ -152,13 +163,13 @@ impl Gssss {
                 (w, wl, lam)
             }
         };
-        Ok(Gssss {
+        Gssss {
             family,
             rho,
             w,
             wl,
             lam,
-        })
+        }
     }
 
     /// Capital Lambda_1 ..= Lambda_6.

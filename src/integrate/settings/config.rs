@@ -15,7 +15,7 @@ use crate::integrate::projector::{Metric, Passes};
 use crate::integrate::rk::{RungeKutta, Tableau};
 use crate::integrate::{AttrValue, Integrator, StepError, System};
 
-use super::{bad, check_option, largest_step, positive, step_size, SettingsError, TCG};
+use super::{bad, check_option, keys, largest_step, positive, step_size, SettingsError, TCG};
 
 /// How a fixed-step method treats a step whose Newton iteration fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,6 +153,9 @@ pub struct IntegratorConfig {
     pub timing: bool,
     /// Write the Newton matrix of one step (`flexmb run/bench --export-matrix`).
     pub export_matrix: Option<crate::linalg::MatrixExport>,
+    /// The first builder call that does not apply to the method (a setting
+    /// the method does not take): reported by [`IntegratorConfig::check`].
+    pub(super) misapplied: Option<SettingsError>,
 }
 
 impl GssssSettings {
@@ -388,21 +391,27 @@ impl BdfSettings {
                 format!("`max_order` must be 1 to 5, got {}", self.max_order),
             ));
         }
-        if !(self.rtol >= 1e-14 && self.rtol.is_finite()) {
-            return Err(bad(
-                "rtol",
-                format!(
-                    "`rtol` must be finite and at least 1e-14, got {:e}",
-                    self.rtol
-                ),
-            ));
-        }
+        round_off_rtol(self.rtol)?;
         positive("atol", self.atol)?;
         largest_step("max_step", self.max_step)?;
         if self.max_steps == 0 {
             return Err(bad("max_steps", "`max_steps` must be at least 1"));
         }
         Ok(())
+    }
+}
+
+/// A relative tolerance: finite and at least 1e-14 (below it no method
+/// controls an error or a Newton correction: HNW's dopri5 refuses rtol <=
+/// 10 eps as well).
+fn round_off_rtol(rtol: f64) -> Result<(), SettingsError> {
+    if rtol >= 1e-14 && rtol.is_finite() {
+        Ok(())
+    } else {
+        Err(bad(
+            "rtol",
+            format!("`rtol` must be finite and at least 1e-14, got {rtol:e}"),
+        ))
     }
 }
 
@@ -620,8 +629,7 @@ impl IntegratorConfig {
         Self::with_method(
             MethodConfig::Gssss(GssssSettings {
                 variant: Variant::Single {
-                    coefficients: Gssss::new(Family::V0, [1.0, 1.0, 0.0])
-                        .expect("the midpoint roots are valid"),
+                    coefficients: Gssss::midpoint(),
                     form: SolveForm::A,
                 },
                 preset: Some("midpoint".into()),
@@ -696,6 +704,57 @@ impl IntegratorConfig {
         Self::runge_kutta(crate::integrate::rk::RK4, RkStep::Fixed { dt: 0.01 })
     }
 
+    /// Heun's method (the explicit trapezoidal rule) on the index-1 form
+    /// with fixed steps of 0.01 and PStab in the mass metric.
+    pub fn heun() -> Self {
+        Self::runge_kutta(crate::integrate::rk::HEUN, RkStep::Fixed { dt: 0.01 })
+    }
+
+    /// The embedded projection method (seed 004) with the classical
+    /// Runge–Kutta tableau and fixed steps of 0.01 (`method = "epm"`).
+    pub fn epm() -> Self {
+        let dt = 0.01;
+        Self::with_method(
+            MethodConfig::RungeKutta(RkSettings {
+                formulation: Formulation::Epm,
+                tableau: crate::integrate::rk::RK4,
+                step: RkStep::Fixed { dt },
+                stabilization: Stabilization::None,
+            }),
+            dt,
+        )
+    }
+
+    /// Seed 002's alpha–kappa scheme (eq. 66) with dissipation control
+    /// `alpha` and kappa from eq. 71 (`kappa = "auto"`), dt 0.01, the
+    /// scaled Newton test (rtol 1e-6) with at most 100 iterations.
+    pub fn alpha_kappa(alpha: f64) -> Self {
+        let mut config = Self::tdg(alpha);
+        if let MethodConfig::Tdg(t) = &mut config.method {
+            t.scheme = Scheme::AlphaKappa(Kappa::Auto);
+        }
+        config
+    }
+
+    /// DASSL's BDF on the GGL form (seed 003): full Newton, orders 1 to 5,
+    /// the error test on positions and velocities, rtol = atol = 1e-6, no
+    /// largest step, at most [`DEFAULT_MAX_STEPS`] steps.
+    pub fn bdf() -> Self {
+        let max_step = f64::INFINITY;
+        Self::with_method(
+            MethodConfig::Bdf(BdfSettings {
+                iteration: crate::integrate::bdf::NewtonIteration::Full,
+                max_order: 5,
+                error_test: crate::integrate::bdf::ErrorTest::States,
+                rtol: 1e-6,
+                atol: 1e-6,
+                max_step,
+                max_steps: DEFAULT_MAX_STEPS,
+            }),
+            max_step,
+        )
+    }
+
     fn runge_kutta(tableau: Tableau, step: RkStep) -> Self {
         let dt = match step {
             RkStep::Fixed { dt } => dt,
@@ -730,134 +789,283 @@ impl IntegratorConfig {
             initialize: Initialize::Check,
             timing: false,
             export_matrix: None,
+            misapplied: None,
         }
     }
 
-    /// GSSSS: the midpoint scheme V0(1,1,0).
+    /// The name of the method in `[integrator] method`.
+    pub fn method_name(&self) -> &'static str {
+        match &self.method {
+            MethodConfig::Gssss(g) if g.is_tcg() => TCG,
+            MethodConfig::Gssss(_) => "gssss",
+            MethodConfig::RungeKutta(r) => match r.formulation {
+                Formulation::Index1 => r.tableau.name,
+                Formulation::Epm => "epm",
+            },
+            MethodConfig::Bdf(_) => "bdf",
+            MethodConfig::Tdg(t) => match t.scheme {
+                Scheme::Tdg => "tdg",
+                Scheme::AlphaKappa(_) => "alpha-kappa",
+            },
+        }
+    }
+
+    /// `field` was set on a method that does not take it: the first such
+    /// call is kept for [`Self::check`] (and so [`crate::run::Stepper::new`]).
+    fn refuse(mut self, field: &'static str) -> Self {
+        self.note(self.foreign(field));
+        self
+    }
+
+    /// Keeps `e` unless an earlier builder call was refused.
+    fn note(&mut self, e: SettingsError) {
+        self.misapplied.get_or_insert(e);
+    }
+
+    fn foreign(&self, field: &'static str) -> SettingsError {
+        bad(field, keys::foreign_message(self.method_name(), field))
+    }
+
+    /// Applies `set` to the GSSSS settings (and TCG's unless `scheme_key`:
+    /// TCG's scheme is fixed), or refuses `field`.
+    fn gssss_with(
+        mut self,
+        field: &'static str,
+        scheme_key: bool,
+        set: impl FnOnce(&mut GssssSettings),
+    ) -> Self {
+        match &mut self.method {
+            MethodConfig::Gssss(g) if !(scheme_key && g.is_tcg()) => {
+                set(g);
+                self
+            }
+            _ => self.refuse(field),
+        }
+    }
+
+    /// GSSSS: the midpoint scheme V0(1,1,0), in the current form.
     pub fn midpoint(self) -> Self {
-        self.preset("midpoint")
-            .expect("midpoint is a preset of the GSSSS family")
+        self.gssss_with("scheme", true, |g| {
+            let form = match g.variant {
+                Variant::Single { form, .. } => form,
+                Variant::TwoField => SolveForm::A,
+            };
+            g.variant = Variant::Single {
+                coefficients: Gssss::midpoint(),
+                form,
+            };
+            g.preset = Some("midpoint".into());
+        })
     }
 
     /// GSSSS: a named preset (`midpoint`, `newmark`, `generalized-alpha(0.8)`, ...).
-    pub fn preset(mut self, name: &str) -> Result<Self, SettingsError> {
+    pub fn preset(self, name: &str) -> Result<Self, SettingsError> {
+        if !matches!(&self.method, MethodConfig::Gssss(g) if !g.is_tcg()) {
+            return Err(self.foreign("scheme"));
+        }
         let (family, rho) = preset(name).map_err(|e| bad("scheme", e))?;
-        self = self.family(family, rho)?;
-        if let MethodConfig::Gssss(g) = &mut self.method {
+        let mut config = self.family(family, rho)?;
+        if let MethodConfig::Gssss(g) = &mut config.method {
             g.preset = Some(name.to_string());
         }
-        Ok(self)
+        Ok(config)
     }
 
     /// GSSSS: the member `family` (rho1, rho2, rho3), in the current form.
     pub fn family(mut self, family: Family, rho: [f64; 3]) -> Result<Self, SettingsError> {
         let coefficients = Gssss::new(family, rho).map_err(|e| bad("family", e))?;
-        let g = self.gssss_mut("family")?;
-        let form = match g.variant {
-            Variant::Single { form, .. } => form,
-            Variant::TwoField => SolveForm::A,
-        };
-        g.variant = Variant::Single { coefficients, form };
-        g.preset = None;
-        Ok(self)
+        match &mut self.method {
+            MethodConfig::Gssss(g) if !g.is_tcg() => {
+                let form = match g.variant {
+                    Variant::Single { form, .. } => form,
+                    Variant::TwoField => SolveForm::A,
+                };
+                g.variant = Variant::Single { coefficients, form };
+                g.preset = None;
+                Ok(self)
+            }
+            _ => Err(self.foreign("family")),
+        }
     }
 
-    /// GSSSS: the Newton unknown of a single-field member.
+    /// GSSSS: the Newton unknown of a single-field member (the two-field
+    /// scheme has its own: refused there, as for another method).
     pub fn form(mut self, form: SolveForm) -> Self {
-        if let MethodConfig::Gssss(GssssSettings {
-            variant: Variant::Single { form: f, .. },
-            ..
-        }) = &mut self.method
+        if matches!(&self.method, MethodConfig::Gssss(g) if !g.is_tcg() && g.variant == Variant::TwoField)
         {
-            *f = form;
+            self.note(bad(
+                "form",
+                "the two-field scheme is its own form: choose a family or a preset before a form",
+            ));
+            return self;
         }
-        self
+        self.gssss_with("form", true, |g| {
+            if let Variant::Single { form: f, .. } = &mut g.variant {
+                *f = form;
+            }
+        })
     }
 
     /// GSSSS: the two-field v-form midpoint scheme.
-    pub fn two_field(mut self) -> Self {
-        if let MethodConfig::Gssss(g) = &mut self.method {
+    pub fn two_field(self) -> Self {
+        self.gssss_with("form", true, |g| {
             g.variant = Variant::TwoField;
             g.preset = None;
-        }
-        self
+        })
     }
 
     /// GSSSS: the constraint-force option (checked by [`IntegratorConfig::check`]).
-    pub fn option(mut self, option: ConstraintOption) -> Self {
-        if let MethodConfig::Gssss(g) = &mut self.method {
-            g.option = option;
-        }
-        self
+    pub fn option(self, option: ConstraintOption) -> Self {
+        self.gssss_with("option", true, |g| g.option = option)
     }
 
-    /// GSSSS: halve a step whose Newton iteration fails instead of stopping.
+    /// GSSSS and TCG: halve a step whose Newton iteration fails instead of stopping.
     pub fn cutback(mut self) -> Self {
-        if let MethodConfig::Gssss(g) = &mut self.method {
-            g.step_control = StepControl::Cutback;
+        if let MethodConfig::RungeKutta(_) = &self.method {
+            let m = self.method_name();
+            self.note(bad(
+                "step_control",
+                format!(
+                    "`step_control = \"cutback\"` belongs to \"gssss\" and \"tcg\"; method \"{m}\" \
+                     steps \"adaptive\" or \"fixed\""
+                ),
+            ));
+            return self;
         }
-        self
+        self.gssss_with("step_control", false, |g| {
+            g.step_control = StepControl::Cutback
+        })
     }
 
-    /// GSSSS: the absolute increment test of seed 000 (`convergence =
-    /// "increment"`, docs/theory/gssss.md §12b) with tolerance `tol`
-    /// (acceleration and multiplier units) and at most `max_iter`
-    /// iterations per step.
-    pub fn newton(mut self, tol: f64, max_iter: u32) -> Self {
-        if let MethodConfig::Gssss(g) = &mut self.method {
+    /// GSSSS and TCG: the absolute increment test of seed 000 (`convergence
+    /// = "increment"`, docs/theory/gssss.md §12b) with tolerance `tol`
+    /// (acceleration and multiplier units).
+    pub fn increment_test(self, tol: f64) -> Self {
+        self.gssss_with("convergence", false, |g| {
             g.newton.stop = NewtonStop::Increment;
             g.newton.tol = tol;
-            g.newton.max_iter = max_iter;
+        })
+    }
+
+    /// GSSSS and TCG: the increment test that also stops when the error
+    /// estimated from the contraction rate is below `tol` (`convergence =
+    /// "rate"`).
+    pub fn rate_test(self, tol: f64) -> Self {
+        self.gssss_with("convergence", false, |g| {
+            g.newton.stop = NewtonStop::Rate;
+            g.newton.tol = tol;
+        })
+    }
+
+    /// GSSSS and TCG: the scaled Newton test (`convergence = "scaled"`, the
+    /// default; docs/theory/gssss.md §12a) with `rtol` and `atol`
+    /// (displacement units; `None`: `rtol (1 + max |u0|)`).
+    pub fn scaled_test(self, rtol: f64, atol: Option<f64>) -> Self {
+        self.gssss_with("convergence", false, |g| {
+            g.newton.stop = NewtonStop::Scaled;
+            g.newton.scaled = ScaledTolerances { rtol, atol };
+        })
+    }
+
+    /// The Newton methods (GSSSS, TCG, TDG, alpha–kappa): at most
+    /// `max_iter` iterations per step.
+    pub fn max_iter(mut self, max_iter: u32) -> Self {
+        match &mut self.method {
+            MethodConfig::Gssss(g) => g.newton.max_iter = max_iter,
+            MethodConfig::Tdg(t) => t.max_iter = max_iter,
+            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) => return self.refuse("max_iter"),
         }
         self
     }
 
-    /// The time step (fixed-step methods; an adaptive method keeps its
-    /// controller and takes `dt` as its largest step).
+    /// The step of a fixed-step method (GSSSS, TCG, TDG, alpha–kappa, a
+    /// Runge–Kutta method with fixed steps). The adaptive methods choose
+    /// their steps and refuse it, as in a model file; their largest step is
+    /// [`Self::max_step`].
     pub fn dt(mut self, dt: f64) -> Self {
-        self.dt = dt;
         match &mut self.method {
             MethodConfig::Gssss(g) => g.dt = dt,
-            MethodConfig::RungeKutta(r) => match &mut r.step {
-                RkStep::Fixed { dt: h } => *h = dt,
-                RkStep::Adaptive { max_step, .. } => *max_step = dt,
-            },
-            MethodConfig::Bdf(b) => b.max_step = dt,
+            MethodConfig::RungeKutta(RkSettings {
+                step: RkStep::Fixed { dt: h },
+                ..
+            }) => *h = dt,
             MethodConfig::Tdg(t) => t.dt = dt,
+            MethodConfig::RungeKutta(_) | MethodConfig::Bdf(_) => return self.refuse("dt"),
         }
+        self.dt = dt;
         self
     }
 
-    /// Tolerances: of the adaptive step control (Runge–Kutta), or of the
-    /// scaled Newton test (GSSSS, `atol` in displacement units,
-    /// docs/theory/gssss.md §12a).
-    pub fn tolerances(mut self, rtol: f64, atol: f64) -> Self {
+    /// The largest step of an adaptive method (DOPRI5 and the EPM with
+    /// adaptive steps, BDF); refused by the fixed-step methods.
+    pub fn max_step(mut self, max_step: f64) -> Self {
         match &mut self.method {
+            MethodConfig::RungeKutta(RkSettings {
+                step: RkStep::Adaptive { max_step: h, .. },
+                ..
+            }) => *h = max_step,
+            MethodConfig::Bdf(b) => b.max_step = max_step,
+            MethodConfig::Gssss(_) | MethodConfig::Tdg(_) | MethodConfig::RungeKutta(_) => {
+                return self.refuse("max_step")
+            }
+        }
+        self.dt = max_step;
+        self
+    }
+
+    /// Tolerances: of the adaptive step control (Runge–Kutta, BDF), or of
+    /// the scaled Newton test (GSSSS with that test, TDG, alpha–kappa;
+    /// `atol` in displacement units, docs/theory/gssss.md §12a). The
+    /// convergence test is never changed: with GSSSS's increment or rate
+    /// test they are refused (select the scaled one with
+    /// [`Self::scaled_test`]).
+    pub fn tolerances(mut self, rtol: f64, atol: f64) -> Self {
+        let test = match &mut self.method {
             MethodConfig::RungeKutta(RkSettings {
                 step: RkStep::Adaptive {
                     rtol: r, atol: a, ..
                 },
                 ..
-            }) => (*r, *a) = (rtol, atol),
+            }) => {
+                (*r, *a) = (rtol, atol);
+                return self;
+            }
+            MethodConfig::RungeKutta(_) => return self.refuse("rtol"),
+            MethodConfig::Gssss(g) if g.newton.stop != NewtonStop::Scaled => g.newton.stop.name(),
             MethodConfig::Gssss(g) => {
-                g.newton.stop = NewtonStop::Scaled;
                 g.newton.scaled = ScaledTolerances {
                     rtol,
                     atol: Some(atol),
                 };
+                return self;
             }
-            MethodConfig::Bdf(b) => (b.rtol, b.atol) = (rtol, atol),
-            MethodConfig::Tdg(t) => (t.rtol, t.atol) = (rtol, Some(atol)),
-
-            MethodConfig::RungeKutta(_) => {}
-        }
+            MethodConfig::Bdf(b) => {
+                (b.rtol, b.atol) = (rtol, atol);
+                return self;
+            }
+            MethodConfig::Tdg(t) => {
+                (t.rtol, t.atol) = (rtol, Some(atol));
+                return self;
+            }
+        };
+        self.note(bad(
+            "rtol",
+            format!(
+                "`rtol` and `atol` are the scaled Newton test's; this configuration uses the \
+                 \"{test}\" test (select the scaled one with scaled_test)"
+            ),
+        ));
         self
     }
 
-    /// Runge–Kutta: the drift control of the index-1 form.
+    /// Runge–Kutta on the index-1 form: the drift control (the EPM's
+    /// projections are part of its evaluations: refused there).
     pub fn stabilization(mut self, stabilization: Stabilization) -> Self {
-        if let MethodConfig::RungeKutta(r) = &mut self.method {
-            r.stabilization = stabilization;
+        match &mut self.method {
+            MethodConfig::RungeKutta(r) if r.formulation == Formulation::Index1 => {
+                r.stabilization = stabilization
+            }
+            _ => return self.refuse("stabilization"),
         }
         self
     }
@@ -875,32 +1083,14 @@ impl IntegratorConfig {
         self
     }
 
-    fn gssss_mut(&mut self, field: &'static str) -> Result<&mut GssssSettings, SettingsError> {
-        match &mut self.method {
-            MethodConfig::Gssss(g) => Ok(g),
-            MethodConfig::RungeKutta(r) => Err(bad(
-                field,
-                format!(
-                    "`{field}` belongs to GSSSS, the method is {}",
-                    r.tableau.name
-                ),
-            )),
-            MethodConfig::Bdf(_) => Err(bad(
-                field,
-                format!("`{field}` belongs to GSSSS, the method is bdf"),
-            )),
-            MethodConfig::Tdg(_) => Err(bad(
-                field,
-                format!("`{field}` belongs to GSSSS, the method is tdg"),
-            )),
-        }
-    }
-
     /// Checks the values a typed configuration can hold but a method cannot
     /// run: steps, tolerances and limits positive and finite, option "dg"
     /// with a midpoint scheme only, tolerances above round-off. Errors name
     /// the `[integrator]` key.
     pub fn check(&self) -> Result<(), SettingsError> {
+        if let Some(e) = &self.misapplied {
+            return Err(e.clone());
+        }
         if !(self.t_end >= 0.0 && self.t_end.is_finite()) {
             return Err(bad(
                 "t_end",
@@ -923,12 +1113,7 @@ impl IntegratorConfig {
                         ),
                     ));
                 }
-                if !(t.rtol >= 1e-14 && t.rtol.is_finite()) {
-                    return Err(bad(
-                        "rtol",
-                        format!("`rtol` must be finite and at least 1e-14, got {:e}", t.rtol),
-                    ));
-                }
+                round_off_rtol(t.rtol)?;
                 if let Some(a) = t.atol {
                     positive("atol", a)?;
                 }
@@ -941,6 +1126,10 @@ impl IntegratorConfig {
             MethodConfig::Gssss(g) => {
                 step_size("dt", g.dt)?;
                 positive("tol", g.newton.tol)?;
+                round_off_rtol(g.newton.scaled.rtol)?;
+                if let Some(a) = g.newton.scaled.atol {
+                    positive("atol", a)?;
+                }
                 if g.newton.max_iter == 0 {
                     return Err(bad("max_iter", "`max_iter` must be at least 1"));
                 }
@@ -960,12 +1149,7 @@ impl IntegratorConfig {
                         if max_steps == 0 {
                             return Err(bad("max_steps", "`max_steps` must be at least 1"));
                         }
-                        if !(rtol >= 1e-14 && rtol.is_finite()) {
-                            return Err(bad(
-                                "rtol",
-                                format!("`rtol` must be finite and at least 1e-14, got {rtol:e}"),
-                            ));
-                        }
+                        round_off_rtol(rtol)?;
                         positive("atol", atol)?;
                         largest_step("max_step", max_step)?;
                     }

@@ -5,12 +5,14 @@
 //! ([`IntegratorConfig::build`], `config.rs`). The checks both use are here.
 
 mod config;
+mod keys;
 mod spec;
 
 pub use config::{
     Formulation, GssssSettings, IntegratorConfig, MethodConfig, RkSettings, RkStep, Stabilization,
     StepControl, DEFAULT_MAX_STEPS,
 };
+pub(crate) use keys::{is_key, takes};
 pub use spec::{IntegratorSpec, KappaChoice, OptionChoice};
 
 use super::gssss::{ConstraintOption, Variant};

@@ -19,88 +19,151 @@ use super::config::{
     Formulation, GssssSettings, IntegratorConfig, MethodConfig, RkSettings, RkStep, Stabilization,
     StepControl, DEFAULT_MAX_STEPS,
 };
-use super::{
-    bad, check_option, check_step_count, largest_step, positive, step_size, SettingsError, TCG,
-};
+use super::{bad, check_step_count, keys, positive, step_size, SettingsError, TCG};
 
-/// The `[integrator]` table as written (all fields optional).
+/// The `[integrator]` table as written, every key optional, and the
+/// command line's flags of the same names (`--rtol` for `rtol`, with `cli`):
+/// one type for both, merged by [`IntegratorSpec::overridden_by`] and
+/// checked once by [`IntegratorSpec::resolve`]. A key given to a method that
+/// has no use for it is refused there (`keys.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct IntegratorSpec {
-    /// Method: `gssss` (default), `dopri5`, `rk4`, `heun`, `epm`.
+    /// Method: gssss (default; seed 000); an explicit Runge–Kutta method on the
+    /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps); epm,
+    /// the embedded projection method (seed 004) with --tableau; bdf, DASSL's
+    /// BDF 1-5 on the GGL form (seed 003) with --newton, --max-order, --rtol, --atol;
+    /// or seed 002's Galerkin schemes: tcg (energy-preserving), tdg (energy-decaying,
+    /// --alpha) and alpha-kappa (with velocity constraints, --alpha, --kappa).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub method: Option<String>,
-    /// `fixed` or `cutback` (GSSSS); `adaptive` or `fixed` (Runge–Kutta).
+    /// GSSSS: fixed (a Newton failure stops the run) or cutback (halve dt and retry,
+    /// regrow after successes). Runge–Kutta: adaptive (dopri5's default) or fixed.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub step_control: Option<String>,
-    /// Runge–Kutta drift control: `none`, `baumgarte` or `pstab`.
+    /// Runge–Kutta drift control: none, baumgarte (with --baumgarte) or pstab
+    /// (post-stabilization, seed 001 S-both2).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub stabilization: Option<String>,
-    /// Baumgarte's parameters (g1, g2): `Phi'' + g1 Phi' + g2 Phi = 0`.
+    /// Baumgarte's parameters G1,G2: Phi'' + G1 Phi' + G2 Phi = 0 (seed 001 B(G1, G2)).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "G1,G2", value_parser = parse_pair))]
     pub baumgarte: Option<[f64; 2]>,
-    /// Relative tolerance of the adaptive step control, or of GSSSS's
-    /// scaled Newton test.
+    /// Relative tolerance of the adaptive step control (Runge–Kutta), or of the
+    /// scaled Newton test (GSSSS, default 1e-6).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub rtol: Option<f64>,
-    /// Absolute tolerance of the adaptive step control, or of GSSSS's scaled
-    /// Newton test (displacement units).
+    /// Absolute tolerance of the adaptive step control (default rtol/10), or of the
+    /// scaled Newton test in coordinate units (default rtol (1 + max |u0|)).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub atol: Option<f64>,
-    /// PStab is skipped on steps whose drift is at most this (0: every step).
+    /// PStab: steps whose drift is at most DATOL are not stabilized (default 0: every step).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub datol: Option<f64>,
-    /// Metric of the projections: `mass` (W = M) or `identity` (W = I).
+    /// Projection metric of PStab: mass (W = M, eq. 3.68) or identity (W = I, eq. 3.69).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub projection: Option<String>,
-    /// PStab's passes: `two` (the seed's S-both2) or `converged`.
+    /// PStab's S-both passes per stabilization: two (the seed's S-both2,
+    /// default) or converged (more with the same factorization while the
+    /// drift falls: drift at round-off).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "two|converged"))]
     pub pstab_passes: Option<String>,
     /// Largest step of an adaptive method.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub max_step: Option<f64>,
-    /// Most steps (accepted and rejected) an adaptive method may take in a
-    /// run (HNW's NMAX; default [`DEFAULT_MAX_STEPS`]).
+    /// Adaptive methods: most attempted steps in a run (default 1e6).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub max_steps: Option<u64>,
-    /// The Runge–Kutta tableau of the embedded projection method (`rk4`, `dopri5`, `heun`).
+    /// Tableau of the embedded projection method (--method epm): rk4 (default), dopri5, heun.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub tableau: Option<String>,
-    /// Preset name (`midpoint`, `newmark`, `generalized-alpha(0.8)`, ...) or `gssss`.
+    /// Preset: newmark, midpoint-endpoint, midpoint, generalized-alpha(RHO), hht(RHO), wbz(RHO), u0v0-optimal(RHO).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub scheme: Option<String>,
-    /// `u0` or `v0` (with rho1, rho2, rho3).
+    /// GSSSS family u0 or v0 (with --rho1, --rho2, --rho3), instead of a preset.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub family: Option<String>,
     /// First principal root at infinity.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub rho1: Option<f64>,
     /// Second principal root at infinity.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub rho2: Option<f64>,
     /// Spurious root at infinity.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub rho3: Option<f64>,
-    /// Constraint-force option: 1..=4 or `"dg"`.
+    /// Constraint-force option 1..4 (seed 000 eqs. 3.8-3.11), or dg: Gonzalez's
+    /// discrete derivative of the joint rows, exact energy balance (midpoint schemes only).
+    #[cfg_attr(feature = "cli", arg(long, value_parser = parse_option))]
     pub option: Option<OptionChoice>,
-    /// `a`, `v`, `d` or `two-field`.
+    /// Newton unknown: a, v, d, or two-field (the two-field v-form midpoint scheme).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub form: Option<String>,
     /// Time step.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub dt: Option<f64>,
     /// End time.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub t_end: Option<f64>,
-    /// Newton tolerance of the `increment` and `rate` tests (absolute).
+    /// Newton tolerance of the increment and rate tests (absolute).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub tol: Option<f64>,
     /// Newton iteration limit per step.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub max_iter: Option<u32>,
-    /// `consistent` or `seed`.
+    /// Newton matrix: consistent (exact) or seed (multiplier column without the W1 weights).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub jacobian: Option<String>,
-    /// Newton stop test: `scaled` (default), `increment` or `rate`.
+    /// Newton stop test: scaled (default: weighted RMS correction against rtol |x| + atol
+    /// and residual against rtol times the force scale, docs/theory/gssss.md §12),
+    /// increment (the last increment below tol, seed 000 eq. 2.14) or rate (also stop
+    /// when the error estimated from the contraction rate is below tol).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub convergence: Option<String>,
-    /// Newton matrix refresh: `iteration` or `step`.
+    /// Newton matrix refresh: iteration (Newton; the default of `run` and
+    /// `batch`) or step (modified Newton: factor at the first iteration of a
+    /// step, again only when convergence slows below rate 1/2; the default of
+    /// `bench`).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub refactor: Option<String>,
-    /// Globalization of the scaled test: `none` (default) or `backtracking`.
+    /// Globalization of the scaled Newton test: none (the default; a growing
+    /// correction is divergence, and the step restarts from the other
+    /// predictor) or backtracking (halve a correction until the scaled
+    /// residual falls; docs/theory/gssss.md §12a).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub line_search: Option<String>,
-    /// Force the sparse LU even for small systems.
+    /// Use the sparse LU even for small systems.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, num_args = 0, default_missing_value = "true")
+    )]
     pub sparse: Option<bool>,
-    /// Sparse factorization: `auto` (default), `lu` or `ldlt`
-    /// ([`crate::linalg::Factorization`]).
+    /// Sparse factorization: auto (LDLT with refinement when the pattern is
+    /// structurally symmetric, else LU), lu or ldlt.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub factorization: Option<String>,
-    /// Initial state violating the constraints: `check` (refuse, the
-    /// default) or `project` (project it onto them).
+    /// Initial state violating its constraints: check (refuse it, the default)
+    /// or project (move it onto the constraints and report how far).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub initialize: Option<String>,
-    /// BDF: the nonlinear iteration, `full` (default), `cs` or `cm` (seed 003).
+    /// BDF: the nonlinear iteration, full (Newton on GGL, default), cs
+    /// (coordinate split) or cm (cs without the derivative of the projection).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub newton: Option<String>,
-    /// BDF: the largest order, 1..=5 (default 5).
+    /// BDF: the largest order, 1 to 5 (default 5).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub max_order: Option<u64>,
-    /// BDF: the local error test's components, `qv` (default) or `q`.
+    /// BDF: the components of the local error test, qv (positions and
+    /// velocities, default) or q (positions only, as seed 003 §4.1).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub error_test: Option<String>,
-    /// Dissipation control of `method = "tdg"` and `"alpha-kappa"` in [0, 1] (seed 002 eq. 44).
+    /// TDG and alpha-kappa (seed 002 eqs. 47, 66): dissipation control alpha in [0, 1]
+    /// (default 1, eq. 28; rho_inf = (1 - alpha)/(1 + alpha)).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub alpha: Option<f64>,
-    /// kappa of `method = "alpha-kappa"`: a number or `"auto"` (seed 002 eq. 71).
+    /// alpha-kappa (--method alpha-kappa, seed 002 eq. 66): kappa K, or auto (eq. 71
+    /// at the iterate, clamped to [1 - h/2, 1 + h/2]; the default).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "K|auto", value_parser = parse_kappa))]
     pub kappa: Option<KappaChoice>,
 }
 
@@ -130,6 +193,36 @@ pub enum OptionChoice {
     Name(String),
 }
 
+/// `--option K`: the name or number as written (checked by
+/// [`IntegratorSpec::resolve`]).
+#[cfg(feature = "cli")]
+fn parse_option(s: &str) -> Result<OptionChoice, String> {
+    Ok(OptionChoice::Name(s.to_string()))
+}
+
+/// `--kappa K|auto` as written (checked by [`IntegratorSpec::resolve`]).
+#[cfg(feature = "cli")]
+fn parse_kappa(s: &str) -> Result<KappaChoice, String> {
+    Ok(KappaChoice::Name(s.to_string()))
+}
+
+/// `--baumgarte G1,G2`: two numbers.
+#[cfg(feature = "cli")]
+fn parse_pair(s: &str) -> Result<[f64; 2], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    match parts[..] {
+        [a, b] => {
+            let num = |x: &str| {
+                x.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("'{x}' is not a number"))
+            };
+            Ok([num(a)?, num(b)?])
+        }
+        _ => Err(format!("expected two numbers G1,G2, got '{s}'")),
+    }
+}
+
 impl From<u8> for OptionChoice {
     fn from(k: u8) -> Self {
         OptionChoice::Number(k.into())
@@ -145,13 +238,12 @@ impl std::fmt::Display for OptionChoice {
     }
 }
 
-impl IntegratorSpec {
-    /// Fields of `over` that are set replace those of `self`.
-    pub fn overridden_by(&self, over: &IntegratorSpec) -> IntegratorSpec {
-        macro_rules! pick {
-            ($($f:ident),*) => { IntegratorSpec { $($f: over.$f.clone().or_else(|| self.$f.clone()),)* } };
-        }
-        let mut out = pick!(
+/// Calls `$m!` with the names of every field of [`IntegratorSpec`] (the
+/// `[integrator]` keys): the one list the merging, the key check and the
+/// clearing of a key below are written from.
+macro_rules! with_keys {
+    ($m:ident) => {
+        $m!(
             method,
             step_control,
             stabilization,
@@ -187,7 +279,45 @@ impl IntegratorSpec {
             error_test,
             alpha,
             kappa
-        );
+        )
+    };
+}
+
+impl IntegratorSpec {
+    /// The keys that are set, in the order of the fields.
+    pub fn given(&self) -> Vec<&'static str> {
+        macro_rules! given {
+            ($($f:ident),*) => { [$((stringify!($f), self.$f.is_some()),)*] };
+        }
+        with_keys!(given)
+            .into_iter()
+            .filter_map(|(k, set)| set.then_some(k))
+            .collect()
+    }
+
+    /// Unsets the key `key` (a name of [`Self::given`]).
+    fn clear(&mut self, key: &str) {
+        macro_rules! clear {
+            ($($f:ident),*) => { match key { $(stringify!($f) => self.$f = None,)* _ => {} } };
+        }
+        with_keys!(clear)
+    }
+
+    /// The method's name (`gssss` when not given).
+    pub fn method_name(&self) -> &str {
+        self.method.as_deref().unwrap_or("gssss")
+    }
+
+    /// Fields of `over` that are set replace those of `self`. A method
+    /// given in `over` other than `self`'s replaces `self`'s with its
+    /// settings: the keys of `self` the new method does not take are
+    /// dropped (those of `over` stay, and are refused by
+    /// [`Self::resolve`]).
+    pub fn overridden_by(&self, over: &IntegratorSpec) -> IntegratorSpec {
+        macro_rules! pick {
+            ($($f:ident),*) => { IntegratorSpec { $($f: over.$f.clone().or_else(|| self.$f.clone()),)* } };
+        }
+        let mut out = with_keys!(pick);
         // A family given on top of a preset replaces the preset, and a preset
         // given on top of a family replaces the family and its roots.
         if over.family.is_some() && over.scheme.is_none() {
@@ -198,7 +328,27 @@ impl IntegratorSpec {
             out.family = None;
             (out.rho1, out.rho2, out.rho3) = (over.rho1, over.rho2, over.rho3);
         }
+        if over.method.is_some() && over.method_name() != self.method_name() {
+            let mine: Vec<&str> = self
+                .given()
+                .into_iter()
+                .filter(|k| !over.given().contains(k))
+                .collect();
+            for key in out.foreign(mine) {
+                out.clear(key);
+            }
+        }
         out
+    }
+
+    /// The keys of `keys` that this table's method does not take.
+    fn foreign<'a>(&self, keys: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+        keys::foreign_to(
+            self.method_name(),
+            self.step_control.as_deref(),
+            self.tableau.as_deref(),
+            keys,
+        )
     }
 
     /// Resolves defaults and checks values. Errors name the field.
@@ -230,43 +380,9 @@ impl IntegratorSpec {
     }
 
     fn resolve_method(&self) -> Result<IntegratorConfig, SettingsError> {
-        let name = self.method.as_deref().unwrap_or("gssss");
-        if self.alpha.is_some() && name != "tdg" && name != "alpha-kappa" {
-            return Err(bad(
-                "alpha",
-                format!("`alpha` belongs to methods \"tdg\" and \"alpha-kappa\"; method \"{name}\" has no such parameter"),
-            ));
-        }
-        if self.kappa.is_some() && name != "alpha-kappa" {
-            return Err(bad(
-                "kappa",
-                format!("`kappa` belongs to method \"alpha-kappa\"; method \"{name}\" has no such parameter"),
-            ));
-        }
-        let search = self.line_search.as_deref().unwrap_or("none");
-        if search != "none" && !matches!(name, "gssss" | "tcg" | "tdg" | "alpha-kappa") {
-            return Err(bad(
-                "line_search",
-                format!(
-                    "`line_search` = \"{search}\" globalizes the Newton iteration of methods \
-                     \"gssss\", \"tcg\", \"tdg\" and \"alpha-kappa\"; method \"{name}\" \
-                     cannot honour it"
-                ),
-            ));
-        }
-        if name != "bdf" {
-            for (field, set) in [
-                ("newton", self.newton.is_some()),
-                ("max_order", self.max_order.is_some()),
-                ("error_test", self.error_test.is_some()),
-            ] {
-                if set {
-                    return Err(bad(
-                        field,
-                        format!("`{field}` belongs to method \"bdf\", the method is \"{name}\""),
-                    ));
-                }
-            }
+        let name = self.method_name();
+        if let Some(key) = self.foreign(self.given()).first() {
+            return Err(bad(key, keys::foreign_message(name, key)));
         }
         match name {
             "bdf" => self.resolve_bdf(),
@@ -293,26 +409,10 @@ impl IntegratorSpec {
                     "tableau",
                     format!("`tableau` must be \"rk4\", \"dopri5\" or \"heun\", got \"{name}\""),
                 ))?;
-                // The index-1 form's stabilization keys are kept for it and
-                // unused: EPM's projections are part of every evaluation.
-                let index1_keys = IntegratorSpec {
-                    stabilization: None,
-                    baumgarte: None,
-                    datol: None,
-                    ..self.clone()
-                };
-                index1_keys.resolve_rk(tableau, Formulation::Epm)
+self.resolve_rk(tableau, Formulation::Epm)
             }
             name => match Tableau::by_name(name) {
-                Some(tableau) => {
-                    if self.tableau.is_some() {
-                        return Err(bad(
-                            "tableau",
-                            format!("`tableau` belongs to method \"epm\"; method \"{name}\" is its own tableau"),
-                        ));
-                    }
-                    self.resolve_rk(tableau, Formulation::Index1)
-                }
+                Some(tableau) => self.resolve_rk(tableau, Formulation::Index1),
                 None => Err(bad(
                     "method",
                     format!(
@@ -351,9 +451,8 @@ impl IntegratorSpec {
             max_step: self.max_step.unwrap_or(t_end),
             max_steps: self.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
         };
-        let config = self.config(MethodConfig::Bdf(settings), settings.max_step, t_end);
-        config.check()?;
-        Ok(config)
+        // Checked by `IntegratorConfig::check` (called by `resolve`).
+        Ok(self.config(MethodConfig::Bdf(settings), settings.max_step, t_end))
     }
 
     /// The Runge–Kutta settings; GSSSS keys in the table are that method's
@@ -386,26 +485,13 @@ impl IntegratorSpec {
                         ),
                     ));
                 }
-                let rtol = positive("rtol", self.rtol.unwrap_or(1e-6))?;
-                // DOPRI5 cannot control the error below round-off (HNW's
-                // dopri5 refuses rtol <= 10 eps as well).
-                if rtol < 1e-14 {
-                    return Err(bad(
-                        "rtol",
-                        format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
-                    ));
-                }
-                let atol = positive("atol", self.atol.unwrap_or(rtol / 10.0))?;
-                let max_step = largest_step("max_step", self.max_step.unwrap_or(t_end))?;
-                let max_steps = self.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
-                if max_steps == 0 {
-                    return Err(bad("max_steps", "`max_steps` must be at least 1"));
-                }
+                // The values are checked once, by `IntegratorConfig::check`.
+                let rtol = self.rtol.unwrap_or(1e-6);
                 RkStep::Adaptive {
                     rtol,
-                    atol,
-                    max_step,
-                    max_steps,
+                    atol: self.atol.unwrap_or(rtol / 10.0),
+                    max_step: self.max_step.unwrap_or(t_end),
+                    max_steps: self.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
                 }
             }
             "fixed" => RkStep::Fixed {
@@ -486,22 +572,12 @@ impl IntegratorSpec {
             self.t_end.ok_or(bad("t_end", "`t_end` is required"))?,
         )?;
         check_step_count(dt, t_end)?;
+        // alpha, rtol, atol and max_iter are checked once, by
+        // `IntegratorConfig::check` (called by `resolve`).
         let alpha = self.alpha.unwrap_or(1.0);
-        let rtol = positive("rtol", self.rtol.unwrap_or(DEFAULT_RTOL))?;
-        if rtol < 1e-14 {
-            return Err(bad(
-                "rtol",
-                format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
-            ));
-        }
-        let atol = match self.atol {
-            None => None,
-            Some(a) => Some(positive("atol", a)?),
-        };
+        let rtol = self.rtol.unwrap_or(DEFAULT_RTOL);
+        let atol = self.atol;
         let max_iter = self.max_iter.unwrap_or(100);
-        if max_iter == 0 {
-            return Err(bad("max_iter", "`max_iter` must be at least 1"));
-        }
         let (refactor, line_search) = self
             .refactor_and_line_search()
             .map_err(|(field, message)| SettingsError { field, message })?;
@@ -519,7 +595,6 @@ impl IntegratorSpec {
             dt,
             t_end,
         );
-        config.check()?;
         Ok(config)
     }
 
@@ -688,11 +763,10 @@ impl IntegratorSpec {
         step_size("dt", dt).map_err(|e| (e.field, e.message))?;
         let t_end = pos("t_end", self.t_end)?;
         check_step_count(dt, t_end).map_err(|e| (e.field, e.message))?;
-        let tol = pos("tol", Some(self.tol.unwrap_or(1e-8)))?;
+        // tol, max_iter, rtol, atol and the option's scheme are checked once,
+        // by `IntegratorConfig::check` (called by `resolve`).
+        let tol = self.tol.unwrap_or(1e-8);
         let max_iter = self.max_iter.unwrap_or(100);
-        if max_iter == 0 {
-            return Err(("max_iter", "`max_iter` must be at least 1".into()));
-        }
         let option_choice = self.option.clone().unwrap_or(OptionChoice::Number(2));
         let option = match &option_choice {
             OptionChoice::Number(k) => ConstraintOption::from_name(&k.to_string()),
@@ -717,17 +791,8 @@ impl IntegratorSpec {
             "convergence",
             format!("`convergence` must be \"scaled\", \"increment\" or \"rate\", got \"{conv}\""),
         ))?;
-        let rtol = pos("rtol", Some(self.rtol.unwrap_or(DEFAULT_RTOL)))?;
-        if rtol < 1e-14 {
-            return Err((
-                "rtol",
-                format!("`rtol` = {rtol:e} is below the round-off limit 1e-14"),
-            ));
-        }
-        let atol = match self.atol {
-            None => None,
-            a => Some(pos("atol", a)?),
-        };
+        let rtol = self.rtol.unwrap_or(DEFAULT_RTOL);
+        let atol = self.atol;
         let (refactor, line_search) = self.refactor_and_line_search()?;
         let search = line_search.name();
         if line_search != LineSearch::None && stop != NewtonStop::Scaled {
@@ -774,7 +839,6 @@ impl IntegratorSpec {
                 ))
             }
         };
-        check_option(option, method, dt).map_err(|e| (e.field, e.message))?;
         let step_control = match self.step_control.as_deref().unwrap_or("fixed") {
             "fixed" => StepControl::Fixed,
             "cutback" => StepControl::Cutback,
@@ -807,5 +871,21 @@ impl IntegratorSpec {
             dt,
             t_end,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every field of the table is a key of some method in `keys.rs`.
+    #[test]
+    fn every_field_is_a_key() {
+        macro_rules! names {
+            ($($f:ident),*) => { [$(stringify!($f)),*] };
+        }
+        let fields = with_keys!(names);
+        for f in fields {
+            assert!(super::keys::is_key(f), "{f}");
+        }
+        assert_eq!(fields.len(), 35);
     }
 }
