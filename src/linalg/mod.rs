@@ -26,12 +26,13 @@ mod pattern;
 mod schur;
 mod sparse;
 mod supernodal;
+mod supernodal_factor;
 
 pub use band::{BandLu, BAND_MAX};
 pub use capture::{rhs_path, MatrixExport};
 pub use fixed::FIXED_MAX;
 pub use ldlt::{
-    newton_refine_tol, structurally_symmetric, Refinement, SparseLdlt, MAX_REFINE,
+    newton_refine_tol, structurally_symmetric, Refinement, SparseLdlt, LDLT_FACTOR_ENV, MAX_REFINE,
     NEWTON_REFINE_FACTOR, PARALLEL_MIN_WORK_PER_ENTRY, REFINE_TOL,
 };
 pub use market::{read_matrix, read_vector, write_matrix, write_vector};
