@@ -14,7 +14,10 @@ use common::bench::export_case;
 use common::scratch::temp_dir;
 use flexmb::assembly::Pattern;
 use flexmb::bench::{matrix_file, run_case, Problem};
-use flexmb::linalg::{read_matrix, read_vector, rhs_path, Ordering, SparseLdlt, REFINE_TOL};
+use flexmb::linalg::{
+    read_matrix, read_vector, rhs_path, Factorization, Ordering, SaddlePointSolver, SolveError,
+    SparseLdlt, REFINE_TOL,
+};
 
 /// `max |a − b| / max |b|`.
 fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
@@ -101,7 +104,7 @@ fn saddle_point(g: usize) -> (Pattern, Vec<f64>, Vec<f64>) {
 }
 
 fn lattice(p: Problem, size: usize) -> (Pattern, Vec<f64>, Vec<f64>) {
-    let dir = temp_dir("ldlt-tree-factor");
+    let dir = temp_dir(&format!("ldlt-tree-{p:?}-{size}"));
     let case = export_case(p, size, 1, &dir, 1);
     run_case(&case).unwrap_or_else(|e| panic!("{e}"));
     let file = matrix_file(&dir, p, size);
@@ -207,4 +210,30 @@ fn tree_factor_regularizes_as_faer() {
         .filter(|v| v.to_bits() == pivot.to_bits())
         .count();
     assert!(regularized >= 12 * 12, "{regularized} regularized pivots");
+}
+
+/// L1's Newton matrix at 25,000 elements (100,006 rows) is too
+/// ill-conditioned for the `LDLᵀ` without pivoting (`κ(Ā)` about 3e10): its
+/// factor overflows under either ordering. The factorization says so (it
+/// used to report non-finite values), and the engine's solver falls back to
+/// the LU and solves it.
+#[test]
+fn ill_conditioned_l1_matrix_is_a_clear_breakdown() {
+    let (pattern, values, b) = lattice(Problem::HangingBeam, 25_000);
+    for o in [Ordering::Amd, Ordering::Metis] {
+        let mut ldlt = SparseLdlt::new(&pattern, Some(o), faer::Par::Seq).unwrap();
+        let e = ldlt.factor(&values).unwrap_err();
+        assert!(
+            matches!(e, SolveError::LdltBreakdown { .. }),
+            "{o:?}: {e:?}"
+        );
+        assert!(e.to_string().contains("use the LU"), "{e}");
+    }
+    let mut s = SaddlePointSolver::with_factorization(&pattern, true, Factorization::Ldlt).unwrap();
+    s.factor(&values).unwrap();
+    let mut x = b.clone();
+    s.solve(&mut x).unwrap();
+    assert!(!s.is_ldlt());
+    let e = backward_error(&pattern, &values, &x, &b);
+    assert!(e <= 1e-12, "{e:e}");
 }

@@ -675,7 +675,10 @@ impl SparseLdlt {
         if self.l_values.iter().all(|v| v.is_finite()) {
             Ok(())
         } else {
-            Err(SolveError::NonFinite)
+            // The input was finite (checked above): the factor overflowed.
+            Err(SolveError::LdltBreakdown {
+                regularized: self.regularized,
+            })
         }
     }
 
