@@ -369,9 +369,13 @@ impl SaddlePointSolver {
                 lu.cost().ordering.name()
             ),
             Backend::Ldlt(p) => {
+                let kind = if p.ldlt.tree_factor() {
+                    "tree-parallel supernodal".to_string()
+                } else {
+                    format!("faer {}", p.ldlt.kind())
+                };
                 let mut d = format!(
-                    "sparse LDLT (faer {}, {}) + refinement",
-                    p.ldlt.kind(),
+                    "sparse LDLT ({kind}, {}) + refinement",
                     p.ldlt.ordering().name()
                 );
                 if p.fallbacks > 0 {
