@@ -321,7 +321,11 @@ pub fn factor_file(
         Lu::Ldlt(s, ..) => (
             format!(
                 "flexmb {} LDLT ({}) + refinement",
-                s.kind(),
+                if s.tree_factor() {
+                    "tree-parallel supernodal"
+                } else {
+                    s.kind()
+                },
                 s.ordering().name()
             ),
             s.candidates()

@@ -24,7 +24,7 @@ mod common;
 use common::model_path;
 use flexmb::input::load_model_file;
 use flexmb::integrate::{IntegratorSpec, State};
-use flexmb::model::{hanging_truss_chain, rigid_chain};
+use flexmb::model::{hanging_truss_chain, rigid_chain, space_truss_lattice};
 use flexmb::run::Simulation;
 
 struct Counting;
@@ -287,6 +287,9 @@ fn time_loop_does_not_allocate_on_two_threads() {
     // of 100 bodies: 100 bodies in one colour, joints in 2 colours of 50.
     let truss = Simulation::new(hanging_truss_chain(200).unwrap());
     let rigid = Simulation::new(rigid_chain(100).unwrap());
+    // L3 at 6 cells per side (1,176 unknowns): a supernodal factor, the
+    // tree-parallel numeric LDLT (src/linalg/supernodal_factor.rs).
+    let lattice = Simulation::new(space_truss_lattice(6, 6).unwrap());
     let band = IntegratorSpec {
         scheme: Some("generalized-alpha(0.8)".into()),
         dt: Some(1e-3),
@@ -301,6 +304,7 @@ fn time_loop_does_not_allocate_on_two_threads() {
     for (label, sim, spec) in [
         ("truss chain (band LU)", &truss, &band),
         ("truss chain (sparse LDLT)", &truss, &ldlt),
+        ("space truss lattice (tree-parallel LDLT)", &lattice, &ldlt),
         ("rigid chain (default solver)", &rigid, &band),
     ] {
         // The first run may meet a worker's first steal inside the counted

@@ -57,13 +57,15 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
 use faer::perm::PermRef;
 use faer::sparse::linalg::cholesky::{
-    factorize_symbolic_cholesky, LdltRef, SymbolicCholesky, SymbolicCholeskyRaw, SymmetricOrdering,
+    factorize_symbolic_cholesky, simplicial, supernodal, LdltRef, SymbolicCholesky,
+    SymbolicCholeskyRaw, SymmetricOrdering,
 };
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par, Side};
 
 use super::sparse::Ordering;
 use super::supernodal::TreeSolve;
+use super::supernodal_factor::TreeFactor;
 use super::Pattern;
 use super::SolveError;
 
@@ -80,6 +82,17 @@ pub const NEWTON_REFINE_FACTOR: f64 = 1e-2;
 /// documentation, "Newton's solves").
 pub fn newton_refine_tol(rtol: f64) -> f64 {
     (NEWTON_REFINE_FACTOR * rtol).max(REFINE_TOL)
+}
+
+/// The environment variable that, set to `faer`, makes faer's numeric
+/// factorization (its supernodal `LDLᵀ`, parallel inside dense blocks only)
+/// the default instead of the tree-parallel one (docs/bench.md).
+pub const LDLT_FACTOR_ENV: &str = "FLEXMB_LDLT_FACTOR";
+
+/// Whether the tree-parallel numeric factorization is the default
+/// ([`LDLT_FACTOR_ENV`]).
+fn tree_factor_default() -> bool {
+    std::env::var(LDLT_FACTOR_ENV).map_or(true, |v| v != "faer")
 }
 
 /// Refinement steps at most before the solve is declared unconverged.
@@ -171,6 +184,14 @@ pub struct SparseLdlt {
     b: Vec<f64>,
     /// The tree-parallel solve of a supernodal factor.
     tree: Option<TreeSolve>,
+    /// The tree-parallel numeric factorization of a supernodal factor
+    /// (`None`: faer's; [`SparseLdlt::set_tree_factor`]).
+    tree_factor: Option<TreeFactor>,
+    /// The parallelism the caller asked for (the tree factorization's top
+    /// kernels run on it).
+    par_asked: Par,
+    /// Pivots the last factorization regularized.
+    regularized: usize,
     x: Vec<f64>,
     r: Vec<f64>,
     mem: MemBuffer,
@@ -425,6 +446,7 @@ impl SparseLdlt {
         }
         let off_diagonal = tri_row_idx.len() - n;
         let multiply_adds = multiply_adds(&symbolic);
+        let par_asked = par;
         let par = if adaptive
             && multiply_adds < PARALLEL_MIN_WORK_PER_ENTRY * symbolic.len_val() as f64
         {
@@ -439,6 +461,12 @@ impl SparseLdlt {
         let tree = match symbolic.raw() {
             SymbolicCholeskyRaw::Supernodal(s) => Some(TreeSolve::new(s)),
             SymbolicCholeskyRaw::Simplicial(_) => None,
+        };
+        let tree_factor = match symbolic.raw() {
+            SymbolicCholeskyRaw::Supernodal(s) if tree_factor_default() => {
+                Some(TreeFactor::new(s, par_asked))
+            }
+            _ => None,
         };
         super::heap::release_freed_memory(nnz);
         Ok(SparseLdlt {
@@ -459,6 +487,9 @@ impl SparseLdlt {
             a_inf: 0.0,
             b: vec![0.0; n],
             tree,
+            tree_factor,
+            par_asked,
+            regularized: 0,
             x: vec![0.0; n],
             r: vec![0.0; n],
             mem: MemBuffer::try_new(req).map_err(lib_err)?,
@@ -602,27 +633,52 @@ impl SparseLdlt {
             dynamic_regularization_delta: DELTA * a_max,
             dynamic_regularization_epsilon: EPSILON * a_max,
         };
-        let side = if self.lower { Side::Lower } else { Side::Upper };
-        let stack = MemStack::new(&mut self.mem);
-        self.symbolic
-            .factorize_numeric_ldlt(
-                &mut self.l_values,
-                tri,
-                side,
-                reg,
-                self.par,
-                stack,
-                Default::default(),
-            )
-            .map_err(|e| match e {
-                faer::linalg::cholesky::ldlt::factor::LdltError::ZeroPivot { index } => {
-                    SolveError::Singular { index: Some(index) }
+        let zero_pivot = |e| match e {
+            faer::linalg::cholesky::ldlt::factor::LdltError::ZeroPivot { index } => {
+                SolveError::Singular { index: Some(index) }
+            }
+        };
+        self.regularized = if let (Some(tf), SymbolicCholeskyRaw::Supernodal(s)) =
+            (&mut self.tree_factor, self.symbolic.raw())
+        {
+            tf.factor(s, &mut self.l_values, tri, reg, self.par_asked)
+                .map_err(zero_pivot)?
+        } else {
+            // faer's `factorize_numeric_ldlt` without a permutation: the
+            // triangle is already on the side it reads.
+            let stack = MemStack::new(&mut self.mem);
+            match self.symbolic.raw() {
+                SymbolicCholeskyRaw::Supernodal(s) => {
+                    supernodal::factorize_supernodal_numeric_ldlt(
+                        &mut self.l_values,
+                        tri,
+                        reg,
+                        s,
+                        self.par,
+                        stack,
+                        Default::default(),
+                    )
                 }
-            })?;
+                SymbolicCholeskyRaw::Simplicial(s) => {
+                    simplicial::factorize_simplicial_numeric_ldlt(
+                        &mut self.l_values,
+                        tri,
+                        reg,
+                        s,
+                        stack,
+                    )
+                }
+            }
+            .map_err(zero_pivot)?
+            .dynamic_regularization_count
+        };
         if self.l_values.iter().all(|v| v.is_finite()) {
             Ok(())
         } else {
-            Err(SolveError::NonFinite)
+            // The input was finite (checked above): the factor overflowed.
+            Err(SolveError::LdltBreakdown {
+                regularized: self.regularized,
+            })
         }
     }
 
@@ -644,6 +700,47 @@ impl SparseLdlt {
             self.par,
             stack,
         );
+    }
+
+    /// Whether the numeric factorization is the tree-parallel one
+    /// ([`TreeFactor`]) rather than faer's.
+    pub fn tree_factor(&self) -> bool {
+        self.tree_factor.is_some()
+    }
+
+    /// Chooses the tree-parallel numeric factorization (`true`, a supernodal
+    /// factor only; builds its schedule, which allocates) or faer's. The
+    /// default is the tree's unless the environment variable
+    /// [`LDLT_FACTOR_ENV`] is `faer`.
+    pub fn set_tree_factor(&mut self, tree: bool) {
+        self.tree_factor = match (tree, self.symbolic.raw()) {
+            (true, SymbolicCholeskyRaw::Supernodal(s)) => self
+                .tree_factor
+                .take()
+                .or_else(|| Some(TreeFactor::new(s, self.par_asked))),
+            _ => None,
+        };
+    }
+
+    /// Pivots of sign `+` the last factorization replaced by `δ ‖A‖_max`
+    /// (faer's count: the `−` side's replacements are not counted).
+    pub fn regularized_pivots(&self) -> usize {
+        self.regularized
+    }
+
+    /// The factor's values in faer's storage (`L` with `D` on its diagonal;
+    /// supernodal: each supernode's dense block, column-major), in the chosen
+    /// ordering.
+    pub fn factor_values(&self) -> &[f64] {
+        &self.l_values
+    }
+
+    /// Subtree tasks and top supernodes of the tree-parallel factorization
+    /// (`(0, 0)` with faer's).
+    pub fn factor_tasks(&self) -> (usize, usize) {
+        self.tree_factor
+            .as_ref()
+            .map_or((0, 0), |t| (t.tasks(), t.top_len()))
     }
 
     /// Subtree tasks of the tree-parallel solve (0 for a simplicial factor).

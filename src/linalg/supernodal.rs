@@ -70,6 +70,130 @@ fn node<'a>(
     }
 }
 
+/// A cut of the supernodal elimination tree into subtree tasks and the
+/// supernodes above them (the top), from the structure alone.
+pub(crate) struct Cut {
+    /// Supernodes of each task in increasing order: `order[task_ptr[k]..task_ptr[k + 1]]`.
+    order: Vec<u32>,
+    task_ptr: Vec<usize>,
+    /// The top supernodes in increasing order.
+    pub(crate) top: Vec<u32>,
+}
+
+impl Cut {
+    /// Subtree tasks.
+    pub(crate) fn tasks(&self) -> usize {
+        self.task_ptr.len() - 1
+    }
+
+    /// Supernodes of task `k`, in increasing order.
+    pub(crate) fn task(&self, k: usize) -> &[u32] {
+        &self.order[self.task_ptr[k]..self.task_ptr[k + 1]]
+    }
+}
+
+/// Cuts `symbolic`'s supernodal tree: every subtree heavier than `share`
+/// of the total `weight` (one per supernode) has its root moved to the top,
+/// and the remaining subtrees are grouped, consecutively, into tasks of up
+/// to that share.
+pub(crate) fn cut(
+    symbolic: &SymbolicSupernodalCholesky<u32>,
+    mut weight: Vec<f64>,
+    share: f64,
+) -> Cut {
+    let ns = symbolic.n_supernodes();
+    let n = symbolic.nrows();
+    let begin = symbolic.supernode_begin();
+    let end = symbolic.supernode_end();
+    let mut super_of = vec![0u32; n];
+    for s in 0..ns {
+        super_of[begin[s] as usize..end[s] as usize].fill(s as u32);
+    }
+    // Parents (after their children: a pattern holds later columns only)
+    // and subtree weights.
+    let mut parent = vec![NONE; ns];
+    for s in 0..ns {
+        if let Some(&r) = symbolic.supernode(s).pattern().first() {
+            let p = super_of[r as usize];
+            parent[s] = p;
+            weight[p as usize] += weight[s];
+        }
+    }
+    let total = weight
+        .iter()
+        .zip(&parent)
+        .filter(|(_, &p)| p == NONE)
+        .map(|(w, _)| w)
+        .sum::<f64>();
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); ns];
+    let mut roots = Vec::new();
+    for (s, &p) in parent.iter().enumerate() {
+        match p {
+            NONE => roots.push(s as u32),
+            p => children[p as usize].push(s as u32),
+        }
+    }
+    // Split every subtree heavier than the share: its root goes to the top.
+    let limit = share * total;
+    let mut in_top = vec![false; ns];
+    let mut task_roots = Vec::new();
+    let mut stack = roots;
+    while let Some(s) = stack.pop() {
+        if weight[s as usize] > limit && !children[s as usize].is_empty() {
+            in_top[s as usize] = true;
+            stack.extend(children[s as usize].iter().copied());
+        } else {
+            task_roots.push(s);
+        }
+    }
+    task_roots.sort_unstable();
+    // Tasks: consecutive subtrees grouped up to the share (so that a top
+    // with many small children does not make as many tasks). A task's
+    // supernodes: its subtrees' roots and their descendants.
+    let mut task_of = vec![NONE; ns];
+    let (mut tasks, mut filled) = (0usize, 0.0);
+    for &r in &task_roots {
+        let w = weight[r as usize];
+        if tasks == 0 || filled + w > limit {
+            tasks += 1;
+            filled = 0.0;
+        }
+        filled += w;
+        task_of[r as usize] = (tasks - 1) as u32;
+    }
+    for s in (0..ns).rev() {
+        if !in_top[s] && task_of[s] == NONE {
+            task_of[s] = task_of[parent[s] as usize];
+        }
+    }
+    let mut task_ptr = vec![0usize; tasks + 1];
+    for s in 0..ns {
+        if !in_top[s] {
+            task_ptr[task_of[s] as usize + 1] += 1;
+        }
+    }
+    for k in 0..tasks {
+        task_ptr[k + 1] += task_ptr[k];
+    }
+    let mut next = task_ptr[..tasks].to_vec();
+    let mut order = vec![0u32; task_ptr[tasks]];
+    let mut top = Vec::new();
+    for s in 0..ns {
+        if in_top[s] {
+            top.push(s as u32);
+        } else {
+            let k = task_of[s] as usize;
+            order[next[k]] = s as u32;
+            next[k] += 1;
+        }
+    }
+    Cut {
+        order,
+        task_ptr,
+        top,
+    }
+}
+
 impl TreeSolve {
     /// The cut of `symbolic`'s supernodal tree.
     pub fn new(symbolic: &SymbolicSupernodalCholesky<u32>) -> Self {
@@ -78,99 +202,26 @@ impl TreeSolve {
         let begin = symbolic.supernode_begin();
         let end = symbolic.supernode_end();
         let ptr = symbolic.col_ptr_for_val();
-        let mut super_of = vec![0u32; n];
-        for s in 0..ns {
-            super_of[begin[s] as usize..end[s] as usize].fill(s as u32);
-        }
-        // Parents (after their children: a pattern holds later columns only)
-        // and subtree weights in stored entries.
-        let mut parent = vec![NONE; ns];
-        let mut weight: Vec<f64> = (0..ns).map(|s| (ptr[s + 1] - ptr[s]) as f64).collect();
-        for s in 0..ns {
-            if let Some(&r) = symbolic.supernode(s).pattern().first() {
-                let p = super_of[r as usize];
-                parent[s] = p;
-                weight[p as usize] += weight[s];
-            }
-        }
-        let total = weight
-            .iter()
-            .zip(&parent)
-            .filter(|(_, &p)| p == NONE)
-            .map(|(w, _)| w)
-            .sum::<f64>();
-        let mut children: Vec<Vec<u32>> = vec![Vec::new(); ns];
-        let mut roots = Vec::new();
-        for (s, &p) in parent.iter().enumerate() {
-            match p {
-                NONE => roots.push(s as u32),
-                p => children[p as usize].push(s as u32),
-            }
-        }
-        // Split every subtree heavier than the share: its root goes to the top.
-        let limit = TASK_SHARE * total;
-        let mut in_top = vec![false; ns];
-        let mut task_roots = Vec::new();
-        let mut stack = roots;
-        while let Some(s) = stack.pop() {
-            if weight[s as usize] > limit && !children[s as usize].is_empty() {
-                in_top[s as usize] = true;
-                stack.extend(children[s as usize].iter().copied());
-            } else {
-                task_roots.push(s);
-            }
-        }
-        task_roots.sort_unstable();
-        // Tasks: consecutive subtrees grouped up to the share (so that a
-        // top with many small children does not make as many tasks, each
-        // with a buffer of the top's size). A task's supernodes: its
-        // subtrees' roots and their descendants.
-        let mut task_of = vec![NONE; ns];
-        let (mut tasks, mut filled) = (0usize, 0.0);
-        for &r in &task_roots {
-            let w = weight[r as usize];
-            if tasks == 0 || filled + w > limit {
-                tasks += 1;
-                filled = 0.0;
-            }
-            filled += w;
-            task_of[r as usize] = (tasks - 1) as u32;
-        }
-        for s in (0..ns).rev() {
-            if !in_top[s] && task_of[s] == NONE {
-                task_of[s] = task_of[parent[s] as usize];
-            }
-        }
-        let mut task_ptr = vec![0usize; tasks + 1];
-        for s in 0..ns {
-            if !in_top[s] {
-                task_ptr[task_of[s] as usize + 1] += 1;
-            }
-        }
-        for k in 0..tasks {
-            task_ptr[k + 1] += task_ptr[k];
-        }
-        let mut next = task_ptr[..tasks].to_vec();
-        let mut order = vec![0u32; task_ptr[tasks]];
-        let mut top = Vec::new();
+        // Weights in stored entries.
+        let weight: Vec<f64> = (0..ns).map(|s| (ptr[s + 1] - ptr[s]) as f64).collect();
+        let Cut {
+            order,
+            task_ptr,
+            top,
+        } = cut(symbolic, weight, TASK_SHARE);
+        let tasks = task_ptr.len() - 1;
         let mut top_cols = Vec::new();
         let mut top_index = vec![NONE; n];
-        for s in 0..ns {
-            if in_top[s] {
-                top.push(s as u32);
-                for (c, t) in top_index
-                    .iter_mut()
-                    .enumerate()
-                    .take(end[s] as usize)
-                    .skip(begin[s] as usize)
-                {
-                    *t = top_cols.len() as u32;
-                    top_cols.push(c as u32);
-                }
-            } else {
-                let k = task_of[s] as usize;
-                order[next[k]] = s as u32;
-                next[k] += 1;
+        for &s in &top {
+            let s = s as usize;
+            for (c, t) in top_index
+                .iter_mut()
+                .enumerate()
+                .take(end[s] as usize)
+                .skip(begin[s] as usize)
+            {
+                *t = top_cols.len() as u32;
+                top_cols.push(c as u32);
             }
         }
         let pat_max = (0..ns)

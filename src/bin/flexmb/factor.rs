@@ -25,7 +25,8 @@ pub(crate) struct FactorArgs {
     /// ldlt-metis.
     #[arg(long, default_value = "auto")]
     ordering: String,
-    /// Threads of the factorization (1: sequential).
+    /// Threads of the factorization and solves (a rayon pool of this size; 1:
+    /// sequential).
     #[arg(long, default_value_t = 1)]
     threads: usize,
     /// One JSON line instead of the text report.
@@ -52,13 +53,20 @@ pub(crate) fn factor(args: &FactorArgs) -> ExitCode {
     } else {
         faer::Par::rayon(args.threads)
     };
-    let r = match flexmb::factor::factor_file(
-        &args.matrix,
-        args.rhs.as_deref(),
-        args.repeat,
-        path,
-        par,
-    ) {
+    // The tree-parallel LDLT and solves run on the pool's threads.
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads)
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let r = match pool.install(|| {
+        flexmb::factor::factor_file(&args.matrix, args.rhs.as_deref(), args.repeat, path, par)
+    }) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

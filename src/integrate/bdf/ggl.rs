@@ -75,7 +75,7 @@ pub(crate) struct Ggl {
     minus_identity: Vec<usize>,
     blocks: [SaddleSystem; 3],
     values: Vec<f64>,
-    solver: SaddlePointSolver,
+    pub(super) solver: SaddlePointSolver,
     /// Coordinate split (CS and CM).
     split: Option<Split>,
     /// Whether a joint depends on time explicitly (g_t != 0).

@@ -212,7 +212,9 @@ impl Bdf {
         settings: &BdfSettings,
         force_sparse: bool,
     ) -> Result<Self, StepError> {
-        let ggl = Ggl::new(sys, settings.iteration, force_sparse)?;
+        let mut ggl = Ggl::new(sys, settings.iteration, force_sparse)?;
+        ggl.solver
+            .set_refine_tol(crate::linalg::newton_refine_tol(settings.rtol));
         let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
         let dim = ggl.dim();
         let z = || vec![0.0; dim];

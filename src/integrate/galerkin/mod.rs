@@ -386,10 +386,13 @@ impl Tdg {
         };
         let solver = match reduction {
             Some(r) => NewtonSolver::Reduced(Box::new(r)),
-            None => NewtonSolver::Full(
-                SaddlePointSolver::preferring_band(&pattern.pattern, choice.force_sparse)
-                    .map_err(setup)?,
-            ),
+            None => NewtonSolver::Full({
+                let mut s =
+                    SaddlePointSolver::preferring_band(&pattern.pattern, choice.force_sparse)
+                        .map_err(setup)?;
+                s.set_refine_tol(crate::linalg::newton_refine_tol(settings.rtol));
+                s
+            }),
         };
         let z = |len: usize| vec![0.0; len];
         let mut start_sys = sys.asm.new_system();
