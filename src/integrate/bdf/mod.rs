@@ -27,10 +27,11 @@
 //! error test over the independent coordinates (seed 003 §4). The error test
 //! covers (q, v) by default, or q alone ([`ErrorTest`]; seed 003 §4.1).
 
+mod corrector;
 mod ggl;
 
 use super::index1::Index1;
-use super::newton::{weighted_rms, FLOOR_FACTOR};
+use super::newton::{weighted_rms, Stats, FLOOR_FACTOR};
 use super::{Integrator, StatSpec, State, StepError, StepReport, System};
 use crate::integrate::AttrValue;
 use ggl::Ggl;
@@ -197,9 +198,10 @@ pub struct Bdf {
     phi_c: Vec<f64>,
     /// Power of the non-conservative forces at t_n.
     power: f64,
-    /// The last corrector attempt: (max |F|, weighted norm of the
-    /// correction) per iteration, and its last residual F (the failure report).
-    history: Vec<(f64, f64)>,
+    /// The last corrector attempt's iterations (its history: max |F| and
+    /// the weighted norm of the correction per iteration) and its last
+    /// residual F (the failure report).
+    newton: Stats,
     last_residual: Vec<f64>,
 }
 
@@ -270,7 +272,7 @@ impl Bdf {
             conv_mask: vec![false; dim],
             phi_c: vec![0.0; m],
             power: 0.0,
-            history: Vec::with_capacity(MAXIT as usize),
+            newton: Stats::with_capacity(MAXIT),
             last_residual: z(),
         })
     }
@@ -529,98 +531,6 @@ impl Bdf {
         }
     }
 
-    /// The corrector iteration of one attempt (block 4). Ok(true): converged.
-    fn correct(
-        &mut self,
-        sys: &System<'_>,
-        t1: f64,
-        stats: &mut [f64],
-        iterations: &mut u32,
-    ) -> Result<bool, StepError> {
-        self.newton_weights();
-        let pnorm = self.norm_with(&self.y, &self.conv_mask, &self.wt_newton);
-        self.e.fill(0.0);
-        self.history.clear();
-        stats[NFCN] += 1.0;
-        self.ggl
-            .residual(sys, t1, &mut self.y, &self.yp, &mut self.delta)?;
-        if self.new_jacobian {
-            stats[NJAC] += 1.0;
-            self.new_jacobian = false;
-            let before = self.ggl.resplits();
-            self.ggl.jacobian(sys, t1, &self.y, &self.yp, self.cj)?;
-            stats[NSPLIT] += (self.ggl.resplits() - before) as f64;
-            self.cjold = self.cj;
-            self.s = 100.0;
-            // A re-split changes the residual of CS (same fixed point).
-            if self.ggl.resplits() != before {
-                stats[NFCN] += 1.0;
-                self.ggl
-                    .residual(sys, t1, &mut self.y, &self.yp, &mut self.delta)?;
-            }
-        }
-        let scale = 2.0 / (1.0 + self.cj / self.cjold);
-        let mut m = 0u32;
-        let mut oldnrm = 0.0;
-        loop {
-            self.last_residual.copy_from_slice(&self.delta);
-            let fmax = self.delta.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
-            self.ggl.solve(&mut self.delta, t1)?;
-            *iterations += 1;
-            stats[NEWTON] += 1.0;
-            for x in &mut self.delta {
-                *x *= scale;
-            }
-            let cj = self.cj;
-            for (((y, yp), e), d) in self
-                .y
-                .iter_mut()
-                .zip(&mut self.yp)
-                .zip(&mut self.e)
-                .zip(&self.delta)
-            {
-                *y -= d;
-                *e -= d;
-                *yp -= cj * d;
-            }
-            let delnrm = self.norm_with(&self.delta, &self.conv_mask, &self.wt_newton);
-            self.history.push((fmax, delnrm));
-            if !delnrm.is_finite() {
-                return Ok(false);
-            }
-            if delnrm <= 100.0 * f64::EPSILON * pnorm {
-                return Ok(true);
-            }
-            if m > 0 {
-                let rate = (delnrm / oldnrm).powf(1.0 / f64::from(m));
-                if rate > 0.9 {
-                    return Ok(false);
-                }
-                self.s = rate / (1.0 - rate);
-            } else {
-                oldnrm = delnrm;
-            }
-            // DASSL's test, with one safeguard: the first iterate of an
-            // attempt is not accepted on a rate carried over from earlier
-            // steps when its correction exceeds the tolerance itself
-            // (delnrm > 1). A superlinear iteration leaves s tiny (2e-6 on
-            // the circular track), which let DASSL's rule accept first
-            // corrections of 17 times the tolerance; the iterate then failed
-            // the error test or left the constraints off by more than the
-            // Newton tolerance (docs/theory/bdf-ggl.md §2).
-            if self.s * delnrm <= 0.33 && (m > 0 || delnrm <= 1.0) {
-                return Ok(true);
-            }
-            m += 1;
-            if m >= MAXIT {
-                return Ok(false);
-            }
-            stats[NFCN] += 1.0;
-            self.ggl
-                .residual(sys, t1, &mut self.y, &self.yp, &mut self.delta)?;
-        }
-    }
-
     /// The constraint residuals of the accepted (q, v): max |g|, max |G v + g_t|.
     fn constraint_residual(&mut self, sys: &System<'_>, t: f64) -> f64 {
         let (n, n1) = (self.n, self.n + self.m);
@@ -685,7 +595,7 @@ impl Bdf {
             .copied()
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .unwrap_or(("", 0.0));
-        let why = match self.history.as_slice() {
+        let why = match self.newton.history.as_slice() {
             [] => "no iteration ran".to_string(),
             h if h.iter().any(|(f, d)| !f.is_finite() || !d.is_finite()) => {
                 "the residual or the correction became non-finite".to_string()
@@ -961,7 +871,7 @@ impl Integrator for Bdf {
                         time: t1,
                         iterations,
                         reason: "the BDF corrector did not converge at the fixed step".into(),
-                        history: self.history.clone(),
+                        history: self.newton.history.clone(),
                         largest: self.largest_residuals(sys),
                     },
                 });
@@ -993,7 +903,7 @@ impl Integrator for Bdf {
                             time: t1,
                             iterations,
                             reason: self.convergence_failure(),
-                            history: self.history.clone(),
+                            history: self.newton.history.clone(),
                             largest: self.largest_residuals(sys),
                         });
                     }

@@ -186,7 +186,7 @@ impl<'a, 's> StepSystem<'a, 's> {
 impl NonlinearSystem for StepSystem<'_, '_> {
     type Error = StepError;
 
-    fn assemble(&mut self, matrix: bool) -> f64 {
+    fn assemble(&mut self, matrix: bool) -> Result<f64, StepError> {
         let (sys, ws) = (self.sys, &mut *self.ws);
         // M (a~ - g): the residual's inertia and gravity, and the scaled
         // test's force scale.
@@ -218,7 +218,7 @@ impl NonlinearSystem for StepSystem<'_, '_> {
             matrix,
         };
         fill_step(sys.asm, sys.model, &inp, &mut ws.sys);
-        max_abs(&ws.sys.residual)
+        Ok(max_abs(&ws.sys.residual))
     }
 
     /// Force rows over `rtol` times the force scale `|M (a~ - g)| + |the
