@@ -12,10 +12,10 @@ mod hdf5;
 mod memory;
 mod mesh;
 mod probe;
-mod xdmf;
 
 pub use config::{Field, OutputConfig, OutputInterval};
 pub use estimate::{SizeError, SizeEstimate, DEFAULT_MAX_BYTES};
+pub use hdf5::xdmf::xdmf_path;
 pub use hdf5::{
     path_component, read_hdf5, write_table, Hdf5Reader, Hdf5Recorder, Hdf5Run, RunSource,
     TableColumn,
@@ -25,7 +25,6 @@ pub use hdf5::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
 pub use memory::MemoryRecorder;
 pub use mesh::{CellBlock, Mesh, MeshBody, MeshJoint, MeshPoint};
 pub use probe::ProbeSummary;
-pub use xdmf::xdmf_path;
 
 // Vocabulary of the records, defined on the lowest floor that computes it.
 pub use crate::assembly::{ConstraintNorms, Energy};

@@ -17,6 +17,7 @@ use crate::linalg::{SaddlePointSolver, SolveError};
 use super::predictor::{Outcome, Predictor, PredictorChoice};
 use super::residual::{constraint_force, fill_step, ConstraintForce, StepInput};
 use super::scheme::{ConstraintOption, LinearScheme, PredCorr};
+use super::settings::{GssssSettings, StepControl};
 use super::Variant;
 use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::integrate::initial::consistent_initial;
@@ -24,7 +25,6 @@ use crate::integrate::newton::{
     self, weighted_rms, Correction, Failure, NewtonSettings, NewtonStop, NewtonTimings,
     NonlinearSystem, RoundOff, FLOOR_FACTOR,
 };
-use crate::integrate::settings::{GssssSettings, StepControl};
 use crate::integrate::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 
 /// Statistics of a GSSSS step.
