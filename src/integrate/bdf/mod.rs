@@ -27,6 +27,7 @@
 //! error test over the independent coordinates (seed 003 §4). The error test
 //! covers (q, v) by default, or q alone ([`ErrorTest`]; seed 003 §4.1).
 
+mod control;
 mod corrector;
 mod ggl;
 
@@ -34,6 +35,7 @@ use super::index1::Index1;
 use super::newton::{weighted_rms, Stats, FLOOR_FACTOR};
 use super::{Integrator, StatSpec, State, StepError, StepReport, System};
 use crate::integrate::AttrValue;
+use control::{Corrected, Estimate, Fails, Failure};
 use ggl::Ggl;
 
 /// The nonlinear iteration of each BDF step (seed 003).
@@ -660,6 +662,10 @@ impl Integrator for Bdf {
         Ok(())
     }
 
+    /// One step of DDASTP: attempts (blocks 1–4, [`Bdf::attempt`]) until
+    /// one passes the error test (block 5, [`Bdf::error_estimate`]), then
+    /// the next order and step (block 6, [`Bdf::accept`]); a failed attempt
+    /// is restored and cut (block 7, [`Bdf::reject`]).
     fn advance(
         &mut self,
         sys: &System<'_>,
@@ -667,182 +673,25 @@ impl Integrator for Bdf {
         t_stop: f64,
     ) -> Result<StepReport, StepError> {
         let mut report = StepReport::new(0.0);
-        let stats = &mut report.stats;
         let step = state.step + 1;
         if self.pending_h0 {
-            // phi_1 = y0, phi_2 = h y0'.
-            let h = self.initial_step(t_stop);
-            self.h = h;
-            self.psi[0] = h;
-            self.cjold = 1.0 / h;
-            self.cj = self.cjold;
-            self.phi[0].copy_from_slice(&self.y);
-            for (p, yp) in self.phi[1].iter_mut().zip(&self.yp) {
-                *p = h * yp;
-            }
-            self.pending_h0 = false;
+            self.first_step(t_stop);
         }
         self.weights();
-        let max_order = self.settings.max_order;
-        let (mut conv_fails, mut singular, mut err_fails) = (0u32, 0u32, 0u32);
+        let mut fails = Fails::default();
         loop {
-            if self.attempts >= self.settings.max_steps {
-                return Err(StepError::TooManySteps {
-                    limit: self.settings.max_steps,
-                    time: self.t,
-                });
-            }
-            self.attempts += 1;
-            // TSTOP and HMAX (DDASSL); a step that would leave less than 1 %
-            // of itself before t_stop is stretched to t_stop (Hairer's
-            // codes: x + 1.01 h > xend): a sliver of a last step makes the
-            // corrector's y' = y0' + cj (y - y0) amplify the Newton error
-            // of v by cj ~ 1/h (the slider-crank with CS at rtol 1e-5 ended
-            // with h = 3e-6 and accelerations 46 % off). The step below
-            // round-off gives up.
-            if let Some(h) = self.fixed {
-                self.h = h;
-            }
-            self.h = self.h.min(self.settings.max_step);
-            if self.t + 1.01 * self.h >= t_stop {
-                self.h = t_stop - self.t;
-            }
-            let hmin = 4.0 * f64::EPSILON * self.t.abs().max(t_stop.abs());
-            if self.h.is_nan() || self.h < hmin || !self.h.is_finite() {
-                return Err(StepError::StepSize {
-                    step,
-                    time: self.t,
-                    h: self.h,
-                    rejected: conv_fails + err_fails + singular,
-                });
-            }
-            self.coefficients();
+            self.attempt_size(t_stop, step, &fails)?;
             let k = self.k;
-            let kp1 = k + 1;
-            let alphas: f64 = -(1..=k).map(|i| 1.0 / i as f64).sum::<f64>();
-            let alpha0: f64 = -self.alpha[..k].iter().sum::<f64>();
-            let cjlast = self.cj;
-            self.cj = -alphas / self.h;
-            let ck = (self.alpha[k] + alphas - alpha0).abs().max(self.alpha[k]);
-            let ratio = self.cj / self.cjold;
-            if !(0.6..=1.0 / 0.6).contains(&ratio) {
-                self.new_jacobian = true;
-            }
-            if self.cj != cjlast {
-                self.s = 100.0;
-            }
-            self.scale_phi(false);
+            let ck = self.prepare_attempt();
             let t1 = self.t + self.h;
-            // Block 3–4: predict and correct (redone once with a fresh
-            // matrix when a stale one failed).
             let mut iterations = 0u32;
-            let converged = loop {
-                self.predict();
-                let fresh = self.new_jacobian;
-                match self.correct(sys, t1, stats, &mut iterations) {
-                    Ok(true) => break Ok(true),
-                    Ok(false) if !fresh => self.new_jacobian = true,
-                    Ok(false) => break Ok(false),
-                    Err(e @ StepError::Singular { .. }) => break Err(e),
-                    Err(e) => return Err(e),
-                }
+            let corrected = self.attempt(sys, t1, &mut report.stats, &mut iterations)?;
+            let estimate = match corrected {
+                Corrected::Converged => self.error_estimate(k, ck),
+                _ => Estimate::none(k),
             };
-            let mut knew = k;
-            let mut est = 0.0;
-            let (mut terk, mut terkm1, mut erkm1) = (0.0, 0.0, 0.0);
-            let accepted = match converged {
-                Ok(true) => {
-                    // Block 5: the error test and the order that would be lower.
-                    let enorm = self.norm(&self.e, &self.err_mask);
-                    let erk = self.sigma[k] * enorm;
-                    terk = (k + 1) as f64 * erk;
-                    est = erk;
-                    if k > 1 {
-                        for (d, (p, e)) in
-                            self.delta.iter_mut().zip(self.phi[k].iter().zip(&self.e))
-                        {
-                            *d = p + e;
-                        }
-                        erkm1 = self.sigma[k - 1] * self.norm(&self.delta, &self.err_mask);
-                        terkm1 = k as f64 * erkm1;
-                        let lower = if k > 2 {
-                            for (d, p) in self.delta.iter_mut().zip(&self.phi[k - 1]) {
-                                *d += p;
-                            }
-                            let erkm2 = self.sigma[k - 2] * self.norm(&self.delta, &self.err_mask);
-                            terkm1.max((k - 1) as f64 * erkm2) <= terk
-                        } else {
-                            terkm1 <= 0.5 * terk
-                        };
-                        if lower {
-                            knew = k - 1;
-                            est = erkm1;
-                        }
-                    }
-                    self.fixed.is_some() || ck * enorm <= 1.0
-                }
-                _ => false,
-            };
-            if accepted {
-                // Block 6: the next order and step.
-                stats[NSTEP] += 1.0;
-                stats[ORDER] = k as f64;
-                let kdiff = k as isize - self.kold as isize;
-                self.kold = k;
-                self.hold = self.h;
-                if self.fixed.is_none() {
-                    if knew + 1 == k || k == max_order {
-                        self.iphase = true;
-                    }
-                    if !self.iphase {
-                        self.k = kp1;
-                        self.h *= 2.0;
-                    } else {
-                        if knew + 1 == k {
-                            self.k = k - 1;
-                            est = erkm1;
-                        } else if !(k == max_order || kp1 >= self.ns || kdiff == 1) {
-                            for (d, (e, p)) in
-                                self.delta.iter_mut().zip(self.e.iter().zip(&self.phi[kp1]))
-                            {
-                                *d = e - p;
-                            }
-                            let erkp1 = self.norm(&self.delta, &self.err_mask) / (k + 2) as f64;
-                            let terkp1 = (k + 2) as f64 * erkp1;
-                            if k == 1 {
-                                if terkp1 < 0.5 * terk {
-                                    self.k = kp1;
-                                    est = erkp1;
-                                }
-                            } else if terkm1 <= terk.min(terkp1) {
-                                self.k = k - 1;
-                                est = erkm1;
-                            } else if terkp1 < terk && k != max_order {
-                                self.k = kp1;
-                                est = erkp1;
-                            }
-                        }
-                        let r = (2.0 * est + 1e-4).powf(-1.0 / (self.k + 1) as f64);
-                        if r >= 2.0 {
-                            self.h *= 2.0;
-                        } else if r <= 1.0 {
-                            self.h *= r.clamp(0.5, 0.9);
-                        }
-                    }
-                }
-                // Update the differences.
-                if self.kold < max_order {
-                    self.phi[kp1].copy_from_slice(&self.e);
-                }
-                for (p, e) in self.phi[k].iter_mut().zip(&self.e) {
-                    *p += e;
-                }
-                for j in (0..k).rev() {
-                    let (a, b) = self.phi.split_at_mut(j + 1);
-                    for (x, y) in a[j].iter_mut().zip(&b[0]) {
-                        *x += y;
-                    }
-                }
+            if estimate.accepted {
+                self.accept(k, &estimate, &mut report.stats);
                 let t0 = self.t;
                 self.t = t1;
                 // The solution is phi_1 = y; its derivative is the corrector's.
@@ -857,74 +706,20 @@ impl Integrator for Bdf {
                 report.residual = self.constraint_residual(sys, t1);
                 return Ok(report);
             }
-            // Block 7: restore and retry.
-            self.iphase = true;
-            self.scale_phi(true);
-            for i in 1..kp1 {
-                self.psi[i - 1] = self.psi[i] - self.h;
-            }
-            if self.fixed.is_some() {
-                return Err(match converged {
-                    Err(e) => e,
-                    _ => StepError::NewtonFailed {
-                        step,
-                        time: t1,
-                        iterations,
-                        reason: "the BDF corrector did not converge at the fixed step".into(),
-                        history: self.newton.history.clone(),
-                        largest: self.largest_residuals(sys),
-                    },
-                });
-            }
-            match converged {
-                Ok(true) => {
-                    stats[ETFS] += 1.0;
-                    err_fails += 1;
-                    if err_fails == 1 {
-                        self.k = knew;
-                        let r = 0.9 * (2.0 * est + 1e-4).powf(-1.0 / (self.k + 1) as f64);
-                        self.h *= r.clamp(0.25, 0.9);
-                    } else if err_fails == 2 {
-                        self.k = knew;
-                        self.h *= 0.25;
-                    } else {
-                        self.k = 1;
-                        self.h *= 0.25;
-                    }
-                }
-                Ok(false) => {
-                    stats[CTFS] += 1.0;
-                    conv_fails += 1;
-                    self.h *= 0.25;
-                    self.new_jacobian = true;
-                    if conv_fails >= MAX_CONV_FAILS {
-                        return Err(StepError::NewtonFailed {
-                            step,
-                            time: t1,
-                            iterations,
-                            reason: self.convergence_failure(),
-                            history: self.newton.history.clone(),
-                            largest: self.largest_residuals(sys),
-                        });
-                    }
-                }
-                Err(e) => {
-                    stats[CTFS] += 1.0;
-                    singular += 1;
-                    self.h *= 0.25;
-                    self.new_jacobian = true;
-                    if singular >= MAX_SINGULAR {
-                        return Err(match e {
-                            StepError::Singular { diagnosis, .. } => StepError::Singular {
-                                step,
-                                time: t1,
-                                diagnosis,
-                            },
-                            other => other,
-                        });
-                    }
-                }
-            }
+            self.restore(k);
+            let failure = Failure {
+                step,
+                t1,
+                iterations,
+            };
+            self.reject(
+                sys,
+                corrected,
+                &estimate,
+                &failure,
+                &mut fails,
+                &mut report.stats,
+            )?;
         }
     }
 

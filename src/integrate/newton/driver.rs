@@ -137,6 +137,22 @@ impl Stats {
         }
     }
 
+    /// Adds the counts of one call (the factorizations to `timings` too).
+    fn add(
+        &mut self,
+        iterations: u32,
+        factorizations: u32,
+        backtracks: u32,
+        timings: Option<&mut NewtonTimings>,
+    ) {
+        self.iterations += iterations;
+        self.factorizations += factorizations;
+        self.backtracks += backtracks;
+        if let Some(t) = timings {
+            t.factorizations += u64::from(factorizations);
+        }
+    }
+
     /// Zeroes the counts (not the history).
     pub fn reset(&mut self) {
         self.iterations = 0;
@@ -169,6 +185,23 @@ pub enum Cause {
     /// The line search found no decrease along a correction solved with a
     /// fresh matrix.
     LineSearch,
+}
+
+impl Cause {
+    /// Why an iteration stopped short, from the residual of its last
+    /// assembly, whether the line search failed, and whether it stopped
+    /// before the iteration limit.
+    fn of(last: f64, search_failed: bool, early: bool) -> Self {
+        if !last.is_finite() {
+            Cause::NonFinite
+        } else if search_failed {
+            Cause::LineSearch
+        } else if early {
+            Cause::Diverged
+        } else {
+            Cause::MaxIter
+        }
+    }
 }
 
 /// A failed iteration.
@@ -272,21 +305,14 @@ pub fn solve<S: NonlinearSystem>(
             if !search || rebased {
                 break clock;
             }
-            let merit = system.merit();
-            match line.judge(merit) {
+            match backtrack(system, &mut line, fresh) {
                 Trial::Accept => break clock,
-                Trial::Shorten { by } => {
-                    system.move_along(by);
-                    backtracks += 1;
-                }
-                Trial::Failed if fresh || !merit.is_finite() => {
+                Trial::Shorten { .. } => backtracks += 1,
+                Trial::Failed => {
                     search_failed = true;
                     break clock;
                 }
-                Trial::Failed => {
-                    // An outdated matrix (modified Newton): go on from here
-                    // with a fresh one, assembled in the next pass.
-                    line.rebase(merit);
+                Trial::Rebased => {
                     refresh = true;
                     rebased = true;
                 }
@@ -324,36 +350,33 @@ pub fn solve<S: NonlinearSystem>(
         let c = system.correction();
         let ratio = c.ratio;
         stats.history.push((residual_norm, ratio));
-        if let Some(verdict) = system.verdict(&c, iterations) {
-            match verdict {
-                Verdict::Converged => {
-                    converged = true;
-                    break;
-                }
-                Verdict::Diverged => break,
-                Verdict::Continue => {}
-            }
-        } else if scaled {
-            let verdict = match c.parts {
-                Some((coords, multipliers)) => {
-                    test.judge_parts(coords, multipliers, residual_ratio)
-                }
-                None => test.judge(ratio, residual_ratio),
-            };
-            match verdict {
-                Verdict::Converged => {
-                    converged = true;
-                    break;
-                }
+        let verdict = match system.verdict(&c, iterations) {
+            Some(verdict) => verdict,
+            None if scaled => {
+                let verdict = match c.parts {
+                    Some((coords, multipliers)) => {
+                        test.judge_parts(coords, multipliers, residual_ratio)
+                    }
+                    None => test.judge(ratio, residual_ratio),
+                };
                 // Under the line search a growing correction is not
                 // divergence: the residual still falls along it.
-                Verdict::Diverged if search && ratio.is_finite() => {}
-                Verdict::Diverged => break,
-                Verdict::Continue => {}
+                if verdict == Verdict::Diverged && search && ratio.is_finite() {
+                    Verdict::Continue
+                } else {
+                    verdict
+                }
             }
-        } else if policy.stop.accepts(ratio, prev_ratio) {
-            converged = true;
-            break;
+            None if policy.stop.accepts(ratio, prev_ratio) => Verdict::Converged,
+            None => Verdict::Continue,
+        };
+        match verdict {
+            Verdict::Converged => {
+                converged = true;
+                break;
+            }
+            Verdict::Diverged => break,
+            Verdict::Continue => {}
         }
         refresh = policy.refactor.refresh_after(ratio, prev_ratio);
         prev_ratio = Some(ratio);
@@ -361,12 +384,7 @@ pub fn solve<S: NonlinearSystem>(
     if let Some(e) = error {
         return Err(Failure::Error(e));
     }
-    stats.iterations += iterations;
-    stats.factorizations += factorizations;
-    stats.backtracks += backtracks;
-    if let Some(t) = timings {
-        t.factorizations += u64::from(factorizations);
-    }
+    stats.add(iterations, factorizations, backtracks, timings);
     let grew = test.grew();
     if converged {
         return Ok(Outcome {
@@ -376,21 +394,32 @@ pub fn solve<S: NonlinearSystem>(
         });
     }
     let last = stats.history.last().map_or(f64::NAN, |h| h.0);
-    let cause = if search_failed && last.is_finite() {
-        Cause::LineSearch
-    } else if last.is_finite() && iterations < policy.max_iter {
-        Cause::Diverged
-    } else if last.is_finite() {
-        Cause::MaxIter
-    } else {
-        Cause::NonFinite
-    };
     Err(Failure::Stopped {
-        cause,
+        cause: Cause::of(last, search_failed, iterations < policy.max_iter),
         iterations,
         max_iter: policy.max_iter,
         grew,
     })
+}
+
+/// The line search's judgement of the iterate just assembled (module doc):
+/// accepted, moved back along the correction ([`Trial::Shorten`], done
+/// here), failed (with a fresh matrix, or at a non-finite residual), or
+/// [`Trial::Rebased`]: failed with an outdated matrix (modified Newton), so
+/// the iteration goes on from here with a fresh one.
+fn backtrack<S: NonlinearSystem>(system: &mut S, line: &mut Backtracking, fresh: bool) -> Trial {
+    let merit = system.merit();
+    match line.judge(merit) {
+        Trial::Shorten { by } => {
+            system.move_along(by);
+            Trial::Shorten { by }
+        }
+        Trial::Failed if !fresh && merit.is_finite() => {
+            line.rebase(merit);
+            Trial::Rebased
+        }
+        trial => trial,
+    }
 }
 
 /// The scaled 2-norm `sqrt(sum_b sum_i (w_b e_i)^2)` of a residual given as

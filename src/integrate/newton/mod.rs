@@ -132,6 +132,10 @@ pub enum Trial {
     },
     /// [`MAX_BACKTRACKS`] halvings did not decrease the residual.
     Failed,
+    /// Failed with an outdated Newton matrix: the iterate is taken as the
+    /// start of a correction solved with a fresh one ([`driver::solve`];
+    /// never returned by [`Backtracking::judge`]).
+    Rebased,
 }
 
 /// The backtracking line search over the iterations of one step: the
