@@ -24,7 +24,6 @@ use crate::assembly::{
 use crate::integrate::newton::{
     self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict,
 };
-use crate::integrate::{LineSearch, NewtonStop, Refactor};
 use crate::linalg::{SaddlePointSolver, SolveError};
 use crate::model::Model;
 
@@ -196,12 +195,7 @@ pub fn solve_static(model: &Model, opts: &StaticOptions) -> Result<StaticSolutio
         du_max: f64::INFINITY,
         history: Vec::new(),
     };
-    let policy = Policy {
-        max_iter: opts.max_iter,
-        stop: NewtonStop::Increment,
-        refactor: Refactor::Iteration,
-        line_search: LineSearch::None,
-    };
+    let policy = Policy::newton(opts.max_iter);
     let mut stats = Stats::with_capacity(opts.max_iter + 1);
     let mut iterations = Vec::with_capacity(steps as usize);
     let mut last = 0.0;
@@ -286,16 +280,6 @@ impl NonlinearSystem for Equilibrium<'_> {
         let tol = self.opts.tol;
         let u_scale = self.u.iter().fold(1.0_f64, |a, x| a.max(x.abs()));
         phi <= tol * u_scale && (r <= tol * f || self.du_max <= tol * u_scale)
-    }
-
-    /// Unused (the test is [`Self::accepts_iterate`]).
-    fn residual_ratio(&mut self) -> f64 {
-        f64::NAN
-    }
-
-    /// Unused (no line search).
-    fn merit(&mut self) -> f64 {
-        f64::NAN
     }
 
     fn factor(&mut self) -> Result<(), StaticError> {

@@ -43,19 +43,14 @@ use crate::linalg::SaddlePointSolver;
 
 use super::index1::Index1;
 use super::newton::{self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict};
-use super::{LineSearch, NewtonStop, Refactor, StepError, System};
+use super::{StepError, System};
 
 /// Newton iterations allowed for the position projection.
 const MAX_NEWTON: u32 = 30;
 
 /// The position projection's Newton iteration ([`newton::solve`]): exact
 /// Newton, the tests the projection's own ([`Manifold`]).
-const POLICY: Policy = Policy {
-    max_iter: MAX_NEWTON,
-    stop: NewtonStop::Increment,
-    refactor: Refactor::Iteration,
-    line_search: LineSearch::None,
-};
+const POLICY: Policy = Policy::newton(MAX_NEWTON);
 
 /// The EPM right-hand side and the original state of its last evaluation.
 pub struct Epm {
@@ -284,16 +279,6 @@ impl NonlinearSystem for Manifold<'_, '_, '_> {
 
     fn accepts_iterate(&mut self) -> bool {
         self.residual <= 4.0 * f64::EPSILON * self.scale
-    }
-
-    /// Unused (no scaled test).
-    fn residual_ratio(&mut self) -> f64 {
-        f64::NAN
-    }
-
-    /// Unused (no line search).
-    fn merit(&mut self) -> f64 {
-        f64::NAN
     }
 
     fn factor(&mut self) -> Result<(), StepError> {

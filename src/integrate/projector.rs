@@ -12,7 +12,7 @@ use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::linalg::SaddlePointSolver;
 
 use super::newton::{self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict};
-use super::{LineSearch, NewtonStop, Refactor, StepError, System};
+use super::{StepError, System};
 
 /// The metric of the projections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -318,12 +318,7 @@ impl Projector {
             tol,
             residual: 0.0,
         };
-        let policy = Policy {
-            max_iter,
-            stop: NewtonStop::Increment,
-            refactor: Refactor::Iteration,
-            line_search: LineSearch::None,
-        };
+        let policy = Policy::newton(max_iter);
         let mut stats = Stats::with_capacity(max_iter + 1);
         match newton::solve(&mut newton, &policy, &mut stats, None) {
             Ok(out) => Ok(out.iterations),
@@ -372,16 +367,6 @@ impl NonlinearSystem for PositionNewton<'_, '_, '_> {
 
     fn accepts_iterate(&mut self) -> bool {
         self.residual <= self.tol
-    }
-
-    /// Unused (no scaled test).
-    fn residual_ratio(&mut self) -> f64 {
-        f64::NAN
-    }
-
-    /// Unused (no line search).
-    fn merit(&mut self) -> f64 {
-        f64::NAN
     }
 
     /// Unused ([`Self::refresh`]).

@@ -6,21 +6,20 @@
 //! (Brenan, Campbell & Petzold, §5.2.2): converged when
 //! `s |delta| <= 0.33` with the rate estimate `s`, or when the correction is
 //! at round-off; failed when the rate exceeds 0.9.
+//!
+//! The line search is refused for BDF (`line_search` in the settings): DASSL's
+//! test judges the corrections by their rate, and a step whose corrector
+//! does not converge is cut (h / 4), not globalized.
 
 use super::{Bdf, MAXIT, NEWTON, NFCN, NJAC, NSPLIT};
-use crate::integrate::newton::{self, Correction, Failure, NewtonStop, Policy, Refactor, Verdict};
-use crate::integrate::{LineSearch, StepError, System};
+use crate::integrate::newton::{self, Correction, Failure, Policy, Verdict};
+use crate::integrate::{StepError, System};
 
 /// What [`newton::solve`] does for the corrector: at most [`MAXIT`]
 /// iterations, the stop test and the matrix refresh being the corrector's
 /// own ([`NonlinearSystem::verdict`](newton::NonlinearSystem::verdict),
 /// [`NonlinearSystem::refresh`](newton::NonlinearSystem::refresh)).
-const POLICY: Policy = Policy {
-    max_iter: MAXIT,
-    stop: NewtonStop::Increment,
-    refactor: Refactor::Step,
-    line_search: LineSearch::None,
-};
+const POLICY: Policy = Policy::newton(MAXIT);
 
 /// One attempt's corrector at `t1` over the engine's state.
 struct Corrector<'b, 's, 'm> {
@@ -105,17 +104,6 @@ impl newton::NonlinearSystem for Corrector<'_, '_, '_> {
     /// (a new step size ratio out of [0.6, 1.667], a failed attempt).
     fn refresh(&mut self, _iteration: u32, _policy: bool) -> bool {
         self.bdf.new_jacobian
-    }
-
-    /// Unused: the corrector's test is DASSL's ([`Self::verdict`]).
-    fn residual_ratio(&mut self) -> f64 {
-        f64::NAN
-    }
-
-    /// Unused: the line search is refused for BDF (its test judges
-    /// corrections by their rate, not the residual the search decreases).
-    fn merit(&mut self) -> f64 {
-        f64::NAN
     }
 
     /// The matrix is factored where it is assembled ([`Self::assemble`]).

@@ -63,13 +63,19 @@ pub trait NonlinearSystem {
 
     /// The residual over its tolerance (the scaled test's residual
     /// condition, at most 1 when converged), after an [`Self::assemble`]
-    /// whose residual is finite.
-    fn residual_ratio(&mut self) -> f64;
+    /// whose residual is finite. Called under [`NewtonStop::Scaled`] only; a
+    /// system with its own test ([`Self::verdict`]) keeps the default, NaN.
+    fn residual_ratio(&mut self) -> f64 {
+        f64::NAN
+    }
 
     /// The line search's merit: the residual's scaled 2-norm (infinite when
     /// not finite), after [`Self::residual_ratio`]. Its weights must be fixed
-    /// over the iterations of one call of [`solve`].
-    fn merit(&mut self) -> f64;
+    /// over the iterations of one call of [`solve`]. Called under the line
+    /// search only (default: NaN, no decrease ever found).
+    fn merit(&mut self) -> f64 {
+        f64::NAN
+    }
 
     /// Factors the assembled Newton matrix.
     fn factor(&mut self) -> Result<(), Self::Error>;
@@ -110,6 +116,21 @@ pub struct Policy {
     pub refactor: Refactor,
     /// Globalization (under the scaled test only).
     pub line_search: LineSearch,
+}
+
+impl Policy {
+    /// Newton's method with a fresh matrix each iteration, at most
+    /// `max_iter` iterations, no line search: the policy of a system that
+    /// judges its iterates itself ([`NonlinearSystem::verdict`]) and may
+    /// decide its refreshes ([`NonlinearSystem::refresh`]).
+    pub const fn newton(max_iter: u32) -> Self {
+        Policy {
+            max_iter,
+            stop: NewtonStop::Increment,
+            refactor: Refactor::Iteration,
+            line_search: LineSearch::None,
+        }
+    }
 }
 
 /// Statistics of the iterations, accumulated over calls of [`solve`] (the
