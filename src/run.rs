@@ -264,106 +264,30 @@ impl Simulation {
             specs,
             model_text,
         ))?;
-        let mut summary = RunSummary {
-            integrator: sim.integrator().name(),
-            steps: 0,
-            newton_iterations: 0,
-            t_end_reached: 0.0,
-            energy_initial: 0.0,
-            max_rel_energy_change: 0.0,
-            final_rel_energy_change: 0.0,
-            max_position_violation: 0.0,
-            wall_seconds: 0.0,
-            failure: None,
-            probes: self.probe_summaries(),
-            timings: None,
-            stats: specs.iter().map(|s| (s.name.to_string(), 0.0)).collect(),
-            max_velocity_violation: 0.0,
-            max_acceleration_violation: 0.0,
-            initial: InitialCorrection::default(),
-            interrupted: None,
-        };
+        let mut summary = self.empty_summary(&sim);
         let started_state = sim.start();
         if let Ok(c) = &started_state {
             summary.initial = *c;
         }
         if let Err(e) = started_state {
-            // Nothing recorded: the measures are undefined, as in
-            // `fail_at_start`.
-            summary.max_rel_energy_change = f64::NAN;
-            summary.final_rel_energy_change = f64::NAN;
-            summary.max_position_violation = f64::NAN;
-            summary.max_velocity_violation = f64::NAN;
-            summary.max_acceleration_violation = f64::NAN;
-            summary.failure = Some(e.clone());
-            recorder.finish(
-                &RunStatus::Failed {
-                    reason: e.to_string(),
-                },
-                0.0,
-            )?;
-            summary.wall_seconds = started.elapsed().as_secs_f64();
-            return Ok(summary);
+            return failed_start(summary, e, recorder, started);
         }
 
         let mut rec = Recording::new(&self.model, specs.len());
         let e0 = sim.energy();
         summary.energy_initial = e0.total;
         rec.balance = EnergyBalance::new(e0.total);
-        let record = |state: &State,
-                      sim: &Stepper<'_>,
-                      stats: NewtonStats,
-                      work: f64,
-                      rec: &mut Recording,
-                      summary: &mut RunSummary,
-                      recorder: &mut dyn Recorder|
-         -> Result<(), OutputError> {
-            let e = sim.energy_at(state, work);
-            sim.integrator().aligned(state, &mut rec.a, &mut rec.lambda);
-            let c = self
-                .asm
-                .constraint_norms(&self.model, &state.u, &state.v, &rec.a, state.t);
-            rec.balance.add(&e);
-            summary.max_position_violation = summary.max_position_violation.max(c.position);
-            summary.max_velocity_violation = summary.max_velocity_violation.max(c.velocity);
-            summary.max_acceleration_violation =
-                summary.max_acceleration_violation.max(c.acceleration);
-            let mut step = StepRecord {
-                step: state.step,
-                time: state.t,
-                u: &state.u,
-                v: &state.v,
-                a: &rec.a,
-                lambda: &rec.lambda,
-                energy: e,
-                constraints: c,
-                newton: stats,
-                probes: &[],
-                stats: &rec.stats,
-            };
-            for ((p, x), (_, s)) in self
-                .model
-                .probes
-                .iter()
-                .zip(rec.probes.iter_mut())
-                .zip(summary.probes.iter_mut())
-            {
-                *x = p.value(&step);
-                s.add(state.t, *x);
-            }
-            step.probes = &rec.probes;
-            let written = recorder.record(&step);
-            rec.stats.fill(0.0);
-            written
+        let mut rows = Rows {
+            rec: &mut rec,
+            summary: &mut summary,
+            recorder,
         };
-        record(
-            sim.state(),
+        self.record(
             &sim,
+            &mut rows,
+            sim.state(),
             NewtonStats::default(),
             sim.external_work(),
-            &mut rec,
-            &mut summary,
-            recorder,
         )?;
 
         let t_end = config.t_end;
@@ -382,25 +306,23 @@ impl Simulation {
                 Ok(r) => r,
                 Err(e) => {
                     if !recorded_last {
-                        record(
-                            sim.state(),
+                        self.record(
                             &sim,
+                            &mut rows,
+                            sim.state(),
                             last_stats,
                             sim.external_work(),
-                            &mut rec,
-                            &mut summary,
-                            recorder,
                         )?;
                     }
-                    summary.failure = Some(e);
+                    rows.summary.failure = Some(e);
                     break;
                 }
             };
             let t = sim.time();
             let h = t - t_prev;
             let work = sim.external_work();
-            summary.steps += 1;
-            accumulate_stats(specs, &mut rec.stats, &report.stats);
+            rows.summary.steps += 1;
+            accumulate_stats(specs, &mut rows.rec.stats, &report.stats);
             last_stats = NewtonStats {
                 iterations: report.newton_iterations,
                 residual: report.residual,
@@ -415,24 +337,16 @@ impl Simulation {
                 };
                 while next_out < t - 1e-9 * h {
                     if let Err(e) = sim.interpolate(next_out, &mut dense_state) {
-                        summary.failure = Some(e);
+                        rows.summary.failure = Some(e);
                         break;
                     }
                     dense_state.step = sim.state().step;
                     // The step's work, linearly in time inside the step.
                     let w_out = work - report.external_work * (t - next_out) / h;
-                    record(
-                        &dense_state,
-                        &sim,
-                        last_stats,
-                        w_out,
-                        &mut rec,
-                        &mut summary,
-                        recorder,
-                    )?;
+                    self.record(&sim, &mut rows, &dense_state, last_stats, w_out)?;
                     next_out += h_out;
                 }
-                if summary.failure.is_some() {
+                if rows.summary.failure.is_some() {
                     break;
                 }
                 let at_output = (next_out - t).abs() <= 1e-9 * h;
@@ -442,7 +356,7 @@ impl Simulation {
                 at_output
             } else {
                 match output.interval {
-                    OutputInterval::Steps(every) => summary.steps.is_multiple_of(every),
+                    OutputInterval::Steps(every) => rows.summary.steps.is_multiple_of(every),
                     OutputInterval::Time(h_out) => {
                         if t >= next_out - 1e-9 * h {
                             while next_out <= t + 1e-9 * h {
@@ -461,22 +375,105 @@ impl Simulation {
             let interrupted = signal != 0 && !last;
             recorded_last = due || last || interrupted;
             if recorded_last {
-                record(
-                    sim.state(),
-                    &sim,
-                    last_stats,
-                    work,
-                    &mut rec,
-                    &mut summary,
-                    recorder,
-                )?;
+                self.record(&sim, &mut rows, sim.state(), last_stats, work)?;
             }
             progress(sim.state());
             if interrupted {
-                summary.interrupted = Some(signal);
+                rows.summary.interrupted = Some(signal);
                 break;
             }
         }
+        self.finish_run(&sim, summary, &mut rec, recorder, started)
+    }
+
+    /// The summary of a run about to start.
+    fn empty_summary(&self, sim: &Stepper<'_>) -> RunSummary {
+        RunSummary {
+            integrator: sim.integrator().name(),
+            steps: 0,
+            newton_iterations: 0,
+            t_end_reached: 0.0,
+            energy_initial: 0.0,
+            max_rel_energy_change: 0.0,
+            final_rel_energy_change: 0.0,
+            max_position_violation: 0.0,
+            wall_seconds: 0.0,
+            failure: None,
+            probes: self.probe_summaries(),
+            timings: None,
+            stats: sim
+                .integrator()
+                .statistics()
+                .iter()
+                .map(|s| (s.name.to_string(), 0.0))
+                .collect(),
+            max_velocity_violation: 0.0,
+            max_acceleration_violation: 0.0,
+            initial: InitialCorrection::default(),
+            interrupted: None,
+        }
+    }
+
+    /// Records one row (`state` with its Newton statistics and the external
+    /// work up to it): energies, constraint norms, probes; the summary's
+    /// maxima follow.
+    fn record(
+        &self,
+        sim: &Stepper<'_>,
+        rows: &mut Rows<'_>,
+        state: &State,
+        stats: NewtonStats,
+        work: f64,
+    ) -> Result<(), OutputError> {
+        let (rec, summary) = (&mut *rows.rec, &mut *rows.summary);
+        let e = sim.energy_at(state, work);
+        sim.integrator().aligned(state, &mut rec.a, &mut rec.lambda);
+        let c = self
+            .asm
+            .constraint_norms(&self.model, &state.u, &state.v, &rec.a, state.t);
+        rec.balance.add(&e);
+        summary.max_position_violation = summary.max_position_violation.max(c.position);
+        summary.max_velocity_violation = summary.max_velocity_violation.max(c.velocity);
+        summary.max_acceleration_violation = summary.max_acceleration_violation.max(c.acceleration);
+        let mut step = StepRecord {
+            step: state.step,
+            time: state.t,
+            u: &state.u,
+            v: &state.v,
+            a: &rec.a,
+            lambda: &rec.lambda,
+            energy: e,
+            constraints: c,
+            newton: stats,
+            probes: &[],
+            stats: &rec.stats,
+        };
+        for ((p, x), (_, s)) in self
+            .model
+            .probes
+            .iter()
+            .zip(rec.probes.iter_mut())
+            .zip(summary.probes.iter_mut())
+        {
+            *x = p.value(&step);
+            s.add(state.t, *x);
+        }
+        step.probes = &rec.probes;
+        let written = rows.recorder.record(&step);
+        rec.stats.fill(0.0);
+        written
+    }
+
+    /// The summary and the file's totals and status after the time loop.
+    fn finish_run(
+        &self,
+        sim: &Stepper<'_>,
+        mut summary: RunSummary,
+        rec: &mut Recording,
+        recorder: &mut dyn Recorder,
+        started: Instant,
+    ) -> Result<RunSummary, OutputError> {
+        let specs = sim.integrator().statistics();
         summary.t_end_reached = sim.time();
         summary.max_rel_energy_change = rec.balance.max_relative();
         summary.final_rel_energy_change = rec.balance.final_relative();
@@ -716,6 +713,38 @@ impl Recording {
             balance: EnergyBalance::new(0.0),
         }
     }
+}
+
+/// Where recorded rows go: the per-row buffers, the summary's maxima and
+/// the recorder.
+struct Rows<'a> {
+    rec: &'a mut Recording,
+    summary: &'a mut RunSummary,
+    recorder: &'a mut dyn Recorder,
+}
+
+/// A run whose start failed (the initial projection or acceleration):
+/// nothing recorded, the measures undefined, as in `fail_at_start`.
+fn failed_start(
+    mut summary: RunSummary,
+    e: StepError,
+    recorder: &mut dyn Recorder,
+    started: Instant,
+) -> Result<RunSummary, OutputError> {
+    summary.max_rel_energy_change = f64::NAN;
+    summary.final_rel_energy_change = f64::NAN;
+    summary.max_position_violation = f64::NAN;
+    summary.max_velocity_violation = f64::NAN;
+    summary.max_acceleration_violation = f64::NAN;
+    summary.failure = Some(e.clone());
+    recorder.finish(
+        &RunStatus::Failed {
+            reason: e.to_string(),
+        },
+        0.0,
+    )?;
+    summary.wall_seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
 }
 
 /// The energy balance of a run: the error `E - E0 - W` of each recorded

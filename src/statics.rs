@@ -11,7 +11,8 @@
 //! operators into the pattern the integrators use, and solved by
 //! [`SaddlePointSolver`].
 //!
-//! Convergence: `|Phi|_inf <= tol * u_scale` and either
+//! The iteration is the one Newton driver's ([`newton::solve`]) with the
+//! test before each solve. Convergence: `|Phi|_inf <= tol * u_scale` and either
 //! `|r|_inf <= tol * f_scale` or a Newton correction `|du|_inf <= tol * u_scale`
 //! (the residual of stiff elements stagnates at round-off, e.g. EA eps with
 //! eps = (r'.r' - 1)/2), f_scale the largest of |s (F + M g)|_inf, |P|_inf and
@@ -19,6 +20,9 @@
 
 use crate::assembly::{
     diagnose_singular, Assembler, ElementEval, JointTerms, MultiplierMix, SaddleSystem,
+};
+use crate::integrate::newton::{
+    self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict,
 };
 use crate::linalg::{SaddlePointSolver, SolveError};
 use crate::model::Model;
@@ -182,77 +186,173 @@ pub fn solve_static_from(
 ) -> Result<StaticSolution, StaticError> {
     let asm = Assembler::new(model);
     let (n, m) = (asm.n_dofs(), asm.n_constraints());
-    let mut solver =
+    let solver =
         SaddlePointSolver::new(asm.pattern(), false).map_err(|e| StaticError::Singular {
             step: 0,
             source: e,
             diagnosis: String::new(),
         })?;
-    let mut u = model.u0.clone();
-    let mut lambda = lambda0.map_or_else(|| vec![0.0; m], <[f64]>::to_vec);
-    let mut sys = asm.new_system();
-    let mut ext = vec![0.0; n];
-    let mut res = vec![0.0; n + m];
     let steps = opts.steps.max(1);
+    let mut equilibrium = Equilibrium {
+        model,
+        sys: asm.new_system(),
+        asm: &asm,
+        solver,
+        opts,
+        u: model.u0.clone(),
+        lambda: lambda0.map_or_else(|| vec![0.0; m], <[f64]>::to_vec),
+        ext: vec![0.0; n],
+        res: vec![0.0; n + m],
+        step: 0,
+        s: 0.0,
+        fill: (0.0, 0.0, 0.0),
+        du_max: f64::INFINITY,
+        history: Vec::new(),
+    };
+    let policy = Policy::newton(opts.max_iter);
+    let mut stats = Stats::with_capacity(opts.max_iter + 1);
     let mut iterations = Vec::with_capacity(steps as usize);
     let mut last = 0.0;
     for step in 1..=steps {
-        let s = step as f64 / steps as f64;
-        let mut history = Vec::new();
-        let mut converged = false;
-        let mut du_max = f64::INFINITY;
-        for it in 0..=opts.max_iter {
-            let (r, f, phi) = fill(
-                &asm, model, &u, &lambda, s, opts.time, &mut ext, true, &mut sys,
-            );
-            let u_scale = u.iter().fold(1.0_f64, |a, x| a.max(x.abs()));
-            history.push(r / f);
-            let small_step = du_max <= opts.tol * u_scale;
-            if phi <= opts.tol * u_scale && (r <= opts.tol * f || small_step) {
-                iterations.push(it);
-                last = r / f;
-                converged = true;
-                break;
+        equilibrium.step = step;
+        equilibrium.s = step as f64 / steps as f64;
+        equilibrium.du_max = f64::INFINITY;
+        equilibrium.history.clear();
+        match newton::solve(&mut equilibrium, &policy, &mut stats, None) {
+            Ok(out) => {
+                iterations.push(out.iterations);
+                last = equilibrium.history.last().copied().unwrap_or(f64::NAN);
             }
-            if it == opts.max_iter {
-                break;
-            }
-            solver
-                .factor(&sys.values)
-                .and_then(|_| {
-                    for (x, r) in res.iter_mut().zip(&sys.residual) {
-                        *x = -r;
-                    }
-                    solver.solve(&mut res)
-                })
-                .map_err(|e| StaticError::Singular {
+            Err(Failure::Error(e)) => return Err(e),
+            Err(Failure::Stopped { .. }) => {
+                return Err(StaticError::NoConvergence {
                     step,
-                    source: e,
-                    diagnosis: format!(
-                        ": {}",
-                        diagnose_singular(model, &asm, &sys.values, &u, opts.time)
-                    ),
-                })?;
-            du_max = res[..n].iter().fold(0.0_f64, |a, x| a.max(x.abs()));
-            for (x, d) in u.iter_mut().zip(&res[..n]) {
-                *x += d;
+                    load_factor: equilibrium.s,
+                    residuals: equilibrium.history,
+                })
             }
-            for (x, d) in lambda.iter_mut().zip(&res[n..]) {
-                *x += d;
-            }
-        }
-        if !converged {
-            return Err(StaticError::NoConvergence {
-                step,
-                load_factor: s,
-                residuals: history,
-            });
         }
     }
     Ok(StaticSolution {
-        u,
-        lambda,
+        u: equilibrium.u,
+        lambda: equilibrium.lambda,
         iterations,
         residual: last,
     })
+}
+
+/// One load step's equations for the Newton driver ([`newton::solve`]),
+/// judged before each solve (the module doc's test).
+struct Equilibrium<'a> {
+    model: &'a Model,
+    asm: &'a Assembler,
+    solver: SaddlePointSolver,
+    sys: SaddleSystem,
+    opts: &'a StaticOptions,
+    u: Vec<f64>,
+    lambda: Vec<f64>,
+    ext: Vec<f64>,
+    /// The last correction (du, dlambda).
+    res: Vec<f64>,
+    /// 1-based load step and its load factor.
+    step: u32,
+    s: f64,
+    /// (|r|_inf, f_scale, |Phi|_inf) at the last assembly.
+    fill: (f64, f64, f64),
+    /// `|du|_inf` of the last correction (infinite before the first).
+    du_max: f64,
+    /// The relative force residual `|r|_inf / f_scale` per assembly.
+    history: Vec<f64>,
+}
+
+impl NonlinearSystem for Equilibrium<'_> {
+    type Error = StaticError;
+    const TESTS_FIRST: bool = true;
+
+    /// The residual and the Newton matrix (always refreshed).
+    fn assemble(&mut self, _matrix: bool) -> Result<f64, StaticError> {
+        self.fill = fill(
+            self.asm,
+            self.model,
+            &self.u,
+            &self.lambda,
+            self.s,
+            self.opts.time,
+            &mut self.ext,
+            true,
+            &mut self.sys,
+        );
+        let (r, f, _) = self.fill;
+        self.history.push(r / f);
+        Ok(r)
+    }
+
+    /// `|Phi| <= tol u_scale` and either `|r| <= tol f_scale` or the last
+    /// correction `|du| <= tol u_scale` (module doc).
+    fn accepts_iterate(&mut self) -> bool {
+        let (r, f, phi) = self.fill;
+        let tol = self.opts.tol;
+        let u_scale = self.u.iter().fold(1.0_f64, |a, x| a.max(x.abs()));
+        phi <= tol * u_scale && (r <= tol * f || self.du_max <= tol * u_scale)
+    }
+
+    fn factor(&mut self) -> Result<(), StaticError> {
+        self.solver
+            .factor(&self.sys.values)
+            .map_err(|e| self.singular(e))
+    }
+
+    fn solve(&mut self) -> Result<(), StaticError> {
+        for (x, r) in self.res.iter_mut().zip(&self.sys.residual) {
+            *x = -r;
+        }
+        self.solver
+            .solve(&mut self.res)
+            .map_err(|e| self.singular(e))
+    }
+
+    fn move_along(&mut self, by: f64) {
+        let n = self.u.len();
+        for (x, d) in self.u.iter_mut().zip(&self.res[..n]) {
+            *x += by * d;
+        }
+        for (x, d) in self.lambda.iter_mut().zip(&self.res[n..]) {
+            *x += by * d;
+        }
+    }
+
+    /// `|du|_inf`, remembered for the next test.
+    fn correction(&mut self) -> Correction {
+        self.du_max = max_abs(&self.res[..self.u.len()]);
+        Correction {
+            ratio: self.du_max,
+            parts: None,
+        }
+    }
+
+    /// No test after a correction: the next iterate is judged first.
+    fn verdict(&mut self, _correction: &Correction, _iteration: u32) -> Option<Verdict> {
+        Some(Verdict::Continue)
+    }
+}
+
+impl Equilibrium<'_> {
+    /// A failed factorization or solve, with what makes the matrix singular
+    /// in model terms.
+    fn singular(&self, e: SolveError) -> StaticError {
+        StaticError::Singular {
+            step: self.step,
+            source: e,
+            diagnosis: format!(
+                ": {}",
+                diagnose_singular(
+                    self.model,
+                    self.asm,
+                    &self.sys.values,
+                    &self.u,
+                    self.opts.time
+                )
+            ),
+        }
+    }
 }

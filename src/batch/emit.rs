@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use super::run::BatchError;
+use super::case::BatchError;
 
 /// Which scheduler the files are for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

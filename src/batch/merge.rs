@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::run::BatchError;
+use super::case::BatchError;
 use super::shard::Shard;
 use super::summary::{read_summary, summary_file_name, summary_stem, write_summary, Row};
 use super::sweep::Sweep;

@@ -4,6 +4,7 @@
 //! `flexmb batch-merge`, with job scripts for Slurm and Kubernetes
 //! (`flexmb batch --emit`; see `docs/batch.md`, `docs/cluster.md`).
 
+mod case;
 mod emit;
 mod merge;
 mod resume;
@@ -12,11 +13,12 @@ mod shard;
 mod summary;
 mod sweep;
 
+pub use case::{BatchError, CaseResult};
 pub use emit::{
     default_shards, write_emitted, EmitSpec, EmitTarget, EmittedFile, MergeAfter, WallTime,
 };
 pub use merge::{merge_shards, MergeReport};
-pub use run::{run_batch, split_cores, BatchError, BatchOptions, CaseResult};
+pub use run::{run_batch, split_cores, BatchOptions};
 pub use shard::Shard;
 pub use summary::{summary_file_name, summary_stem};
 pub use sweep::{case_id, Case, Sweep};

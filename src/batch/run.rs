@@ -6,14 +6,15 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use super::case::{BatchError, CaseResult};
 use super::resume::resumed_summary;
 use super::shard::Shard;
 use super::summary::{summary_stem, write_summary, Row};
 use super::sweep::{Case, Sweep};
 use crate::input::{load_model_with_sets, ModelFile};
 use crate::integrate::{IntegratorConfig, IntegratorSpec};
-use crate::output::{SizeError, SizeEstimate};
-use crate::run::{output_estimate, RunSummary, Simulation};
+use crate::output::SizeEstimate;
+use crate::run::{output_estimate, Simulation};
 
 /// How to run a sweep.
 #[derive(Debug, Clone)]
@@ -37,122 +38,6 @@ pub struct BatchOptions {
     /// max_bytes` or the cases' outputs together exceed the free space of
     /// `out` (`flexmb batch --force`).
     pub force: bool,
-}
-
-/// What one case did.
-#[derive(Debug, Clone)]
-pub struct CaseResult {
-    /// The case.
-    pub case: Case,
-    /// Its HDF5 file, if the run started.
-    pub output: Option<PathBuf>,
-    /// The run's summary, if the model built and the run started.
-    pub summary: Option<RunSummary>,
-    /// Why the case failed: bad model or integrator settings, a step
-    /// failure, or an output error; `None` when it completed.
-    pub failure: Option<String>,
-    /// `--resume` found the case completed: not run again, its summary read
-    /// back from its file.
-    pub resumed: bool,
-    /// Wall time of the whole case in this batch (s): operators, time loop
-    /// and output file; 0 for a case that did not run (its model did not
-    /// build, or `--resume` skipped it).
-    pub wall_seconds: f64,
-}
-
-impl CaseResult {
-    /// `completed` or `failed`.
-    pub fn status(&self) -> &'static str {
-        if self.failure.is_some() {
-            "failed"
-        } else {
-            "completed"
-        }
-    }
-
-    /// One line for the terminal.
-    pub fn line(&self) -> String {
-        match &self.summary {
-            Some(s) if self.resumed => {
-                format!("{}: skipped (--resume): {}", self.case.id, s.line())
-            }
-            Some(s) => format!("{}: {}", self.case.id, s.line()),
-            None => format!(
-                "{}: FAILED: {}",
-                self.case.id,
-                self.failure.as_deref().unwrap_or_default()
-            ),
-        }
-    }
-}
-
-/// A batch-level error (the output folder or the summary cannot be written).
-#[derive(Debug, thiserror::Error)]
-pub enum BatchError {
-    /// A file or folder could not be written.
-    #[error("{}: {source}", .path.display())]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A summary could not be written or read.
-    #[error("{}: {message}", .path.display())]
-    Summary {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        message: String,
-    },
-    /// A case's output would be too large; no case ran.
-    #[error("case {case}: {source}; no case ran")]
-    CaseOutput {
-        /// The case id.
-        case: String,
-        /// The case's estimate against its limit or the free space.
-        source: SizeError,
-    },
-    /// The cases' outputs together would not fit; no case ran.
-    #[error(
-        "the {cases} cases to run need an estimated {bytes:.3e} bytes of output together \
-         (uncompressed), more than the {free:.3e} bytes free on the file system of {}; \
-         record fewer rows or fields ([output] every, dt_out, fields), run a shard at a time \
-         (--shard), or give --force; no case ran",
-        .dir.display()
-    )]
-    FreeSpace {
-        /// Cases that would run.
-        cases: usize,
-        /// Their estimated output together.
-        bytes: f64,
-        /// Bytes available to this user.
-        free: f64,
-        /// The output folder.
-        dir: PathBuf,
-    },
-    /// `--jobs` times `--threads` exceeds the cores; no case ran.
-    #[error(
-        "{jobs} jobs x {threads} threads per case = {} threads, more than the {cores} cores; \
-         give fewer --jobs or --threads (or leave one out: it then takes the cores left), no case ran",
-        .jobs * .threads
-    )]
-    Oversubscribed {
-        /// Cases at the same time.
-        jobs: usize,
-        /// Threads per case.
-        threads: usize,
-        /// Cores available (the global rayon pool: RAYON_NUM_THREADS, else the cores).
-        cores: usize,
-    },
-    /// The thread pool could not be started.
-    #[error("cannot start {jobs} worker threads: {message}")]
-    Pool {
-        /// Requested threads.
-        jobs: usize,
-        /// Why.
-        message: String,
-    },
 }
 
 /// A case ready to run: its model and integrator settings.

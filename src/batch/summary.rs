@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::run::{BatchError, CaseResult};
+use super::case::{BatchError, CaseResult};
 use super::shard::Shard;
 use super::sweep::Sweep;
 use crate::output::{write_table, TableColumn};

@@ -42,10 +42,15 @@ use crate::assembly::{diagnose_singular, JointTerms, MultiplierMix, SaddleSystem
 use crate::linalg::SaddlePointSolver;
 
 use super::index1::Index1;
+use super::newton::{self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict};
 use super::{StepError, System};
 
 /// Newton iterations allowed for the position projection.
 const MAX_NEWTON: u32 = 30;
+
+/// The position projection's Newton iteration ([`newton::solve`]): exact
+/// Newton, the tests the projection's own ([`Manifold`]).
+const POLICY: Policy = Policy::newton(MAX_NEWTON);
 
 /// The EPM right-hand side and the original state of its last evaluation.
 pub struct Epm {
@@ -65,6 +70,9 @@ pub struct Epm {
     mu: Vec<f64>,
     lambda: Vec<f64>,
     phi: Vec<f64>,
+    /// The position projection's Newton statistics (kept: no allocation
+    /// per evaluation).
+    newton: Stats,
 }
 
 impl Epm {
@@ -95,6 +103,7 @@ impl Epm {
             mu: z(m),
             lambda: z(m),
             phi: z(m),
+            newton: Stats::with_capacity(MAX_NEWTON + 1),
         })
     }
 
@@ -138,66 +147,28 @@ impl Epm {
         self.q.copy_from_slice(qs);
         self.mu.fill(0.0);
         let scale = 1.0 + qs.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-        let mut converged = false;
-        for _ in 0..MAX_NEWTON {
-            // Residual r1 = q - q* + B^T mu, r2 = Phi (in the system's residual).
-            asm.fill_projection(model, &self.q, t, false, &mut self.sys);
-            asm.add_joint_terms(
-                model,
-                &JointTerms {
-                    u: &self.q,
-                    t,
-                    discrete_from: None,
-                    force: Some((1.0, MultiplierMix::of(&self.mu))),
-                    column: 0.0,
-                    curvature: Some((1.0, MultiplierMix::of(&self.mu))),
-                },
-                &mut self.sys,
-            );
-            asm.constraint_values(model, &self.q, t, &mut self.phi);
-            for (((x, r), q), q_star) in self.x[..n]
-                .iter_mut()
-                .zip(&self.sys.residual)
-                .zip(&self.q)
-                .zip(qs)
-            {
-                *x = -(r + q - q_star);
+        let mut projection = Manifold {
+            epm: self,
+            sys,
+            t,
+            q_star: qs,
+            scale,
+            residual: 0.0,
+        };
+        let mut stats = std::mem::take(&mut projection.epm.newton);
+        let out = newton::solve(&mut projection, &POLICY, &mut stats, None);
+        self.newton = stats;
+        match out {
+            Ok(_) => {}
+            Err(Failure::Error(e)) => return Err(e),
+            Err(Failure::Stopped { .. }) => {
+                return Err(StepError::Setup {
+                    reason: format!(
+                        "the EPM projection onto the constraint manifold did not converge at \
+                         t = {t} in {MAX_NEWTON} Newton iterations"
+                    ),
+                })
             }
-            for (x, p) in self.x[n..].iter_mut().zip(&self.phi) {
-                *x = -p;
-            }
-            let r = self.x.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-            if r <= 4.0 * f64::EPSILON * scale {
-                converged = true;
-                break;
-            }
-            self.factor(sys, t)?;
-            self.solver
-                .solve(&mut self.x)
-                .map_err(|e| StepError::Singular {
-                    step: 0,
-                    time: t,
-                    diagnosis: format!("{e} in the EPM position projection"),
-                })?;
-            for (q, d) in self.q.iter_mut().zip(&self.x[..n]) {
-                *q += d;
-            }
-            for (mu, d) in self.mu.iter_mut().zip(&self.x[n..]) {
-                *mu += d;
-            }
-            let dq = self.x[..n].iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-            if dq <= 2.0 * f64::EPSILON * scale {
-                converged = true;
-                break;
-            }
-        }
-        if !converged {
-            return Err(StepError::Setup {
-                reason: format!(
-                    "the EPM projection onto the constraint manifold did not converge at t = {t} \
-                     in {MAX_NEWTON} Newton iterations"
-                ),
-            });
         }
 
         // First subproblem, velocities: [M B^T; B 0] [v; lambda] = [p*; -Phi_t].
@@ -250,5 +221,107 @@ impl Epm {
         }
         asm.add_curvature_product(model, &self.q, t, &self.lambda, &self.v, kp, &mut self.sys);
         Ok(())
+    }
+}
+
+/// The first subproblem's position projection `q + B(q)^T mu = q*`,
+/// `Phi(q) = 0` in (q, mu) with the matrix `[I + H(q; mu), B^T; B, 0]`,
+/// converged when the residual is at round-off (`4 eps (1 + |q*|)`) before
+/// a solve or the correction of q after one (`2 eps (1 + |q*|)`).
+struct Manifold<'e, 's, 'm> {
+    epm: &'e mut Epm,
+    sys: &'s System<'m>,
+    t: f64,
+    q_star: &'e [f64],
+    scale: f64,
+    /// The residual's largest entry at the last assembly.
+    residual: f64,
+}
+
+impl NonlinearSystem for Manifold<'_, '_, '_> {
+    type Error = StepError;
+    const TESTS_FIRST: bool = true;
+
+    /// Residual `r1 = q - q* + B^T mu`, `r2 = Phi`, negated into `x`, and
+    /// the matrix.
+    fn assemble(&mut self, _matrix: bool) -> Result<f64, StepError> {
+        let (epm, t) = (&mut *self.epm, self.t);
+        let (asm, model) = (self.sys.asm, self.sys.model);
+        let n = epm.q.len();
+        asm.fill_projection(model, &epm.q, t, false, &mut epm.sys);
+        asm.add_joint_terms(
+            model,
+            &JointTerms {
+                u: &epm.q,
+                t,
+                discrete_from: None,
+                force: Some((1.0, MultiplierMix::of(&epm.mu))),
+                column: 0.0,
+                curvature: Some((1.0, MultiplierMix::of(&epm.mu))),
+            },
+            &mut epm.sys,
+        );
+        asm.constraint_values(model, &epm.q, t, &mut epm.phi);
+        for (((x, r), q), q_star) in epm.x[..n]
+            .iter_mut()
+            .zip(&epm.sys.residual)
+            .zip(&epm.q)
+            .zip(self.q_star)
+        {
+            *x = -(r + q - q_star);
+        }
+        for (x, p) in epm.x[n..].iter_mut().zip(&epm.phi) {
+            *x = -p;
+        }
+        self.residual = epm.x.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+        Ok(self.residual)
+    }
+
+    fn accepts_iterate(&mut self) -> bool {
+        self.residual <= 4.0 * f64::EPSILON * self.scale
+    }
+
+    fn factor(&mut self) -> Result<(), StepError> {
+        self.epm.factor(self.sys, self.t)
+    }
+
+    fn solve(&mut self) -> Result<(), StepError> {
+        let t = self.t;
+        self.epm
+            .solver
+            .solve(&mut self.epm.x)
+            .map_err(|e| StepError::Singular {
+                step: 0,
+                time: t,
+                diagnosis: format!("{e} in the EPM position projection"),
+            })
+    }
+
+    fn move_along(&mut self, by: f64) {
+        let epm = &mut *self.epm;
+        let n = epm.q.len();
+        for (q, d) in epm.q.iter_mut().zip(&epm.x[..n]) {
+            *q += by * d;
+        }
+        for (mu, d) in epm.mu.iter_mut().zip(&epm.x[n..]) {
+            *mu += by * d;
+        }
+    }
+
+    /// `|dq|_inf`.
+    fn correction(&mut self) -> Correction {
+        let n = self.epm.q.len();
+        Correction {
+            ratio: self.epm.x[..n].iter().fold(0.0_f64, |m, x| m.max(x.abs())),
+            parts: None,
+        }
+    }
+
+    fn verdict(&mut self, correction: &Correction, _iteration: u32) -> Option<Verdict> {
+        Some(if correction.ratio <= 2.0 * f64::EPSILON * self.scale {
+            Verdict::Converged
+        } else {
+            Verdict::Continue
+        })
     }
 }

@@ -11,6 +11,7 @@
 use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::linalg::SaddlePointSolver;
 
+use super::newton::{self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict};
 use super::{StepError, System};
 
 /// The metric of the projections.
@@ -197,7 +198,15 @@ impl Projector {
     /// the last [`Projector::residuals`]' Phi; velocities: its `B v + Phi_t`)
     /// with the last factorization.
     fn correct(&mut self, positions: bool, x: &mut [f64]) -> Result<(), StepError> {
-        let n = x.len();
+        self.solve_correction(positions, x.len())?;
+        for (xi, d) in x.iter_mut().zip(&self.rhs) {
+            *xi -= d;
+        }
+        Ok(())
+    }
+
+    /// The correction of [`Projector::correct`] into `rhs[..n]`.
+    fn solve_correction(&mut self, positions: bool, n: usize) -> Result<(), StepError> {
         self.rhs[..n].fill(0.0);
         let r = if positions { &self.phi } else { &self.rate };
         self.rhs[n..].copy_from_slice(r);
@@ -207,11 +216,7 @@ impl Projector {
                 step: 0,
                 time: self.factored_at,
                 diagnosis: format!("{e} in a projection solve"),
-            })?;
-        for (xi, d) in x.iter_mut().zip(&self.rhs[..n]) {
-            *xi -= d;
-        }
-        Ok(())
+            })
     }
 
     /// Subtracts from (u, v) the corrections of both residuals of the last
@@ -305,24 +310,91 @@ impl Projector {
         tol: f64,
         max_iter: u32,
     ) -> Result<u32, StepError> {
-        for k in 0..max_iter {
-            sys.asm.constraint_values(sys.model, u, t, &mut self.phi);
-            if max_abs(&self.phi) <= tol {
-                return Ok(k);
-            }
-            self.correct(true, u)?;
-        }
-        sys.asm.constraint_values(sys.model, u, t, &mut self.phi);
-        let r = max_abs(&self.phi);
-        if r <= tol {
-            Ok(max_iter)
-        } else {
-            Err(StepError::Setup {
+        let mut newton = PositionNewton {
+            projector: self,
+            sys,
+            u,
+            t,
+            tol,
+            residual: 0.0,
+        };
+        let policy = Policy::newton(max_iter);
+        let mut stats = Stats::with_capacity(max_iter + 1);
+        match newton::solve(&mut newton, &policy, &mut stats, None) {
+            Ok(out) => Ok(out.iterations),
+            Err(Failure::Error(e)) => Err(e),
+            Err(Failure::Stopped { .. }) => Err(StepError::Setup {
                 reason: format!(
-                    "projection onto the constraint manifold did not converge at t = {t}: |Phi| = {r:.3e} after {max_iter} iterations"
+                    "projection onto the constraint manifold did not converge at t = {t}: |Phi| = {:.3e} after {max_iter} iterations",
+                    newton.residual
                 ),
-            })
+            }),
         }
+    }
+}
+
+/// [`Projector::project_position`]'s simplified Newton iteration for
+/// [`newton::solve`]: the matrix is the one factored before, the test
+/// `|Phi| <= tol` before each correction.
+struct PositionNewton<'p, 's, 'm> {
+    projector: &'p mut Projector,
+    sys: &'s System<'m>,
+    u: &'p mut [f64],
+    t: f64,
+    tol: f64,
+    /// `|Phi|` at the last assembly.
+    residual: f64,
+}
+
+impl NonlinearSystem for PositionNewton<'_, '_, '_> {
+    type Error = StepError;
+    const TESTS_FIRST: bool = true;
+
+    fn assemble(&mut self, _matrix: bool) -> Result<f64, StepError> {
+        let p = &mut *self.projector;
+        self.sys
+            .asm
+            .constraint_values(self.sys.model, self.u, self.t, &mut p.phi);
+        self.residual = max_abs(&p.phi);
+        Ok(self.residual)
+    }
+
+    /// Never: the matrix factored before the iteration serves every
+    /// correction.
+    fn refresh(&mut self, _iteration: u32, _policy: bool) -> bool {
+        false
+    }
+
+    fn accepts_iterate(&mut self) -> bool {
+        self.residual <= self.tol
+    }
+
+    /// Unused ([`Self::refresh`]).
+    fn factor(&mut self) -> Result<(), StepError> {
+        Ok(())
+    }
+
+    fn solve(&mut self) -> Result<(), StepError> {
+        self.projector.solve_correction(true, self.u.len())
+    }
+
+    /// `u -= by du` (the correction solved for `Phi`, subtracted).
+    fn move_along(&mut self, by: f64) {
+        for (x, d) in self.u.iter_mut().zip(&self.projector.rhs) {
+            *x -= by * d;
+        }
+    }
+
+    fn correction(&mut self) -> Correction {
+        Correction {
+            ratio: f64::NAN,
+            parts: None,
+        }
+    }
+
+    /// No test after a correction: the next iterate is judged first.
+    fn verdict(&mut self, _correction: &Correction, _iteration: u32) -> Option<Verdict> {
+        Some(Verdict::Continue)
     }
 }
 

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
+use super::hdf5::xdmf;
 use super::hdf5::{plan_columns, plan_fixed, FixedData, POINTS};
-use super::xdmf;
 use super::{OutputConfig, RunInfo};
 
 /// Default soft limit of a run's output (`[output] max_bytes`), 10 GB.

@@ -13,10 +13,10 @@ mod memory;
 mod mesh;
 mod modes;
 mod probe;
-mod xdmf;
 
 pub use config::{Field, OutputConfig, OutputInterval};
 pub use estimate::{SizeError, SizeEstimate, DEFAULT_MAX_BYTES};
+pub use hdf5::xdmf::xdmf_path;
 pub use hdf5::{
     path_component, read_hdf5, write_table, Hdf5Reader, Hdf5Recorder, Hdf5Run, RunSource,
     TableColumn,
@@ -27,7 +27,6 @@ pub use memory::MemoryRecorder;
 pub use mesh::{CellBlock, Mesh, MeshBody, MeshJoint, MeshPoint};
 pub use modes::{default_amplitude, write_modes};
 pub use probe::ProbeSummary;
-pub use xdmf::xdmf_path;
 
 // Vocabulary of the records, defined on the lowest floor that computes it.
 pub use crate::assembly::{ConstraintNorms, Energy};

@@ -27,12 +27,15 @@
 //! error test over the independent coordinates (seed 003 §4). The error test
 //! covers (q, v) by default, or q alone ([`ErrorTest`]; seed 003 §4.1).
 
+mod control;
+mod corrector;
 mod ggl;
 
 use super::index1::Index1;
-use super::newton::{weighted_rms, FLOOR_FACTOR};
+use super::newton::{weighted_rms, Stats, FLOOR_FACTOR};
 use super::{Integrator, StatSpec, State, StepError, StepReport, System};
 use crate::integrate::AttrValue;
+use control::{Corrected, Estimate, Fails, Failure};
 use ggl::Ggl;
 
 /// The nonlinear iteration of each BDF step (seed 003).
@@ -197,9 +200,10 @@ pub struct Bdf {
     phi_c: Vec<f64>,
     /// Power of the non-conservative forces at t_n.
     power: f64,
-    /// The last corrector attempt: (max |F|, weighted norm of the
-    /// correction) per iteration, and its last residual F (the failure report).
-    history: Vec<(f64, f64)>,
+    /// The last corrector attempt's iterations (its history: max |F| and
+    /// the weighted norm of the correction per iteration) and its last
+    /// residual F (the failure report).
+    newton: Stats,
     last_residual: Vec<f64>,
 }
 
@@ -272,7 +276,7 @@ impl Bdf {
             conv_mask: vec![false; dim],
             phi_c: vec![0.0; m],
             power: 0.0,
-            history: Vec::with_capacity(MAXIT as usize),
+            newton: Stats::with_capacity(MAXIT),
             last_residual: z(),
         })
     }
@@ -531,98 +535,6 @@ impl Bdf {
         }
     }
 
-    /// The corrector iteration of one attempt (block 4). Ok(true): converged.
-    fn correct(
-        &mut self,
-        sys: &System<'_>,
-        t1: f64,
-        stats: &mut [f64],
-        iterations: &mut u32,
-    ) -> Result<bool, StepError> {
-        self.newton_weights();
-        let pnorm = self.norm_with(&self.y, &self.conv_mask, &self.wt_newton);
-        self.e.fill(0.0);
-        self.history.clear();
-        stats[NFCN] += 1.0;
-        self.ggl
-            .residual(sys, t1, &mut self.y, &self.yp, &mut self.delta)?;
-        if self.new_jacobian {
-            stats[NJAC] += 1.0;
-            self.new_jacobian = false;
-            let before = self.ggl.resplits();
-            self.ggl.jacobian(sys, t1, &self.y, &self.yp, self.cj)?;
-            stats[NSPLIT] += (self.ggl.resplits() - before) as f64;
-            self.cjold = self.cj;
-            self.s = 100.0;
-            // A re-split changes the residual of CS (same fixed point).
-            if self.ggl.resplits() != before {
-                stats[NFCN] += 1.0;
-                self.ggl
-                    .residual(sys, t1, &mut self.y, &self.yp, &mut self.delta)?;
-            }
-        }
-        let scale = 2.0 / (1.0 + self.cj / self.cjold);
-        let mut m = 0u32;
-        let mut oldnrm = 0.0;
-        loop {
-            self.last_residual.copy_from_slice(&self.delta);
-            let fmax = self.delta.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
-            self.ggl.solve(&mut self.delta, t1)?;
-            *iterations += 1;
-            stats[NEWTON] += 1.0;
-            for x in &mut self.delta {
-                *x *= scale;
-            }
-            let cj = self.cj;
-            for (((y, yp), e), d) in self
-                .y
-                .iter_mut()
-                .zip(&mut self.yp)
-                .zip(&mut self.e)
-                .zip(&self.delta)
-            {
-                *y -= d;
-                *e -= d;
-                *yp -= cj * d;
-            }
-            let delnrm = self.norm_with(&self.delta, &self.conv_mask, &self.wt_newton);
-            self.history.push((fmax, delnrm));
-            if !delnrm.is_finite() {
-                return Ok(false);
-            }
-            if delnrm <= 100.0 * f64::EPSILON * pnorm {
-                return Ok(true);
-            }
-            if m > 0 {
-                let rate = (delnrm / oldnrm).powf(1.0 / f64::from(m));
-                if rate > 0.9 {
-                    return Ok(false);
-                }
-                self.s = rate / (1.0 - rate);
-            } else {
-                oldnrm = delnrm;
-            }
-            // DASSL's test, with one safeguard: the first iterate of an
-            // attempt is not accepted on a rate carried over from earlier
-            // steps when its correction exceeds the tolerance itself
-            // (delnrm > 1). A superlinear iteration leaves s tiny (2e-6 on
-            // the circular track), which let DASSL's rule accept first
-            // corrections of 17 times the tolerance; the iterate then failed
-            // the error test or left the constraints off by more than the
-            // Newton tolerance (docs/theory/bdf-ggl.md §2).
-            if self.s * delnrm <= 0.33 && (m > 0 || delnrm <= 1.0) {
-                return Ok(true);
-            }
-            m += 1;
-            if m >= MAXIT {
-                return Ok(false);
-            }
-            stats[NFCN] += 1.0;
-            self.ggl
-                .residual(sys, t1, &mut self.y, &self.yp, &mut self.delta)?;
-        }
-    }
-
     /// The constraint residuals of the accepted (q, v): max |g|, max |G v + g_t|.
     fn constraint_residual(&mut self, sys: &System<'_>, t: f64) -> f64 {
         let (n, n1) = (self.n, self.n + self.m);
@@ -687,7 +599,7 @@ impl Bdf {
             .copied()
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .unwrap_or(("", 0.0));
-        let why = match self.history.as_slice() {
+        let why = match self.newton.history.as_slice() {
             [] => "no iteration ran".to_string(),
             h if h.iter().any(|(f, d)| !f.is_finite() || !d.is_finite()) => {
                 "the residual or the correction became non-finite".to_string()
@@ -752,6 +664,10 @@ impl Integrator for Bdf {
         Ok(())
     }
 
+    /// One step of DDASTP: attempts (blocks 1–4, [`Bdf::attempt`]) until
+    /// one passes the error test (block 5, [`Bdf::error_estimate`]), then
+    /// the next order and step (block 6, [`Bdf::accept`]); a failed attempt
+    /// is restored and cut (block 7, [`Bdf::reject`]).
     fn advance(
         &mut self,
         sys: &System<'_>,
@@ -759,182 +675,25 @@ impl Integrator for Bdf {
         t_stop: f64,
     ) -> Result<StepReport, StepError> {
         let mut report = StepReport::new(0.0);
-        let stats = &mut report.stats;
         let step = state.step + 1;
         if self.pending_h0 {
-            // phi_1 = y0, phi_2 = h y0'.
-            let h = self.initial_step(t_stop);
-            self.h = h;
-            self.psi[0] = h;
-            self.cjold = 1.0 / h;
-            self.cj = self.cjold;
-            self.phi[0].copy_from_slice(&self.y);
-            for (p, yp) in self.phi[1].iter_mut().zip(&self.yp) {
-                *p = h * yp;
-            }
-            self.pending_h0 = false;
+            self.first_step(t_stop);
         }
         self.weights();
-        let max_order = self.settings.max_order;
-        let (mut conv_fails, mut singular, mut err_fails) = (0u32, 0u32, 0u32);
+        let mut fails = Fails::default();
         loop {
-            if self.attempts >= self.settings.max_steps {
-                return Err(StepError::TooManySteps {
-                    limit: self.settings.max_steps,
-                    time: self.t,
-                });
-            }
-            self.attempts += 1;
-            // TSTOP and HMAX (DDASSL); a step that would leave less than 1 %
-            // of itself before t_stop is stretched to t_stop (Hairer's
-            // codes: x + 1.01 h > xend): a sliver of a last step makes the
-            // corrector's y' = y0' + cj (y - y0) amplify the Newton error
-            // of v by cj ~ 1/h (the slider-crank with CS at rtol 1e-5 ended
-            // with h = 3e-6 and accelerations 46 % off). The step below
-            // round-off gives up.
-            if let Some(h) = self.fixed {
-                self.h = h;
-            }
-            self.h = self.h.min(self.settings.max_step);
-            if self.t + 1.01 * self.h >= t_stop {
-                self.h = t_stop - self.t;
-            }
-            let hmin = 4.0 * f64::EPSILON * self.t.abs().max(t_stop.abs());
-            if self.h.is_nan() || self.h < hmin || !self.h.is_finite() {
-                return Err(StepError::StepSize {
-                    step,
-                    time: self.t,
-                    h: self.h,
-                    rejected: conv_fails + err_fails + singular,
-                });
-            }
-            self.coefficients();
+            self.attempt_size(t_stop, step, &fails)?;
             let k = self.k;
-            let kp1 = k + 1;
-            let alphas: f64 = -(1..=k).map(|i| 1.0 / i as f64).sum::<f64>();
-            let alpha0: f64 = -self.alpha[..k].iter().sum::<f64>();
-            let cjlast = self.cj;
-            self.cj = -alphas / self.h;
-            let ck = (self.alpha[k] + alphas - alpha0).abs().max(self.alpha[k]);
-            let ratio = self.cj / self.cjold;
-            if !(0.6..=1.0 / 0.6).contains(&ratio) {
-                self.new_jacobian = true;
-            }
-            if self.cj != cjlast {
-                self.s = 100.0;
-            }
-            self.scale_phi(false);
+            let ck = self.prepare_attempt();
             let t1 = self.t + self.h;
-            // Block 3–4: predict and correct (redone once with a fresh
-            // matrix when a stale one failed).
             let mut iterations = 0u32;
-            let converged = loop {
-                self.predict();
-                let fresh = self.new_jacobian;
-                match self.correct(sys, t1, stats, &mut iterations) {
-                    Ok(true) => break Ok(true),
-                    Ok(false) if !fresh => self.new_jacobian = true,
-                    Ok(false) => break Ok(false),
-                    Err(e @ StepError::Singular { .. }) => break Err(e),
-                    Err(e) => return Err(e),
-                }
+            let corrected = self.attempt(sys, t1, &mut report.stats, &mut iterations)?;
+            let estimate = match corrected {
+                Corrected::Converged => self.error_estimate(k, ck),
+                _ => Estimate::none(k),
             };
-            let mut knew = k;
-            let mut est = 0.0;
-            let (mut terk, mut terkm1, mut erkm1) = (0.0, 0.0, 0.0);
-            let accepted = match converged {
-                Ok(true) => {
-                    // Block 5: the error test and the order that would be lower.
-                    let enorm = self.norm(&self.e, &self.err_mask);
-                    let erk = self.sigma[k] * enorm;
-                    terk = (k + 1) as f64 * erk;
-                    est = erk;
-                    if k > 1 {
-                        for (d, (p, e)) in
-                            self.delta.iter_mut().zip(self.phi[k].iter().zip(&self.e))
-                        {
-                            *d = p + e;
-                        }
-                        erkm1 = self.sigma[k - 1] * self.norm(&self.delta, &self.err_mask);
-                        terkm1 = k as f64 * erkm1;
-                        let lower = if k > 2 {
-                            for (d, p) in self.delta.iter_mut().zip(&self.phi[k - 1]) {
-                                *d += p;
-                            }
-                            let erkm2 = self.sigma[k - 2] * self.norm(&self.delta, &self.err_mask);
-                            terkm1.max((k - 1) as f64 * erkm2) <= terk
-                        } else {
-                            terkm1 <= 0.5 * terk
-                        };
-                        if lower {
-                            knew = k - 1;
-                            est = erkm1;
-                        }
-                    }
-                    self.fixed.is_some() || ck * enorm <= 1.0
-                }
-                _ => false,
-            };
-            if accepted {
-                // Block 6: the next order and step.
-                stats[NSTEP] += 1.0;
-                stats[ORDER] = k as f64;
-                let kdiff = k as isize - self.kold as isize;
-                self.kold = k;
-                self.hold = self.h;
-                if self.fixed.is_none() {
-                    if knew + 1 == k || k == max_order {
-                        self.iphase = true;
-                    }
-                    if !self.iphase {
-                        self.k = kp1;
-                        self.h *= 2.0;
-                    } else {
-                        if knew + 1 == k {
-                            self.k = k - 1;
-                            est = erkm1;
-                        } else if !(k == max_order || kp1 >= self.ns || kdiff == 1) {
-                            for (d, (e, p)) in
-                                self.delta.iter_mut().zip(self.e.iter().zip(&self.phi[kp1]))
-                            {
-                                *d = e - p;
-                            }
-                            let erkp1 = self.norm(&self.delta, &self.err_mask) / (k + 2) as f64;
-                            let terkp1 = (k + 2) as f64 * erkp1;
-                            if k == 1 {
-                                if terkp1 < 0.5 * terk {
-                                    self.k = kp1;
-                                    est = erkp1;
-                                }
-                            } else if terkm1 <= terk.min(terkp1) {
-                                self.k = k - 1;
-                                est = erkm1;
-                            } else if terkp1 < terk && k != max_order {
-                                self.k = kp1;
-                                est = erkp1;
-                            }
-                        }
-                        let r = (2.0 * est + 1e-4).powf(-1.0 / (self.k + 1) as f64);
-                        if r >= 2.0 {
-                            self.h *= 2.0;
-                        } else if r <= 1.0 {
-                            self.h *= r.clamp(0.5, 0.9);
-                        }
-                    }
-                }
-                // Update the differences.
-                if self.kold < max_order {
-                    self.phi[kp1].copy_from_slice(&self.e);
-                }
-                for (p, e) in self.phi[k].iter_mut().zip(&self.e) {
-                    *p += e;
-                }
-                for j in (0..k).rev() {
-                    let (a, b) = self.phi.split_at_mut(j + 1);
-                    for (x, y) in a[j].iter_mut().zip(&b[0]) {
-                        *x += y;
-                    }
-                }
+            if estimate.accepted {
+                self.accept(k, &estimate, &mut report.stats);
                 let t0 = self.t;
                 self.t = t1;
                 // The solution is phi_1 = y; its derivative is the corrector's.
@@ -949,74 +708,20 @@ impl Integrator for Bdf {
                 report.residual = self.constraint_residual(sys, t1);
                 return Ok(report);
             }
-            // Block 7: restore and retry.
-            self.iphase = true;
-            self.scale_phi(true);
-            for i in 1..kp1 {
-                self.psi[i - 1] = self.psi[i] - self.h;
-            }
-            if self.fixed.is_some() {
-                return Err(match converged {
-                    Err(e) => e,
-                    _ => StepError::NewtonFailed {
-                        step,
-                        time: t1,
-                        iterations,
-                        reason: "the BDF corrector did not converge at the fixed step".into(),
-                        history: self.history.clone(),
-                        largest: self.largest_residuals(sys),
-                    },
-                });
-            }
-            match converged {
-                Ok(true) => {
-                    stats[ETFS] += 1.0;
-                    err_fails += 1;
-                    if err_fails == 1 {
-                        self.k = knew;
-                        let r = 0.9 * (2.0 * est + 1e-4).powf(-1.0 / (self.k + 1) as f64);
-                        self.h *= r.clamp(0.25, 0.9);
-                    } else if err_fails == 2 {
-                        self.k = knew;
-                        self.h *= 0.25;
-                    } else {
-                        self.k = 1;
-                        self.h *= 0.25;
-                    }
-                }
-                Ok(false) => {
-                    stats[CTFS] += 1.0;
-                    conv_fails += 1;
-                    self.h *= 0.25;
-                    self.new_jacobian = true;
-                    if conv_fails >= MAX_CONV_FAILS {
-                        return Err(StepError::NewtonFailed {
-                            step,
-                            time: t1,
-                            iterations,
-                            reason: self.convergence_failure(),
-                            history: self.history.clone(),
-                            largest: self.largest_residuals(sys),
-                        });
-                    }
-                }
-                Err(e) => {
-                    stats[CTFS] += 1.0;
-                    singular += 1;
-                    self.h *= 0.25;
-                    self.new_jacobian = true;
-                    if singular >= MAX_SINGULAR {
-                        return Err(match e {
-                            StepError::Singular { diagnosis, .. } => StepError::Singular {
-                                step,
-                                time: t1,
-                                diagnosis,
-                            },
-                            other => other,
-                        });
-                    }
-                }
-            }
+            self.restore(k);
+            let failure = Failure {
+                step,
+                t1,
+                iterations,
+            };
+            self.reject(
+                sys,
+                corrected,
+                &estimate,
+                &failure,
+                &mut fails,
+                &mut report.stats,
+            )?;
         }
     }
 

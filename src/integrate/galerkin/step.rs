@@ -55,9 +55,9 @@ impl NonlinearSystem for StepSystem<'_, '_> {
     /// The block matrix is filled with the residual whatever `matrix`; under
     /// modified Newton ([`crate::integrate::Refactor::Step`]) it is factored
     /// only when refreshed.
-    fn assemble(&mut self, _matrix: bool) -> f64 {
+    fn assemble(&mut self, _matrix: bool) -> Result<f64, StepError> {
         fill(self.sys, self.ws, self.settings, self.t_n, self.h);
-        max_abs(&self.ws.res)
+        Ok(max_abs(&self.ws.res))
     }
 
     /// Force rows (Ra, 3Rb / 3) over the force tolerance, constraint rows

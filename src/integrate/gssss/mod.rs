@@ -9,12 +9,14 @@ pub mod coefficients;
 pub mod predictor;
 pub mod residual;
 pub mod scheme;
+mod settings;
 pub mod stepper;
 pub mod two_field;
 
 pub use coefficients::{preset, Family, Gssss, SolveForm};
 pub use residual::{constraint_force, fill_step, At, ConstraintForce, Mult, StepInput};
 pub use scheme::{ConstraintOption, JacobianKind, LinearScheme, PredCorr};
+pub use settings::{GssssSettings, StepControl};
 pub use stepper::OneStepIntegrator;
 pub use two_field::two_field_scheme;
 

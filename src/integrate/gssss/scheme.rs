@@ -133,14 +133,6 @@ impl ConstraintOption {
     }
 }
 
-/// Which Newton matrix multiplies the multiplier increment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JacobianKind {
-    /// The exact derivative of the residual.
-    Consistent,
-    /// The seed's matrices (eqs. 4.15–4.18 as reproduced in SPEC.md §1 DP): the
-    /// multiplier column omits the W1 / (1 - W1) weights, i.e. B(u_{n+1})^T for
-    /// options 1 and 3 and B(u~)^T for option 4. Converges more slowly; kept to
-    /// reproduce the seed's iteration counts.
-    Seed,
-}
+/// Which Newton matrix multiplies the multiplier increment (a Newton
+/// setting: [`crate::integrate::newton`]).
+pub use crate::integrate::newton::JacobianKind;

@@ -17,6 +17,7 @@ use crate::linalg::{SaddlePointSolver, SolveError};
 use super::predictor::{Outcome, Predictor, PredictorChoice};
 use super::residual::{constraint_force, fill_step, ConstraintForce, StepInput};
 use super::scheme::{ConstraintOption, LinearScheme, PredCorr};
+use super::settings::{GssssSettings, StepControl};
 use super::Variant;
 use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::integrate::initial::consistent_initial;
@@ -24,7 +25,6 @@ use crate::integrate::newton::{
     self, weighted_rms, Correction, Failure, NewtonSettings, NewtonStop, NewtonTimings,
     NonlinearSystem, RoundOff, FLOOR_FACTOR,
 };
-use crate::integrate::settings::{GssssSettings, StepControl};
 use crate::integrate::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 
 /// Statistics of a GSSSS step.
@@ -186,7 +186,7 @@ impl<'a, 's> StepSystem<'a, 's> {
 impl NonlinearSystem for StepSystem<'_, '_> {
     type Error = StepError;
 
-    fn assemble(&mut self, matrix: bool) -> f64 {
+    fn assemble(&mut self, matrix: bool) -> Result<f64, StepError> {
         let (sys, ws) = (self.sys, &mut *self.ws);
         // M (a~ - g): the residual's inertia and gravity, and the scaled
         // test's force scale.
@@ -218,7 +218,7 @@ impl NonlinearSystem for StepSystem<'_, '_> {
             matrix,
         };
         fill_step(sys.asm, sys.model, &inp, &mut ws.sys);
-        max_abs(&ws.sys.residual)
+        Ok(max_abs(&ws.sys.residual))
     }
 
     /// Force rows over `rtol` times the force scale `|M (a~ - g)| + |the

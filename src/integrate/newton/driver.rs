@@ -1,10 +1,13 @@
 //! The one Newton iteration of the implicit one-step methods (GSSSS and the
 //! two-field midpoint scheme, TCG, TDG, alpha–kappa): [`solve`] owns the
-//! convergence tests ([`NewtonStop`], [`ScaledTest`]), the refresh policy of
+//! convergence tests ([`NewtonStop`], [`ScaledTest`], or the system's own:
+//! [`NonlinearSystem::verdict`], before the solve with
+//! [`NonlinearSystem::TESTS_FIRST`]), the refresh policy of
 //! the Newton matrix ([`Refactor`], modified Newton), the backtracking line
 //! search ([`Backtracking`], docs/theory/gssss.md §12a), divergence handling
 //! and the statistics; a method supplies its equations through
-//! [`NonlinearSystem`] (docs/theory/gssss.md §12; seed 000 eq. 2.14; Hairer
+//! [`NonlinearSystem`]. Used by the one-step methods, BDF's corrector
+//! ([`crate::integrate::bdf`]) and statics ([`crate::statics`]) (docs/theory/gssss.md §12; seed 000 eq. 2.14; Hairer
 //! & Wanner, Solving ODEs II, §IV.8; Dennis & Schnabel 1983, §6.3).
 //!
 //! One iteration `k`: assemble the residual `R(x_k)` (and the matrix when it
@@ -23,22 +26,56 @@ use super::{
 
 /// The equations of one step, at an iterate the system holds.
 pub trait NonlinearSystem {
-    /// The error of a failed factorization or solve (a singular matrix).
+    /// The error of a failed assembly, factorization or solve (a singular
+    /// matrix).
     type Error;
+
+    /// Whether the stop test is judged before the solve, on the iterate
+    /// just assembled ([`Self::accepts_iterate`]; statics: converged when the
+    /// residual at the current iterate already passes): `max_iter` then
+    /// counts solves, and the iterate of the last one is judged too.
+    const TESTS_FIRST: bool = false;
 
     /// Assembles the residual at the current iterate, and the Newton matrix
     /// when `matrix`; returns the residual's largest absolute entry.
-    fn assemble(&mut self, matrix: bool) -> f64;
+    fn assemble(&mut self, matrix: bool) -> Result<f64, Self::Error>;
+
+    /// Whether iteration `iteration` (1-based) assembles and factors the
+    /// Newton matrix, given the policy's answer `policy` (true at the first
+    /// iteration of a call): by default the policy's; DASSL's BDF keeps its
+    /// matrix across iterations and steps and decides itself.
+    fn refresh(&mut self, _iteration: u32, policy: bool) -> bool {
+        policy
+    }
+
+    /// Under [`Self::TESTS_FIRST`]: whether the iterate just assembled
+    /// passes the system's stop test.
+    fn accepts_iterate(&mut self) -> bool {
+        false
+    }
+
+    /// The system's own stop test after the correction of iteration
+    /// `iteration` (1-based), in place of the policy's (DASSL's rate test of
+    /// BDF); `None`, the default: the policy's.
+    fn verdict(&mut self, _correction: &Correction, _iteration: u32) -> Option<Verdict> {
+        None
+    }
 
     /// The residual over its tolerance (the scaled test's residual
     /// condition, at most 1 when converged), after an [`Self::assemble`]
-    /// whose residual is finite.
-    fn residual_ratio(&mut self) -> f64;
+    /// whose residual is finite. Called under [`NewtonStop::Scaled`] only; a
+    /// system with its own test ([`Self::verdict`]) keeps the default, NaN.
+    fn residual_ratio(&mut self) -> f64 {
+        f64::NAN
+    }
 
     /// The line search's merit: the residual's scaled 2-norm (infinite when
     /// not finite), after [`Self::residual_ratio`]. Its weights must be fixed
-    /// over the iterations of one call of [`solve`].
-    fn merit(&mut self) -> f64;
+    /// over the iterations of one call of [`solve`]. Called under the line
+    /// search only (default: NaN, no decrease ever found).
+    fn merit(&mut self) -> f64 {
+        f64::NAN
+    }
 
     /// Factors the assembled Newton matrix.
     fn factor(&mut self) -> Result<(), Self::Error>;
@@ -81,6 +118,21 @@ pub struct Policy {
     pub line_search: LineSearch,
 }
 
+impl Policy {
+    /// Newton's method with a fresh matrix each iteration, at most
+    /// `max_iter` iterations, no line search: the policy of a system that
+    /// judges its iterates itself ([`NonlinearSystem::verdict`]) and may
+    /// decide its refreshes ([`NonlinearSystem::refresh`]).
+    pub const fn newton(max_iter: u32) -> Self {
+        Policy {
+            max_iter,
+            stop: NewtonStop::Increment,
+            refactor: Refactor::Iteration,
+            line_search: LineSearch::None,
+        }
+    }
+}
+
 /// Statistics of the iterations, accumulated over calls of [`solve`] (the
 /// caller resets them, e.g. per step); `history` is that of the last call.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -103,6 +155,22 @@ impl Stats {
         Stats {
             history: Vec::with_capacity(max_iter as usize),
             ..Stats::default()
+        }
+    }
+
+    /// Adds the counts of one call (the factorizations to `timings` too).
+    fn add(
+        &mut self,
+        iterations: u32,
+        factorizations: u32,
+        backtracks: u32,
+        timings: Option<&mut NewtonTimings>,
+    ) {
+        self.iterations += iterations;
+        self.factorizations += factorizations;
+        self.backtracks += backtracks;
+        if let Some(t) = timings {
+            t.factorizations += u64::from(factorizations);
         }
     }
 
@@ -138,6 +206,23 @@ pub enum Cause {
     /// The line search found no decrease along a correction solved with a
     /// fresh matrix.
     LineSearch,
+}
+
+impl Cause {
+    /// Why an iteration stopped short, from the residual of its last
+    /// assembly, whether the line search failed, and whether it stopped
+    /// before the iteration limit.
+    fn of(last: f64, search_failed: bool, early: bool) -> Self {
+        if !last.is_finite() {
+            Cause::NonFinite
+        } else if search_failed {
+            Cause::LineSearch
+        } else if early {
+            Cause::Diverged
+        } else {
+            Cause::MaxIter
+        }
+    }
 }
 
 /// A failed iteration.
@@ -216,15 +301,24 @@ pub fn solve<S: NonlinearSystem>(
     let mut search_failed = false;
     let mut converged = false;
     let mut error = None;
-    while iterations < policy.max_iter {
-        iterations += 1;
+    'iterate: while S::TESTS_FIRST || iterations < policy.max_iter {
+        if !S::TESTS_FIRST {
+            iterations += 1;
+        }
+        refresh = system.refresh(iterations + u32::from(S::TESTS_FIRST), refresh);
         // Each pass assembles the residual at the current iterate; the line
         // search may move the iterate back along the last correction and ask
         // for another pass.
         let mut rebased = false;
         let clock = loop {
             let clock = timings.is_some().then(Instant::now);
-            residual_norm = system.assemble(refresh);
+            residual_norm = match system.assemble(refresh) {
+                Ok(norm) => norm,
+                Err(e) => {
+                    error = Some(e);
+                    break 'iterate;
+                }
+            };
             let clock = lap(clock, timings.as_deref_mut().map(|t| &mut t.assembly));
             if scaled && residual_norm.is_finite() {
                 residual_ratio = system.residual_ratio();
@@ -232,21 +326,14 @@ pub fn solve<S: NonlinearSystem>(
             if !search || rebased {
                 break clock;
             }
-            let merit = system.merit();
-            match line.judge(merit) {
+            match backtrack(system, &mut line, fresh) {
                 Trial::Accept => break clock,
-                Trial::Shorten { by } => {
-                    system.move_along(by);
-                    backtracks += 1;
-                }
-                Trial::Failed if fresh || !merit.is_finite() => {
+                Trial::Shorten { .. } => backtracks += 1,
+                Trial::Failed => {
                     search_failed = true;
                     break clock;
                 }
-                Trial::Failed => {
-                    // An outdated matrix (modified Newton): go on from here
-                    // with a fresh one, assembled in the next pass.
-                    line.rebase(merit);
+                Trial::Rebased => {
                     refresh = true;
                     rebased = true;
                 }
@@ -255,6 +342,16 @@ pub fn solve<S: NonlinearSystem>(
         if !residual_norm.is_finite() || search_failed {
             stats.history.push((residual_norm, f64::NAN));
             break;
+        }
+        if S::TESTS_FIRST {
+            if system.accepts_iterate() {
+                converged = true;
+                break;
+            }
+            if iterations == policy.max_iter {
+                break;
+            }
+            iterations += 1;
         }
         fresh = refresh;
         if refresh {
@@ -274,27 +371,33 @@ pub fn solve<S: NonlinearSystem>(
         let c = system.correction();
         let ratio = c.ratio;
         stats.history.push((residual_norm, ratio));
-        if scaled {
-            let verdict = match c.parts {
-                Some((coords, multipliers)) => {
-                    test.judge_parts(coords, multipliers, residual_ratio)
-                }
-                None => test.judge(ratio, residual_ratio),
-            };
-            match verdict {
-                Verdict::Converged => {
-                    converged = true;
-                    break;
-                }
+        let verdict = match system.verdict(&c, iterations) {
+            Some(verdict) => verdict,
+            None if scaled => {
+                let verdict = match c.parts {
+                    Some((coords, multipliers)) => {
+                        test.judge_parts(coords, multipliers, residual_ratio)
+                    }
+                    None => test.judge(ratio, residual_ratio),
+                };
                 // Under the line search a growing correction is not
                 // divergence: the residual still falls along it.
-                Verdict::Diverged if search && ratio.is_finite() => {}
-                Verdict::Diverged => break,
-                Verdict::Continue => {}
+                if verdict == Verdict::Diverged && search && ratio.is_finite() {
+                    Verdict::Continue
+                } else {
+                    verdict
+                }
             }
-        } else if policy.stop.accepts(ratio, prev_ratio) {
-            converged = true;
-            break;
+            None if policy.stop.accepts(ratio, prev_ratio) => Verdict::Converged,
+            None => Verdict::Continue,
+        };
+        match verdict {
+            Verdict::Converged => {
+                converged = true;
+                break;
+            }
+            Verdict::Diverged => break,
+            Verdict::Continue => {}
         }
         refresh = policy.refactor.refresh_after(ratio, prev_ratio);
         prev_ratio = Some(ratio);
@@ -302,12 +405,7 @@ pub fn solve<S: NonlinearSystem>(
     if let Some(e) = error {
         return Err(Failure::Error(e));
     }
-    stats.iterations += iterations;
-    stats.factorizations += factorizations;
-    stats.backtracks += backtracks;
-    if let Some(t) = timings {
-        t.factorizations += u64::from(factorizations);
-    }
+    stats.add(iterations, factorizations, backtracks, timings);
     let grew = test.grew();
     if converged {
         return Ok(Outcome {
@@ -317,21 +415,32 @@ pub fn solve<S: NonlinearSystem>(
         });
     }
     let last = stats.history.last().map_or(f64::NAN, |h| h.0);
-    let cause = if search_failed && last.is_finite() {
-        Cause::LineSearch
-    } else if last.is_finite() && iterations < policy.max_iter {
-        Cause::Diverged
-    } else if last.is_finite() {
-        Cause::MaxIter
-    } else {
-        Cause::NonFinite
-    };
     Err(Failure::Stopped {
-        cause,
+        cause: Cause::of(last, search_failed, iterations < policy.max_iter),
         iterations,
         max_iter: policy.max_iter,
         grew,
     })
+}
+
+/// The line search's judgement of the iterate just assembled (module doc):
+/// accepted, moved back along the correction ([`Trial::Shorten`], done
+/// here), failed (with a fresh matrix, or at a non-finite residual), or
+/// [`Trial::Rebased`]: failed with an outdated matrix (modified Newton), so
+/// the iteration goes on from here with a fresh one.
+fn backtrack<S: NonlinearSystem>(system: &mut S, line: &mut Backtracking, fresh: bool) -> Trial {
+    let merit = system.merit();
+    match line.judge(merit) {
+        Trial::Shorten { by } => {
+            system.move_along(by);
+            Trial::Shorten { by }
+        }
+        Trial::Failed if !fresh && merit.is_finite() => {
+            line.rebase(merit);
+            Trial::Rebased
+        }
+        trial => trial,
+    }
 }
 
 /// The scaled 2-norm `sqrt(sum_b sum_i (w_b e_i)^2)` of a residual given as
@@ -385,7 +494,7 @@ mod tests {
 
     impl NonlinearSystem for Scalar {
         type Error = ();
-        fn assemble(&mut self, matrix: bool) -> f64 {
+        fn assemble(&mut self, matrix: bool) -> Result<f64, ()> {
             let (r, j) = if self.atan {
                 (self.x.atan(), 1.0 / (1.0 + self.x * self.x))
             } else {
@@ -395,7 +504,7 @@ mod tests {
             if matrix {
                 self.j = j;
             }
-            r.abs()
+            Ok(r.abs())
         }
         fn residual_ratio(&mut self) -> f64 {
             self.r.abs() / 1e-10
@@ -490,6 +599,73 @@ mod tests {
         out.unwrap();
         assert!(s.x.abs() < 1e-9, "{}", s.x);
         assert!(stats.backtracks > 0);
+    }
+
+    /// `x^3 = 2` judged before each solve (statics' test): `|r| <= 1e-12`
+    /// at the iterate, no test after a correction.
+    struct First(Scalar, u32);
+
+    impl NonlinearSystem for First {
+        type Error = ();
+        const TESTS_FIRST: bool = true;
+        fn assemble(&mut self, matrix: bool) -> Result<f64, ()> {
+            self.1 += 1;
+            self.0.assemble(matrix)
+        }
+        fn accepts_iterate(&mut self) -> bool {
+            self.0.r.abs() <= 1e-12
+        }
+        fn residual_ratio(&mut self) -> f64 {
+            self.0.residual_ratio()
+        }
+        fn merit(&mut self) -> f64 {
+            self.0.merit()
+        }
+        fn factor(&mut self) -> Result<(), ()> {
+            self.0.factor()
+        }
+        fn solve(&mut self) -> Result<(), ()> {
+            self.0.solve()
+        }
+        fn move_along(&mut self, by: f64) {
+            self.0.move_along(by)
+        }
+        fn correction(&mut self) -> Correction {
+            self.0.correction()
+        }
+        fn verdict(&mut self, _: &Correction, _: u32) -> Option<Verdict> {
+            Some(Verdict::Continue)
+        }
+    }
+
+    /// Test before solve: an iterate that passes needs no solve; the count
+    /// is of solves; the iterate of the last allowed solve is judged too
+    /// (`max_iter + 1` assemblies), and failing it stops at `MaxIter`.
+    #[test]
+    fn tests_first() {
+        let mut stats = Stats::with_capacity(50);
+        let mut p = policy(LineSearch::None, Refactor::Iteration);
+        let mut at_root = First(Scalar::at(2f64.cbrt(), false), 0);
+        // The cube of the rounded root is 2 to round-off.
+        let out = solve(&mut at_root, &p, &mut stats, None).unwrap();
+        assert_eq!((out.iterations, at_root.1), (0, 1));
+        let mut s = First(Scalar::at(1.0, false), 0);
+        let out = solve(&mut s, &p, &mut stats, None).unwrap();
+        assert!(out.iterations > 0 && s.1 == out.iterations + 1, "{out:?}");
+        assert!((s.0.x - 2f64.cbrt()).abs() < 1e-12);
+        p.max_iter = 2;
+        let mut s = First(Scalar::at(1.0, false), 0);
+        let fail = solve(&mut s, &p, &mut stats, None).unwrap_err();
+        assert_eq!(
+            fail,
+            Failure::Stopped {
+                cause: Cause::MaxIter,
+                iterations: 2,
+                max_iter: 2,
+                grew: false
+            }
+        );
+        assert_eq!(s.1, 3);
     }
 
     /// A singular matrix is the system's error; a non-finite residual stops.

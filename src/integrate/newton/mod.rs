@@ -24,13 +24,25 @@ pub mod driver;
 
 use std::time::Duration;
 
-use super::gssss::JacobianKind;
 pub use driver::{solve, Cause, Correction, Failure, NonlinearSystem, Outcome, Policy, Stats};
 
 /// Safety factor on the round-off floors of the convergence test: the SPEC.md
 /// §1 problems converge with 1 to 8 down to dt = 2^-18; the deformable
 /// slider-crank (EA = 1.5e6 lb, 32 elements, dt = 1e-5) needs 4 or more.
 pub const FLOOR_FACTOR: f64 = 8.0;
+
+/// Which Newton matrix multiplies the multiplier increment (GSSSS; seed
+/// 000 eqs. 4.15–4.18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JacobianKind {
+    /// The exact derivative of the residual.
+    Consistent,
+    /// The seed's matrices (eqs. 4.15–4.18 as reproduced in SPEC.md §1 DP): the
+    /// multiplier column omits the W1 / (1 - W1) weights, i.e. B(u_{n+1})^T for
+    /// options 1 and 3 and B(u~)^T for option 4. Converges more slowly; kept to
+    /// reproduce the seed's iteration counts.
+    Seed,
+}
 
 /// Newton settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -120,6 +132,10 @@ pub enum Trial {
     },
     /// [`MAX_BACKTRACKS`] halvings did not decrease the residual.
     Failed,
+    /// Failed with an outdated Newton matrix: the iterate is taken as the
+    /// start of a correction solved with a fresh one ([`driver::solve`];
+    /// never returned by [`Backtracking::judge`]).
+    Rebased,
 }
 
 /// The backtracking line search over the iterations of one step: the

@@ -20,6 +20,7 @@
 //! start), NSTEP attempted steps, NACCP accepted, NREJCT rejected, NSTAB
 //! stabilized.
 
+mod settings;
 pub mod tableau;
 
 use std::time::Instant;
@@ -29,9 +30,9 @@ pub use tableau::{Tableau, DOPRI5, HEUN, RK4};
 use super::epm::Epm;
 use super::index1::Index1;
 use super::projector::{Drift, Projector};
-use super::settings::{Formulation, RkSettings, RkStep, Stabilization};
 use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 use crate::integrate::AttrValue;
+pub use settings::{Formulation, RkSettings, RkStep, Stabilization};
 
 /// Statistics of a Runge–Kutta step (indices into [`StepReport::stats`]).
 pub(crate) const STATS: [StatSpec; 9] = [

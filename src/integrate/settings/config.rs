@@ -17,108 +17,13 @@ use crate::integrate::{AttrValue, Integrator, StepError, System};
 
 use super::{bad, check_option, keys, largest_step, positive, step_size, SettingsError, TCG};
 
-/// How a fixed-step method treats a step whose Newton iteration fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StepControl {
-    /// The run stops (seed 000's failure patterns).
-    Fixed,
-    /// The step is halved and retried (at most 10 times), and doubled again
-    /// after 4 successes, up to dt.
-    Cutback,
-}
-
-impl StepControl {
-    /// The name in the model file.
-    pub fn name(self) -> &'static str {
-        match self {
-            StepControl::Fixed => "fixed",
-            StepControl::Cutback => "cutback",
-        }
-    }
-}
-
-/// Settings of the GSSSS family (seed 000).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GssssSettings {
-    /// The scheme.
-    pub variant: Variant,
-    /// Preset name when one was used.
-    pub preset: Option<String>,
-    /// Constraint-force option.
-    pub option: ConstraintOption,
-    /// Time step.
-    pub dt: f64,
-    /// Newton settings.
-    pub newton: NewtonSettings,
-    /// What a Newton failure does.
-    pub step_control: StepControl,
-}
-
-/// How a Runge–Kutta method steps.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum RkStep {
-    /// Steps of `dt` (the last one may be shorter).
-    Fixed {
-        /// Step size.
-        dt: f64,
-    },
-    /// Steps chosen by the embedded error estimate.
-    Adaptive {
-        /// Relative tolerance.
-        rtol: f64,
-        /// Absolute tolerance.
-        atol: f64,
-        /// Largest step.
-        max_step: f64,
-        /// Most attempted steps per run (HNW's NMAX).
-        max_steps: u64,
-    },
-}
+pub use crate::integrate::gssss::{GssssSettings, StepControl};
+pub use crate::integrate::rk::{Formulation, RkSettings, RkStep, Stabilization};
 
 /// Default `max_steps` of the adaptive methods: a run that needs more is
 /// stopped with [`StepError::TooManySteps`] instead of creeping on (HNW's
 /// DOPRI5 has NMAX = 1e5; the shipped models need at most a few 1e4).
 pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
-
-/// Drift control of the index-1 form (seed 001).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stabilization {
-    /// None: the constraints drift.
-    None,
-    /// Baumgarte's B(g1, g2): `Phi'' + g1 Phi' + g2 Phi = 0` (eq. 2.14b).
-    Baumgarte([f64; 2]),
-    /// Post-stabilization PStab (S-both2, eq. 3.68).
-    PStab {
-        /// Steps whose drift is at most `datol` are not stabilized (0: all).
-        datol: f64,
-        /// The projections' metric.
-        metric: Metric,
-        /// The S-both passes per stabilization.
-        passes: Passes,
-    },
-}
-
-/// The ODE a Runge–Kutta tableau integrates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Formulation {
-    /// The index-1 form in (u, v) (seed 001), with Baumgarte or PStab.
-    Index1,
-    /// The embedded projection method in the modified state (seed 004).
-    Epm,
-}
-
-/// Settings of an explicit Runge–Kutta method (seeds 001 and 004).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RkSettings {
-    /// The ODE integrated.
-    pub formulation: Formulation,
-    /// The tableau.
-    pub tableau: Tableau,
-    /// Fixed or adaptive steps.
-    pub step: RkStep,
-    /// Drift control.
-    pub stabilization: Stabilization,
-}
 
 /// The method and its typed settings.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,6 +12,7 @@ mod layout;
 mod reader;
 mod rust_backend;
 mod streamer;
+pub(in crate::output) mod xdmf;
 
 #[cfg(feature = "hdf5-c")]
 pub use c_backend::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};

@@ -299,7 +299,7 @@ impl<B: Backend> Recorder for Streamer<B> {
             return Err(h5_error(&self.path, "begin called twice"));
         }
         self.columns = plan_columns(&self.path, &self.config, info)?;
-        crate::output::xdmf::remove_stale(&self.path)?;
+        super::xdmf::remove_stale(&self.path)?;
         let fixed = plan_fixed(info);
         (self.n_dof, self.n_mult) = (info.dof_names.len(), info.multiplier_names.len());
         self.backend
@@ -386,7 +386,7 @@ impl<B: Backend> Recorder for Streamer<B> {
         self.backend.finish(self.rows, &attrs)?;
         if self.writes_xdmf() {
             let rows = self.times.len().min(self.rows as usize);
-            crate::output::xdmf::write_beside(&self.path, &self.mesh, &self.times[..rows])?;
+            super::xdmf::write_beside(&self.path, &self.mesh, &self.times[..rows])?;
         }
         Ok(())
     }

@@ -17,8 +17,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::hdf5::{path_component, MESH_BODIES, POINTS};
-use super::{Mesh, OutputError};
+use super::{path_component, MESH_BODIES, POINTS};
+use crate::output::{Mesh, OutputError};
 
 /// Escapes `s` for an XML attribute value or text node.
 fn escape(s: &str) -> String {
@@ -47,7 +47,7 @@ struct Topology {
 
 /// The XDMF document for a run file named `h5_name` (relative to the XDMF
 /// file) with `mesh` and the recorded `times`.
-pub(super) fn document(h5_name: &str, mesh: &Mesh, times: &[f64]) -> String {
+pub(in crate::output) fn document(h5_name: &str, mesh: &Mesh, times: &[f64]) -> String {
     let file = escape(h5_name);
     let np = mesh.points.len();
     let steps = times.len();
@@ -119,7 +119,7 @@ pub fn xdmf_path(h5_path: &Path) -> Option<PathBuf> {
 
 /// Removes a side file left by an earlier run into the same file name, so
 /// that no XDMF file describes a file it was not written for.
-pub(super) fn remove_stale(h5_path: &Path) -> Result<(), OutputError> {
+pub(in crate::output) fn remove_stale(h5_path: &Path) -> Result<(), OutputError> {
     let Some(xmf) = xdmf_path(h5_path) else {
         return Ok(());
     };
@@ -133,7 +133,11 @@ pub(super) fn remove_stale(h5_path: &Path) -> Result<(), OutputError> {
 }
 
 /// Writes the XDMF side file ([`xdmf_path`]) of the run in `h5_path`.
-pub(super) fn write_beside(h5_path: &Path, mesh: &Mesh, times: &[f64]) -> Result<(), OutputError> {
+pub(in crate::output) fn write_beside(
+    h5_path: &Path,
+    mesh: &Mesh,
+    times: &[f64],
+) -> Result<(), OutputError> {
     let Some(xmf) = xdmf_path(h5_path) else {
         return Ok(());
     };
