@@ -13,6 +13,7 @@ use crate::integrate::{
 use crate::model::Model;
 use crate::output::ProbeSummary;
 use crate::output::{AttrValue, RunSource};
+use crate::output::{ConstraintNorms, Energy};
 use crate::output::{
     Hdf5Recorder, Mesh, NewtonStats, NullRecorder, OutputConfig, OutputError, OutputInterval,
     Recorder, RunInfo, RunStatus, RunTotals, SizeEstimate, StepRecord,
@@ -306,7 +307,7 @@ impl Simulation {
             return Ok(summary);
         }
 
-        let mut rec = Recording::new(&self.model, specs.len());
+        let mut rec = RowBuffers::new(&self.model, specs.len());
         let e0 = sim.energy();
         summary.energy_initial = e0.total;
         rec.balance = EnergyBalance::new(e0.total);
@@ -314,47 +315,20 @@ impl Simulation {
                       sim: &Stepper<'_>,
                       stats: NewtonStats,
                       work: f64,
-                      rec: &mut Recording,
+                      rec: &mut RowBuffers,
                       summary: &mut RunSummary,
                       recorder: &mut dyn Recorder|
          -> Result<(), OutputError> {
-            let e = sim.energy_at(state, work);
-            sim.integrator().aligned(state, &mut rec.a, &mut rec.lambda);
-            let c = self
-                .asm
-                .constraint_norms(&self.model, &state.u, &state.v, &rec.a, state.t);
+            let (e, c) = rec.write_row(sim, state, stats, work, recorder)?;
             rec.balance.add(&e);
             summary.max_position_violation = summary.max_position_violation.max(c.position);
             summary.max_velocity_violation = summary.max_velocity_violation.max(c.velocity);
             summary.max_acceleration_violation =
                 summary.max_acceleration_violation.max(c.acceleration);
-            let mut step = StepRecord {
-                step: state.step,
-                time: state.t,
-                u: &state.u,
-                v: &state.v,
-                a: &rec.a,
-                lambda: &rec.lambda,
-                energy: e,
-                constraints: c,
-                newton: stats,
-                probes: &[],
-                stats: &rec.stats,
-            };
-            for ((p, x), (_, s)) in self
-                .model
-                .probes
-                .iter()
-                .zip(rec.probes.iter_mut())
-                .zip(summary.probes.iter_mut())
-            {
-                *x = p.value(&step);
+            for ((_, s), x) in summary.probes.iter_mut().zip(&rec.probes) {
                 s.add(state.t, *x);
             }
-            step.probes = &rec.probes;
-            let written = recorder.record(&step);
-            rec.stats.fill(0.0);
-            written
+            Ok(())
         };
         record(
             sim.state(),
@@ -696,7 +670,7 @@ pub fn recorded_rows(config: &IntegratorConfig, interval: OutputInterval) -> u64
 }
 
 /// Buffers for the recorded rows.
-struct Recording {
+struct RowBuffers {
     a: Vec<f64>,
     lambda: Vec<f64>,
     probes: Vec<f64>,
@@ -706,15 +680,58 @@ struct Recording {
     balance: EnergyBalance,
 }
 
-impl Recording {
+impl RowBuffers {
     fn new(model: &Model, n_stats: usize) -> Self {
-        Recording {
+        RowBuffers {
             a: vec![0.0; model.n_dofs()],
             lambda: vec![0.0; model.n_constraints()],
             probes: vec![0.0; model.probes.len()],
             stats: vec![0.0; n_stats],
             balance: EnergyBalance::new(0.0),
         }
+    }
+
+    /// Records `state` of `sim` (the stepper's method, with the work `work`
+    /// done until then and the Newton statistics `newton` of its step) into
+    /// `recorder`: its energy, the method's accelerations and multipliers
+    /// aligned to the state's time, the constraint residuals, the probe
+    /// values (left in `self.probes`) and the statistics accumulated since
+    /// the last row (then reset). Returns the energy and residuals.
+    fn write_row(
+        &mut self,
+        sim: &Stepper<'_>,
+        state: &State,
+        newton: NewtonStats,
+        work: f64,
+        recorder: &mut dyn Recorder,
+    ) -> Result<(Energy, ConstraintNorms), OutputError> {
+        let problem = sim.simulation();
+        let e = sim.energy_at(state, work);
+        sim.integrator()
+            .aligned(state, &mut self.a, &mut self.lambda);
+        let c = problem
+            .asm
+            .constraint_norms(&problem.model, &state.u, &state.v, &self.a, state.t);
+        let mut step = StepRecord {
+            step: state.step,
+            time: state.t,
+            u: &state.u,
+            v: &state.v,
+            a: &self.a,
+            lambda: &self.lambda,
+            energy: e,
+            constraints: c,
+            newton,
+            probes: &[],
+            stats: &self.stats,
+        };
+        for (p, x) in problem.model.probes.iter().zip(self.probes.iter_mut()) {
+            *x = p.value(&step);
+        }
+        step.probes = &self.probes;
+        let written = recorder.record(&step);
+        self.stats.fill(0.0);
+        written.map(|()| (e, c))
     }
 }
 

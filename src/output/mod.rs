@@ -12,19 +12,24 @@ mod hdf5;
 mod memory;
 mod mesh;
 mod probe;
+mod results;
 mod xdmf;
 
 pub use config::{Field, OutputConfig, OutputInterval};
 pub use estimate::{SizeError, SizeEstimate, DEFAULT_MAX_BYTES};
 pub use hdf5::{
-    path_component, read_hdf5, write_table, Hdf5Reader, Hdf5Recorder, Hdf5Run, RunSource,
-    TableColumn,
+    path_component, read_hdf5, read_hdf5_run, write_table, Hdf5Reader, Hdf5Recorder, Hdf5Run,
+    RunSource, TableColumn,
 };
 #[cfg(feature = "hdf5-c")]
 pub use hdf5::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
 pub use memory::MemoryRecorder;
 pub use mesh::{CellBlock, Mesh, MeshBody, MeshJoint, MeshPoint};
 pub use probe::ProbeSummary;
+pub use results::{
+    Matrix, Recording, Results, ResultsError, Series, Stat, StatValues, CONSTRAINT_NAMES,
+    ENERGY_NAMES,
+};
 pub use xdmf::xdmf_path;
 
 // Vocabulary of the records, defined on the lowest floor that computes it.
