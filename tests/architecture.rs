@@ -18,6 +18,7 @@ const FLOORS: &[&[&str]] = &[
     &["run"],
     &["input"],
     &["factor", "batch", "bench", "plot"],
+    &["prelude"],
 ];
 
 fn floor(module: &str) -> Option<usize> {

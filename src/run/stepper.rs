@@ -63,14 +63,14 @@ impl Deref for Problem<'_> {
 ///
 /// ```
 /// use flexmb::integrate::IntegratorConfig;
-/// use flexmb::model::{ModelBuilder, PointRef};
+/// use flexmb::model::{DistanceKind, ModelBuilder, PointRef};
 /// use flexmb::run::Stepper;
 ///
 /// // A point mass on a massless rod of length 1, released horizontally.
 /// let mut b = ModelBuilder::new(2)?;
 /// b.node("bob", &[1.0, 0.0], None, 1.0)?;
 /// let pivot = PointRef::Ground([0.0; 3]);
-/// b.distance("rod", &pivot, &PointRef::Entity("bob".into()), None, false)?;
+/// b.distance("rod", &pivot, &PointRef::entity("bob"), None, DistanceKind::Length)?;
 /// b.gravity(&[0.0, -9.81])?;
 /// let mut sim = Stepper::new(b.build()?, &IntegratorConfig::gssss().dt(1e-3))?;
 /// sim.advance_to(0.5)?;
