@@ -45,6 +45,24 @@ pub struct Recording {
 }
 
 impl Recording {
+    /// With the positions.
+    pub const fn with_u(mut self) -> Self {
+        self.u = true;
+        self
+    }
+
+    /// With the energies.
+    pub const fn with_energy(mut self) -> Self {
+        self.energy = true;
+        self
+    }
+
+    /// With the probes.
+    pub const fn with_probes(mut self) -> Self {
+        self.probes = true;
+        self
+    }
+
     /// Every history.
     pub const fn all() -> Self {
         Recording {
