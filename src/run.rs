@@ -104,6 +104,9 @@ pub struct RunSummary {
     pub timings: Option<NewtonTimings>,
     /// The method's statistics over the run (name, total), in its order.
     pub stats: Vec<(String, f64)>,
+    /// The totals of the method's counters (name, count), in its order: the
+    /// counters of [`RunSummary::stats`] as integers.
+    pub counts: Vec<(String, u64)>,
     /// Largest velocity-constraint violation over recorded steps.
     pub max_velocity_violation: f64,
     /// max |B a + (B v)_u v + 2 Phi_tu v + Phi_tt| over recorded steps (the
@@ -120,6 +123,12 @@ impl RunSummary {
     /// The total of statistic `name` of the method, if it reports one.
     pub fn stat(&self, name: &str) -> Option<f64> {
         self.stats.iter().find(|s| s.0 == name).map(|s| s.1)
+    }
+
+    /// The total of the method's counter `name` (e.g. `nreject`), if it
+    /// reports one (`None` for a measure).
+    pub fn count(&self, name: &str) -> Option<u64> {
+        self.counts.iter().find(|s| s.0 == name).map(|s| s.1)
     }
 
     /// Newton iterations per completed step.
@@ -279,6 +288,7 @@ impl Simulation {
             probes: self.probe_summaries(),
             timings: None,
             stats: specs.iter().map(|s| (s.name.to_string(), 0.0)).collect(),
+            counts: Vec::new(),
             max_velocity_violation: 0.0,
             max_acceleration_violation: 0.0,
             initial: InitialCorrection::default(),
@@ -461,6 +471,7 @@ impl Simulation {
         for ((_, total), x) in summary.stats.iter_mut().zip(&totals) {
             *total = *x;
         }
+        summary.counts = sim.counts().map(|(n, c)| (n.to_string(), c)).collect();
         let status = match (&summary.failure, summary.interrupted) {
             (Some(e), _) => RunStatus::Failed {
                 reason: e.to_string(),
@@ -568,6 +579,7 @@ impl Simulation {
             probes: self.probe_summaries(),
             timings: None,
             stats: Vec::new(),
+            counts: Vec::new(),
             max_velocity_violation: f64::NAN,
             max_acceleration_violation: f64::NAN,
             initial: InitialCorrection::default(),

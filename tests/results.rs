@@ -225,3 +225,36 @@ fn a_selection_keeps_only_what_it_names() {
     .unwrap();
     assert!(plain.results().is_none());
 }
+
+#[test]
+fn counts_are_integers_in_the_summary_and_the_stepper() {
+    let file = load_model_file(model_path("dumbbell")).unwrap();
+    let spec = IntegratorSpec {
+        t_end: Some(0.05),
+        ..Default::default()
+    };
+    let config = file.integrator(&spec).unwrap();
+    let mut s = Stepper::new(file.model.clone(), &config).unwrap();
+    s.advance_to(0.05).unwrap();
+    let it: u64 = s.count("newton_iterations").unwrap();
+    assert_eq!(it, s.newton_iterations());
+    assert!(it >= 50);
+    assert_eq!(s.count("no_such"), None);
+    assert!(s.counts().all(|(n, _)| n != "no_such"));
+    let summary = Simulation::new(file.model)
+        .run(
+            &config,
+            "",
+            &OutputConfig::default(),
+            &mut Results::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert_eq!(
+        summary.count("newton_iterations"),
+        Some(summary.newton_iterations)
+    );
+    assert_eq!(summary.count("newton_iterations"), Some(it));
+    assert_eq!(summary.counts.len(), summary.stats.len()); // GSSSS: counters only
+    assert_eq!(summary.count("drift_position"), None);
+}

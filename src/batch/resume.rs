@@ -92,6 +92,14 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
             .iter()
             .map(|s| Some((s.name.to_string(), number(&format!("stats.{}", s.name))?)))
             .collect::<Option<Vec<_>>>()?,
+        counts: file
+            .integrator(&crate::integrate::IntegratorSpec::default())
+            .ok()?
+            .statistics()
+            .iter()
+            .filter(|s| s.integer)
+            .map(|s| Some((s.name.to_string(), count(&format!("stats.{}", s.name))?)))
+            .collect::<Option<Vec<_>>>()?,
         max_velocity_violation: number("max_velocity_violation")?,
         max_acceleration_violation: number("max_acceleration_violation")?,
         initial: Default::default(),

@@ -410,6 +410,23 @@ impl<'a> Stepper<'a> {
             .map(|(s, &x)| (s.name, x))
     }
 
+    /// The method's counters over the steps taken (name, count), in its
+    /// order: the counters of [`Stepper::stats`] as integers.
+    pub fn counts(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.integrator
+            .statistics()
+            .iter()
+            .zip(&self.totals)
+            .filter(|(s, _)| s.integer)
+            .map(|(s, &x)| (s.name, x.round() as u64))
+    }
+
+    /// The total of the method's counter `name` so far (`None` for a
+    /// measure or a name the method does not report).
+    pub fn count(&self, name: &str) -> Option<u64> {
+        self.counts().find(|c| c.0 == name).map(|c| c.1)
+    }
+
     /// Energy of `state` with the work `work` done on the system until then.
     #[inline]
     pub(super) fn energy_at(&self, state: &State, work: f64) -> Energy {
