@@ -87,6 +87,9 @@ fn line_of_beams_refuses_bad_input() {
     };
     let e = try_line(&[0.0, 0.0], &[1.0, 0.0], 0, STEEL);
     assert_eq!((e.what, e.field), ("line", Some("elements")));
+    let e = try_line(&[0.0, 0.0], &[1.0, 0.0], usize::MAX, STEEL);
+    assert_eq!(e.field, Some("elements"));
+    assert!(e.to_string().contains("1 to 100000 elements"), "{e}");
     let e = try_line(&[0.5, 0.0], &[0.5, 0.0], 4, STEEL);
     assert_eq!(e.field, Some("to"));
     assert!(e.to_string().contains("no length"), "{e}");

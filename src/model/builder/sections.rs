@@ -129,6 +129,10 @@ fn material(what: &str, e: f64, rho: f64) -> Result<(), BuildError> {
     super::nonnegative_named("section", what, "rho", "density", rho)
 }
 
+/// The most elements of one line (a bound on what a model file can ask
+/// the builder to allocate).
+pub const MAX_LINE_ELEMENTS: usize = 100_000;
+
 /// The ids of a generated line: nodes `{nodes}0 ..= {nodes}n`, elements
 /// `{elements}1 ..= {elements}n` (element k between nodes k-1 and k).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,12 +175,12 @@ impl ModelBuilder {
         let dim = self.dim;
         let a = self.vector("line", id, "from", from, dim)?;
         let b = self.vector("line", id, "to", to, dim)?;
-        if n == 0 {
+        if n == 0 || n > MAX_LINE_ELEMENTS {
             return Err(err(
                 "line",
                 id,
                 Some("elements"),
-                "a line needs at least one element, got 0".into(),
+                format!("a line has 1 to {MAX_LINE_ELEMENTS} elements, got {n}"),
             ));
         }
         let d: Vec<f64> = (0..dim).map(|k| b[k] - a[k]).collect();
