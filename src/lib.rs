@@ -74,6 +74,7 @@ pub mod output;
 #[cfg(feature = "cli")]
 pub mod plot;
 pub mod point;
+pub mod prelude;
 pub mod rotation;
 pub mod run;
 pub mod statics;

@@ -13,6 +13,7 @@ use crate::integrate::{
 use crate::model::Model;
 use crate::output::ProbeSummary;
 use crate::output::{AttrValue, RunSource};
+use crate::output::{ConstraintNorms, Energy};
 use crate::output::{
     Hdf5Recorder, Mesh, NewtonStats, NullRecorder, OutputConfig, OutputError, OutputInterval,
     Recorder, RunInfo, RunStatus, RunTotals, SizeEstimate, StepRecord,
@@ -103,6 +104,9 @@ pub struct RunSummary {
     pub timings: Option<NewtonTimings>,
     /// The method's statistics over the run (name, total), in its order.
     pub stats: Vec<(String, f64)>,
+    /// The totals of the method's counters (name, count), in its order: the
+    /// counters of [`RunSummary::stats`] as integers.
+    pub counts: Vec<(String, u64)>,
     /// Largest velocity-constraint violation over recorded steps.
     pub max_velocity_violation: f64,
     /// max |B a + (B v)_u v + 2 Phi_tu v + Phi_tt| over recorded steps (the
@@ -119,6 +123,12 @@ impl RunSummary {
     /// The total of statistic `name` of the method, if it reports one.
     pub fn stat(&self, name: &str) -> Option<f64> {
         self.stats.iter().find(|s| s.0 == name).map(|s| s.1)
+    }
+
+    /// The total of the method's counter `name` (e.g. `nreject`), if it
+    /// reports one (`None` for a measure).
+    pub fn count(&self, name: &str) -> Option<u64> {
+        self.counts.iter().find(|s| s.0 == name).map(|s| s.1)
     }
 
     /// Newton iterations per completed step.
@@ -273,7 +283,7 @@ impl Simulation {
             return failed_start(summary, e, recorder, started);
         }
 
-        let mut rec = Recording::new(&self.model, specs.len());
+        let mut rec = RowBuffers::new(&self.model, specs.len());
         let e0 = sim.energy();
         summary.energy_initial = e0.total;
         rec.balance = EnergyBalance::new(e0.total);
@@ -411,6 +421,7 @@ impl Simulation {
             max_acceleration_violation: 0.0,
             initial: InitialCorrection::default(),
             interrupted: None,
+            counts: Vec::new(),
         }
     }
 
@@ -426,42 +437,15 @@ impl Simulation {
         work: f64,
     ) -> Result<(), OutputError> {
         let (rec, summary) = (&mut *rows.rec, &mut *rows.summary);
-        let e = sim.energy_at(state, work);
-        sim.integrator().aligned(state, &mut rec.a, &mut rec.lambda);
-        let c = self
-            .asm
-            .constraint_norms(&self.model, &state.u, &state.v, &rec.a, state.t);
+        let (e, c) = rec.write_row(sim, state, stats, work, rows.recorder)?;
         rec.balance.add(&e);
         summary.max_position_violation = summary.max_position_violation.max(c.position);
         summary.max_velocity_violation = summary.max_velocity_violation.max(c.velocity);
         summary.max_acceleration_violation = summary.max_acceleration_violation.max(c.acceleration);
-        let mut step = StepRecord {
-            step: state.step,
-            time: state.t,
-            u: &state.u,
-            v: &state.v,
-            a: &rec.a,
-            lambda: &rec.lambda,
-            energy: e,
-            constraints: c,
-            newton: stats,
-            probes: &[],
-            stats: &rec.stats,
-        };
-        for ((p, x), (_, s)) in self
-            .model
-            .probes
-            .iter()
-            .zip(rec.probes.iter_mut())
-            .zip(summary.probes.iter_mut())
-        {
-            *x = p.value(&step);
+        for ((_, s), x) in summary.probes.iter_mut().zip(&rec.probes) {
             s.add(state.t, *x);
         }
-        step.probes = &rec.probes;
-        let written = rows.recorder.record(&step);
-        rec.stats.fill(0.0);
-        written
+        Ok(())
     }
 
     /// The summary and the file's totals and status after the time loop.
@@ -469,7 +453,7 @@ impl Simulation {
         &self,
         sim: &Stepper<'_>,
         mut summary: RunSummary,
-        rec: &mut Recording,
+        rec: &mut RowBuffers,
         recorder: &mut dyn Recorder,
         started: Instant,
     ) -> Result<RunSummary, OutputError> {
@@ -484,6 +468,7 @@ impl Simulation {
         for ((_, total), x) in summary.stats.iter_mut().zip(&totals) {
             *total = *x;
         }
+        summary.counts = sim.counts().map(|(n, c)| (n.to_string(), c)).collect();
         let status = match (&summary.failure, summary.interrupted) {
             (Some(e), _) => RunStatus::Failed {
                 reason: e.to_string(),
@@ -591,6 +576,7 @@ impl Simulation {
             probes: self.probe_summaries(),
             timings: None,
             stats: Vec::new(),
+            counts: Vec::new(),
             max_velocity_violation: f64::NAN,
             max_acceleration_violation: f64::NAN,
             initial: InitialCorrection::default(),
@@ -693,7 +679,7 @@ pub fn recorded_rows(config: &IntegratorConfig, interval: OutputInterval) -> u64
 }
 
 /// Buffers for the recorded rows.
-struct Recording {
+struct RowBuffers {
     a: Vec<f64>,
     lambda: Vec<f64>,
     probes: Vec<f64>,
@@ -703,9 +689,9 @@ struct Recording {
     balance: EnergyBalance,
 }
 
-impl Recording {
+impl RowBuffers {
     fn new(model: &Model, n_stats: usize) -> Self {
-        Recording {
+        RowBuffers {
             a: vec![0.0; model.n_dofs()],
             lambda: vec![0.0; model.n_constraints()],
             probes: vec![0.0; model.probes.len()],
@@ -713,12 +699,55 @@ impl Recording {
             balance: EnergyBalance::new(0.0),
         }
     }
+
+    /// Records `state` of `sim` (the stepper's method, with the work `work`
+    /// done until then and the Newton statistics `newton` of its step) into
+    /// `recorder`: its energy, the method's accelerations and multipliers
+    /// aligned to the state's time, the constraint residuals, the probe
+    /// values (left in `self.probes`) and the statistics accumulated since
+    /// the last row (then reset). Returns the energy and residuals.
+    fn write_row(
+        &mut self,
+        sim: &Stepper<'_>,
+        state: &State,
+        newton: NewtonStats,
+        work: f64,
+        recorder: &mut dyn Recorder,
+    ) -> Result<(Energy, ConstraintNorms), OutputError> {
+        let problem = sim.simulation();
+        let e = sim.energy_at(state, work);
+        sim.integrator()
+            .aligned(state, &mut self.a, &mut self.lambda);
+        let c = problem
+            .asm
+            .constraint_norms(&problem.model, &state.u, &state.v, &self.a, state.t);
+        let mut step = StepRecord {
+            step: state.step,
+            time: state.t,
+            u: &state.u,
+            v: &state.v,
+            a: &self.a,
+            lambda: &self.lambda,
+            energy: e,
+            constraints: c,
+            newton,
+            probes: &[],
+            stats: &self.stats,
+        };
+        for (p, x) in problem.model.probes.iter().zip(self.probes.iter_mut()) {
+            *x = p.value(&step);
+        }
+        step.probes = &self.probes;
+        let written = recorder.record(&step);
+        self.stats.fill(0.0);
+        written.map(|()| (e, c))
+    }
 }
 
 /// Where recorded rows go: the per-row buffers, the summary's maxima and
 /// the recorder.
 struct Rows<'a> {
-    rec: &'a mut Recording,
+    rec: &'a mut RowBuffers,
     summary: &'a mut RunSummary,
     recorder: &'a mut dyn Recorder,
 }

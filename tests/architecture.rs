@@ -22,6 +22,7 @@ const FLOORS: &[&[&str]] = &[
     &["run"],
     &["input"],
     &["factor", "batch", "bench", "plot"],
+    &["prelude"],
 ];
 
 fn floor(module: &str) -> Option<usize> {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use flexmb::batch::{merge_shards, run_batch, BatchError, BatchOptions, CaseResult, Shard, Sweep};
 use flexmb::output::{
-    path_component, read_hdf5, AttrValue, ConstraintNorms, Hdf5Reader, Hdf5Run, RunSource,
+    path_component, read_hdf5_run, AttrValue, ConstraintNorms, Hdf5Reader, Hdf5Run, RunSource,
 };
 
 fn root() -> &'static Path {
@@ -369,8 +369,8 @@ fn smoke_sweep_matches_its_files_and_is_independent_of_jobs() {
             a.case.id
         );
         let (h1, h2) = (
-            read_hdf5(a.output.as_ref().unwrap()).unwrap(),
-            read_hdf5(b.output.as_ref().unwrap()).unwrap(),
+            read_hdf5_run(a.output.as_ref().unwrap()).unwrap(),
+            read_hdf5_run(b.output.as_ref().unwrap()).unwrap(),
         );
         assert_eq!(h1.u, h2.u);
         assert_eq!(h1.lambda, h2.lambda);
@@ -477,7 +477,7 @@ generator.elements = 4
     assert!(r[1].summary.is_none() && r[1].output.is_none());
     let newton = r[2].failure.as_deref().unwrap();
     assert!(newton.contains("Newton failed at step 1"), "{newton}");
-    let h = read_hdf5(r[2].output.as_ref().unwrap()).unwrap();
+    let h = read_hdf5_run(r[2].output.as_ref().unwrap()).unwrap();
     assert_eq!(h.status, "failed");
     assert_eq!(h.failure_reason, newton);
 
@@ -593,7 +593,7 @@ fn resume_skips_completed_cases_and_reruns_failed_and_changed_ones() {
     let r3 = run_batch(&changed, &opts, &|_| {}).unwrap();
     let resumed: Vec<bool> = r3.iter().map(|r| r.resumed).collect();
     assert_eq!(resumed, [false, true, false, true]);
-    assert_eq!(read_hdf5(&files[0]).unwrap().status, "completed");
+    assert_eq!(read_hdf5_run(&files[0]).unwrap().status, "completed");
 }
 
 /// Cases run largest first (DOFs x steps; equal costs in expansion order),

@@ -11,7 +11,7 @@ use std::process::Command;
 use common::bench::bench_case;
 use flexmb::bench::{csv, fit_exponent, run_case, table, BenchCase, Problem, COLUMNS};
 use flexmb::integrate::IntegratorSpec;
-use flexmb::output::read_hdf5;
+use flexmb::output::read_hdf5_run;
 
 #[test]
 fn every_problem_reports_consistent_rows() {
@@ -83,7 +83,7 @@ fn modified_newton_and_timed_output() {
     assert_eq!(r.factorizations, 1.0);
     assert!(r.iterations >= 1.0);
     assert!(r.output > 0.0 && r.assembly + r.factorization + r.solve + r.output <= r.total);
-    let run = read_hdf5(flexmb::bench::case_file(&dir, Problem::HangingBeam, 6)).unwrap();
+    let run = read_hdf5_run(flexmb::bench::case_file(&dir, Problem::HangingBeam, 6)).unwrap();
     assert_eq!(run.time.len(), 6, "the start and 5 steps");
     std::fs::remove_dir_all(&dir).ok();
 }

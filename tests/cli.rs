@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use common::max_constraint;
 use common::scratch::{output_text as text, scratch_file, write_scratch};
-use flexmb::output::read_hdf5;
+use flexmb::output::read_hdf5_run;
 
 fn flexmb(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flexmb"))
@@ -48,7 +48,7 @@ fn midpoint_runs_100_s_and_the_file_reads_back() {
         "{}",
         text(&o)
     );
-    let run = read_hdf5(&out).unwrap();
+    let run = read_hdf5_run(&out).unwrap();
     assert_eq!(run.status, "completed");
     assert_eq!(run.len(), 10001);
     assert_eq!(run.t_end_reached, 100.0);
@@ -108,7 +108,7 @@ fn runge_kutta_methods_run_from_the_command_line() {
     assert!(o.status.success(), "{}", text(&o));
     let line = String::from_utf8_lossy(&o.stdout);
     assert!(line.contains("nfcn ") && line.contains("nstab "), "{line}");
-    let run = read_hdf5(&out).unwrap();
+    let run = read_hdf5_run(&out).unwrap();
     assert_eq!(run.status, "completed");
     assert_eq!(run.len(), 31, "dense output at every 1 ms");
     for (k, t) in run.time.iter().enumerate() {
@@ -210,7 +210,7 @@ fn newmark_fails_with_the_newton_code_and_a_readable_file() {
         msg.contains("residual history") && msg.contains("largest residual entries"),
         "{msg}"
     );
-    let run = read_hdf5(&out).unwrap();
+    let run = read_hdf5_run(&out).unwrap();
     assert_eq!(run.status, "failed");
     assert!(
         run.failure_reason.contains("Newton failed"),
@@ -481,7 +481,7 @@ length = 1.0
     assert_eq!(o.status.code(), Some(4), "{msg}");
     println!("{msg}");
     assert!(msg.contains("rod") && msg.contains("rod_again"), "{msg}");
-    let run = read_hdf5(&out).unwrap();
+    let run = read_hdf5_run(&out).unwrap();
     assert_eq!(run.status, "failed");
 }
 
@@ -556,7 +556,7 @@ fn batch_runs_the_smoke_sweep() {
     assert_eq!(rows.len(), 4, "{summary}");
     for row in rows {
         let id = row.split(',').next().unwrap();
-        let h = read_hdf5(out.join(format!("{id}.h5"))).unwrap();
+        let h = read_hdf5_run(out.join(format!("{id}.h5"))).unwrap();
         assert_eq!(h.status, "completed");
         assert!(row.contains(",completed,,200,"), "{row}");
     }

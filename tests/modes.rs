@@ -6,7 +6,7 @@
 
 use flexmb::assembly::Assembler;
 use flexmb::input::load_model_file;
-use flexmb::model::{Body2d, Model, ModelBuilder, PointRef};
+use flexmb::model::{BeamSection, Body2d, DistanceKind, Model, ModelBuilder, PointRef};
 use flexmb::modes::{
     dynamic_residual, linearize, modes, LinearizeAt, LinearizedSystem, Method, ModeOptions,
     ModesError,
@@ -127,7 +127,11 @@ fn pendulum(m: f64, l: f64, g: f64, quadratic: bool) -> Model {
         &PointRef::ground([0.0, 0.0]),
         &PointRef::entity("bob"),
         Some(l),
-        quadratic,
+        if quadratic {
+            DistanceKind::Quadratic
+        } else {
+            DistanceKind::Length
+        },
     )
     .unwrap();
     b.build().unwrap()
@@ -203,9 +207,16 @@ fn double_pendulum_frequencies_match_the_closed_form() {
     b.node("m1", &[0.0, -l1], None, m1).unwrap();
     b.node("m2", &[0.0, -l1 - l2], None, m2).unwrap();
     let (p1, p2) = (PointRef::entity("m1"), PointRef::entity("m2"));
-    b.distance("rod1", &PointRef::ground([0.0, 0.0]), &p1, None, true)
+    b.distance(
+        "rod1",
+        &PointRef::ground([0.0, 0.0]),
+        &p1,
+        None,
+        DistanceKind::Quadratic,
+    )
+    .unwrap();
+    b.distance("rod2", &p1, &p2, None, DistanceKind::Length)
         .unwrap();
-    b.distance("rod2", &p1, &p2, None, false).unwrap();
     let nodes = b.build().unwrap();
     let mut b = ModelBuilder::new(2).unwrap();
     b.gravity(&[0.0, -g]).unwrap();
@@ -254,8 +265,18 @@ fn beam(elements: usize, len: f64, ei: f64, rho_a: f64, clamped: bool) -> Model 
     }
     for i in 0..elements {
         let (a, c) = (format!("n{i}"), format!("n{}", i + 1));
-        b.beam(&format!("e{i}"), &a, &c, 1e4 * ei, ei, rho_a, None)
-            .unwrap();
+        b.beam(
+            &format!("e{i}"),
+            &a,
+            &c,
+            &BeamSection {
+                ea: 1e4 * ei,
+                ei,
+                rho_a,
+            },
+            None,
+        )
+        .unwrap();
     }
     if clamped {
         b.ground_pin("root", &PointRef::entity("n0"), &[0.0, 0.0])
@@ -549,7 +570,7 @@ mod command_line {
             assert!((omega / w - 1.0).abs() < 5e-3, "{line}");
         }
         // One row for the reference state, one per mode; /v the shape.
-        let run = flexmb::output::read_hdf5(&h5).unwrap();
+        let run = flexmb::output::read_hdf5_run(&h5).unwrap();
         assert_eq!(run.time, [0.0, 1.0, 2.0, 3.0]);
         assert!(run.v[0].iter().all(|x| *x == 0.0));
         assert!(run.v[1].iter().any(|x| *x != 0.0));

@@ -13,9 +13,9 @@ use std::sync::{RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant};
 
 use flexmb::output::{
-    path_component, read_hdf5, AttrValue, ConstraintNorms, Energy, Field, Hdf5Reader, Hdf5Recorder,
-    Hdf5Run, MemoryRecorder, Mesh, NewtonStats, OutputConfig, Recorder, RunInfo, RunSource,
-    RunStatus, StepRecord,
+    path_component, read_hdf5_run, AttrValue, ConstraintNorms, Energy, Field, Hdf5Reader,
+    Hdf5Recorder, Hdf5Run, MemoryRecorder, Mesh, NewtonStats, OutputConfig, Recorder, RunInfo,
+    RunSource, RunStatus, StepRecord,
 };
 
 // ---------------------------------------------------------------------------
@@ -200,11 +200,11 @@ impl Backend {
         }
     }
 
-    /// Reads with `read_hdf5` and, for the C backend's files, also with
+    /// Reads with `read_hdf5_run` and, for the C backend's files, also with
     /// `read_hdf5_c` (libhdf5 < 2.0 cannot convert the variable-length
     /// strings rust-hdf5 writes, see docs/output-format.md).
     fn read(self, path: &Path) -> Hdf5Run {
-        let run = read_hdf5(path).expect("read_hdf5");
+        let run = read_hdf5_run(path).expect("read_hdf5_run");
         #[cfg(feature = "hdf5-c")]
         if let Backend::C = self {
             let c = flexmb::output::read_hdf5_c(path).expect("read_hdf5_c");
@@ -1006,7 +1006,7 @@ fn usage_errors_are_reported() {
         assert!(rec.finish(&RunStatus::Completed, 0.0).is_err());
         let _ = std::fs::remove_file(&path);
     }
-    assert!(read_hdf5("/nonexistent-dir/x.h5").is_err());
+    assert!(read_hdf5_run("/nonexistent-dir/x.h5").is_err());
 }
 
 // ---------------------------------------------------------------------------
@@ -1121,7 +1121,7 @@ fn kill_writer(backend: Backend, compression: u8) {
 
 /// The file as a kill inside a flush's superblock write leaves it: the
 /// superblock still carrying rust-hdf5's SWMR consistency flags, which the
-/// recorder clears right after the flush. `read_hdf5` reads it unchanged;
+/// recorder clears right after the flush. `read_hdf5_run` reads it unchanged;
 /// `scripts/h5check.py` checks that h5py opens it with `swmr=True` and
 /// h5dump after `h5clear -s` (docs/output-format.md, "A killed run's file").
 fn killed_inside_flush(killed: &Path, run: &Hdf5Run, expected: &Json) {
@@ -1142,7 +1142,7 @@ fn killed_inside_flush(killed: &Path, run: &Hdf5Run, expected: &Json) {
     file.seek(SeekFrom::Start(0)).expect("seek");
     file.write_all(&sb.encode()).expect("write superblock");
     drop(file);
-    let flagged = read_hdf5(&path).expect("read_hdf5 ignores the consistency flags");
+    let flagged = read_hdf5_run(&path).expect("read_hdf5_run ignores the consistency flags");
     assert_eq!(flagged.len(), run.len());
     assert_eq!(flagged.u, run.u);
     assert_eq!(flagged.status, "running");
@@ -1193,7 +1193,7 @@ fn throughput_of(backend: Backend, steps: u64, n_dof: usize, compression: u8) ->
     let secs = start.elapsed().as_secs_f64();
     let bytes = steps as f64 * ((3 * n_dof + n_mult + 11) * 8 + 4) as f64;
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    let run = read_hdf5(&path).expect("read");
+    let run = read_hdf5_run(&path).expect("read");
     assert_eq!(run.len() as u64, steps);
     let _ = std::fs::remove_file(&path);
     (bytes / secs / 1e6, size)

@@ -42,7 +42,7 @@ fn run(file: ModelFile, name: &str) -> (SizeEstimate, u64, u64) {
         .run_to_file(&config, &file.text, &file.output, Some(&path), &mut |_| {})
         .unwrap();
     assert!(s.failure.is_none(), "{name}: {}", s.line());
-    let rows = flexmb::output::read_hdf5(&path).unwrap().time.len() as u64;
+    let rows = flexmb::output::read_hdf5_run(&path).unwrap().time.len() as u64;
     let bytes = size(&path) + xdmf_path(&path).map_or(0, |x| size(&x));
     (estimate, bytes, rows)
 }

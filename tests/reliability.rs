@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use common::scratch::{output_text, scratch_file, write_scratch};
-use flexmb::output::{read_hdf5, RunSource};
+use flexmb::output::{read_hdf5_run, RunSource};
 
 fn scratch(name: &str) -> PathBuf {
     scratch_file("reliability", name)
@@ -259,7 +259,7 @@ fn inconsistent_initial_velocity_is_refused_or_projected() {
     assert!(t.contains("velocity 1.000e0; projected"), "{t}");
     assert!(t.contains("velocities by up to 1.000e0"), "{t}");
     // The run starts on the constraints: the radial velocity is gone.
-    let run = read_hdf5(&out).unwrap();
+    let run = read_hdf5_run(&out).unwrap();
     assert!(
         run.constraints[0].velocity < 1e-12,
         "{:?}",
@@ -382,7 +382,7 @@ fn interrupt(signal: &str, code: i32) {
     let t = output_text(&o);
     assert_eq!(o.status.code(), Some(code), "{t}");
     assert!(t.contains("interrupted | steps"), "{t}");
-    let run = read_hdf5(&out).unwrap();
+    let run = read_hdf5_run(&out).unwrap();
     assert_eq!(run.status, "interrupted");
     assert!(
         run.failure_reason.starts_with("stopped by signal"),
@@ -493,7 +493,7 @@ fn output_past_the_soft_limit_is_refused_and_force_lifts_it() {
     assert!(!out.exists());
     let forced = flexmb(&[&small[..], &["--force"]].concat());
     assert_eq!(forced.code(), Some(0), "{}", forced.text());
-    assert_eq!(read_hdf5(&out).unwrap().time.len(), 101);
+    assert_eq!(read_hdf5_run(&out).unwrap().time.len(), 101);
 }
 
 /// A file system with less free space than the estimate: refused before
@@ -583,7 +583,7 @@ fn batch_outputs_together_past_the_free_space_are_refused() {
 /// The file a failed write left: readable, with the rows and status the
 /// message names; `failed` with a plain reason where it could be closed.
 fn kept_file_matches_message(path: &Path, message: &str) {
-    let run = read_hdf5(path).unwrap();
+    let run = read_hdf5_run(path).unwrap();
     assert!(!run.time.is_empty() && run.time.len() < 5001);
     assert!(
         message.contains(&format!(
@@ -829,7 +829,7 @@ fn three_constraint_levels_in_summary_and_attributes() {
     for level in ["position ", "velocity ", "acceleration "] {
         assert!(levels.contains(level), "{levels}");
     }
-    let run = read_hdf5(&out).unwrap();
+    let run = read_hdf5_run(&out).unwrap();
     let max = |f: fn(&flexmb::output::ConstraintNorms) -> f64| {
         run.constraints.iter().map(f).fold(0.0, f64::max)
     };

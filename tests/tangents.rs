@@ -1464,15 +1464,27 @@ fn mechanism() -> Model {
     b.node("n2", &[tip[0] + 0.9, tip[1] + 0.35], None, 0.3)
         .unwrap();
     b.truss("t12", "n1", "n2", 40.0, Some(0.8), 0.15).unwrap();
-    b.distance("d2", &at("n2"), &at_body("b1", [-0.2, 0.1]), None, true)
-        .unwrap();
+    b.distance(
+        "d2",
+        &at("n2"),
+        &at_body("b1", [-0.2, 0.1]),
+        None,
+        flexmb::model::DistanceKind::Quadratic,
+    )
+    .unwrap();
     b.node("n3", &[tip[0] + 0.3, tip[1] + 1.1], None, 0.25)
         .unwrap();
     b.truss("t23", "n2", "n3", 25.0, None, 0.1).unwrap();
     b.point_on_circle("c3", &at("n3"), &[0.5, 0.4], None)
         .unwrap();
-    b.distance("d3", &at_body("b2", [0.0, 0.5]), &at("n3"), None, false)
-        .unwrap();
+    b.distance(
+        "d3",
+        &at_body("b2", [0.0, 0.5]),
+        &at("n3"),
+        None,
+        flexmb::model::DistanceKind::Length,
+    )
+    .unwrap();
     // Dampers: their u~ and v~ derivatives enter the Newton matrix.
     b.spring_damper("sd", &at_body("b1", [0.0, 0.3]), &at("n3"), SPRING_DAMPER)
         .unwrap();

@@ -13,7 +13,7 @@ use std::process::Command;
 mod common;
 
 use common::scratch::temp_dir;
-use flexmb::output::read_hdf5;
+use flexmb::output::read_hdf5_run;
 
 const THREADS: [usize; 4] = [1, 2, 3, 7];
 
@@ -33,7 +33,7 @@ fn flexmb(args: &[&str]) {
 
 /// The recorded results of a run file as bits, for exact comparison.
 fn fingerprint(path: &Path) -> (String, Vec<Vec<u64>>) {
-    let run = read_hdf5(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let run = read_hdf5_run(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(!run.is_empty(), "{}: no step recorded", path.display());
     let bits =
         |rows: &[Vec<f64>]| -> Vec<u64> { rows.iter().flatten().map(|x| x.to_bits()).collect() };

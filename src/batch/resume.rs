@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::input::ModelFile;
 use crate::output::ProbeSummary;
-use crate::output::{read_hdf5, AttrValue, Hdf5Reader, RunSource};
+use crate::output::{read_hdf5_run, AttrValue, Hdf5Reader, RunSource};
 use crate::run::RunSummary;
 
 /// The summary of the completed run of `file`'s model in `path`, or `None`
@@ -49,7 +49,7 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
     if text("status") != Some("completed") || text("model") != Some(file.text.as_str()) {
         return None;
     }
-    let run = read_hdf5(path).ok()?;
+    let run = read_hdf5_run(path).ok()?;
     let mut probes = Vec::with_capacity(file.model.probes.len());
     for p in &file.model.probes {
         let stat = |s: &str| number(&format!("probe.{}.{s}", p.name));
@@ -91,6 +91,14 @@ pub(super) fn resumed_summary(path: &Path, file: &ModelFile) -> Option<RunSummar
             .statistics()
             .iter()
             .map(|s| Some((s.name.to_string(), number(&format!("stats.{}", s.name))?)))
+            .collect::<Option<Vec<_>>>()?,
+        counts: file
+            .integrator(&crate::integrate::IntegratorSpec::default())
+            .ok()?
+            .statistics()
+            .iter()
+            .filter(|s| s.integer)
+            .map(|s| Some((s.name.to_string(), count(&format!("stats.{}", s.name))?)))
             .collect::<Option<Vec<_>>>()?,
         max_velocity_violation: number("max_velocity_violation")?,
         max_acceleration_violation: number("max_acceleration_violation")?,

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::spec::{
-    BodySpec, ElementSpec, JointSpec, LoadSpec, ModelSpec, NodeSpec, Numbers, OutputSpec,
+    BodySpec, ElementSpec, JointSpec, LineSpec, LoadSpec, ModelSpec, NodeSpec, Numbers, OutputSpec,
     PointSpec, ProbeSpec, SCHEMA_VERSION,
 };
 use crate::attitude::Attitude;
@@ -13,8 +13,9 @@ use crate::integrate::{is_key, takes, IntegratorConfig, IntegratorSpec};
 use crate::joint::Curve;
 use crate::load::{TimeFunction, TorqueFrame};
 use crate::model::{
-    Body2d, Body3dSpec, BuildError, EnergyTerm, Generator, Joint3d, Model, ModelBuilder, PointRef,
-    ProbeTarget, ResidualLevel, RotationalSpringDamper, SpringDamper,
+    BeamSection, Body2d, Body3dSpec, BuildError, DistanceKind, EnergyTerm, Generator, Joint3d,
+    LineIds, Model, ModelBuilder, PointRef, ProbeTarget, ResidualLevel, RotationalSpringDamper,
+    SpringDamper,
 };
 use crate::output::{OutputConfig, OutputInterval};
 
@@ -330,7 +331,14 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 ei,
                 rho_a,
                 length,
-            } => b.beam(id, &nodes[0], &nodes[1], *ea, *ei, *rho_a, *length),
+            } => {
+                let section = BeamSection {
+                    ea: *ea,
+                    ei: *ei,
+                    rho_a: *rho_a,
+                };
+                b.beam(id, &nodes[0], &nodes[1], &section, *length)
+            }
             ElementSpec::Truss {
                 id,
                 nodes,
@@ -385,6 +393,34 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
             ),
         };
         r.map_err(|e| loc.build_error(el.span(), e))?;
+    }
+    for l in &spec.line {
+        let LineSpec {
+            nodes,
+            element_ids,
+            from,
+            to,
+            elements,
+            section,
+        } = l.get_ref();
+        let ids = LineIds {
+            nodes,
+            elements: element_ids,
+        };
+        let section = BeamSection {
+            ea: section.ea,
+            ei: section.ei,
+            rho_a: section.rho_a,
+        };
+        b.line_of_beams(ids, from, to, *elements, &section)
+            .map_err(|mut e| {
+                // The section's numbers sit on the `section = { .. }` line.
+                if let Some(f @ ("ea" | "ei" | "rho_a")) = e.field {
+                    e.message = format!("section `{f}`: {}", e.message);
+                    e.field = Some("section");
+                }
+                loc.build_error(l.span(), e)
+            })?;
     }
     for j in &spec.joint {
         let r = match j.get_ref() {
@@ -455,12 +491,20 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 length,
                 form,
             } => match form.as_deref() {
-                None | Some("length") => {
-                    b.distance(id, &point_ref(a, dim), &point_ref(pb, dim), *length, false)
-                }
-                Some("quadratic") => {
-                    b.distance(id, &point_ref(a, dim), &point_ref(pb, dim), *length, true)
-                }
+                None | Some("length") => b.distance(
+                    id,
+                    &point_ref(a, dim),
+                    &point_ref(pb, dim),
+                    *length,
+                    DistanceKind::Length,
+                ),
+                Some("quadratic") => b.distance(
+                    id,
+                    &point_ref(a, dim),
+                    &point_ref(pb, dim),
+                    *length,
+                    DistanceKind::Quadratic,
+                ),
                 Some(other) => Err(BuildError {
                     what: "joint",
                     id: id.clone(),
@@ -639,6 +683,7 @@ fn build_generated(
     if !(spec.node.is_empty()
         && spec.body.is_empty()
         && spec.element.is_empty()
+        && spec.line.is_empty()
         && spec.joint.is_empty()
         && spec.load.is_empty())
     {

@@ -34,6 +34,9 @@ pub struct ModelSpec {
     /// Elements.
     #[serde(default)]
     pub element: Vec<Spanned<ElementSpec>>,
+    /// Lines of beam elements (nodes and elements generated).
+    #[serde(default)]
+    pub line: Vec<Spanned<LineSpec>>,
     /// Joints.
     #[serde(default)]
     pub joint: Vec<Spanned<JointSpec>>,
@@ -118,6 +121,40 @@ impl Default for Numbers {
     fn default() -> Self {
         Numbers::One(0.0)
     }
+}
+
+/// `[[line]]`: a straight line of `elements` equal beam elements from
+/// `from` to `to` ([`crate::model::ModelBuilder::line_of_beams`]): beam nodes
+/// `{nodes}0 ..= {nodes}{elements}`, elements `{element_ids}1 ..=
+/// {element_ids}{elements}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LineSpec {
+    /// Prefix of the node ids.
+    pub nodes: String,
+    /// Prefix of the element ids.
+    pub element_ids: String,
+    /// First node's position.
+    pub from: Vec<f64>,
+    /// Last node's position.
+    pub to: Vec<f64>,
+    /// Number of elements (>= 1).
+    pub elements: usize,
+    /// The beams' cross section.
+    pub section: SectionSpec,
+}
+
+/// A beam cross section `{ ea = .., ei = .., rho_a = .. }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SectionSpec {
+    /// Axial stiffness EA.
+    pub ea: f64,
+    /// Bending stiffness EI.
+    pub ei: f64,
+    /// Mass per unit length (default 0).
+    #[serde(default)]
+    pub rho_a: f64,
 }
 
 /// `[[element]]`.

@@ -7,9 +7,12 @@ mod joints;
 mod loads;
 mod probe;
 mod rigid3d;
+mod sections;
 
+pub use joints::DistanceKind;
 pub use probe::ProbeTarget;
 pub use rigid3d::{Body3dSpec, Joint3d};
+pub use sections::{BeamSection, LineIds, Shape, TrussSection};
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -132,9 +135,18 @@ impl PointRef {
         }
     }
 
-    /// A fixed point of a planar model.
-    pub fn ground(position: [f64; 2]) -> Self {
-        PointRef::Ground([position[0], position[1], 0.0])
+    /// A fixed point: `[x, y]` in a planar model, `[x, y, z]` in a 3-D one.
+    ///
+    /// ```
+    /// use flexmb::model::PointRef;
+    /// assert_eq!(PointRef::ground([1.0, 2.0]), PointRef::Ground([1.0, 2.0, 0.0]));
+    /// assert_eq!(PointRef::ground([1.0, 2.0, 3.0]), PointRef::Ground([1.0, 2.0, 3.0]));
+    /// ```
+    pub fn ground<const N: usize>(position: [f64; N]) -> Self {
+        const { assert!(N == 2 || N == 3, "a ground point has 2 or 3 coordinates") };
+        let mut p = [0.0; 3];
+        p[..N].copy_from_slice(&position);
+        PointRef::Ground(p)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Generated models for benchmarks and scaling tests.
 
 use super::builder::{
-    Body2d, Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget,
+    BeamSection, Body2d, Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget,
     RotationalSpringDamper,
 };
 use super::Model;
@@ -173,9 +173,11 @@ pub fn hanging_beam_builder(elements: usize) -> Result<ModelBuilder, BuildError>
             &format!("e{k}"),
             &format!("b{}", k - 1),
             &format!("b{k}"),
-            e * area,
-            e * inertia,
-            rho * area,
+            &BeamSection {
+                ea: e * area,
+                ei: e * inertia,
+                rho_a: rho * area,
+            },
             None,
         )?;
     }
@@ -553,9 +555,7 @@ pub fn slider_crank_flexible_builder(p: &SliderCrankParams) -> Result<ModelBuild
             &format!("rod_e{k}"),
             &format!("rod{}", k - 1),
             &format!("rod{k}"),
-            ea,
-            ei,
-            rho_a,
+            &BeamSection { ea, ei, rho_a },
             None,
         )?;
     }

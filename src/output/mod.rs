@@ -13,13 +13,14 @@ mod memory;
 mod mesh;
 mod modes;
 mod probe;
+mod results;
 
 pub use config::{Field, OutputConfig, OutputInterval};
 pub use estimate::{SizeError, SizeEstimate, DEFAULT_MAX_BYTES};
 pub use hdf5::xdmf::xdmf_path;
 pub use hdf5::{
-    path_component, read_hdf5, write_table, Hdf5Reader, Hdf5Recorder, Hdf5Run, RunSource,
-    TableColumn,
+    path_component, read_hdf5, read_hdf5_run, write_table, Hdf5Reader, Hdf5Recorder, Hdf5Run,
+    RunSource, TableColumn,
 };
 #[cfg(feature = "hdf5-c")]
 pub use hdf5::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
@@ -27,6 +28,10 @@ pub use memory::MemoryRecorder;
 pub use mesh::{CellBlock, Mesh, MeshBody, MeshJoint, MeshPoint};
 pub use modes::{default_amplitude, write_modes};
 pub use probe::ProbeSummary;
+pub use results::{
+    Matrix, Recording, Results, ResultsError, Series, Stat, StatValues, CONSTRAINT_NAMES,
+    ENERGY_NAMES,
+};
 
 // Vocabulary of the records, defined on the lowest floor that computes it.
 pub use crate::assembly::{ConstraintNorms, Energy};

@@ -4,13 +4,15 @@
 
 use std::ops::Deref;
 
-use super::Simulation;
+use super::{run_info, RowBuffers, Simulation};
 use crate::integrate::{
     accumulate_stats, check_step_count, initialize, InitialCorrection, Initialize, Integrator,
     IntegratorConfig, SettingsError, State, StepError, StepReport,
 };
 use crate::model::Model;
-use crate::output::{ConstraintNorms, Energy, NewtonStats, StepRecord};
+use crate::output::{
+    ConstraintNorms, Energy, NewtonStats, Recorder, Recording, Results, RunStatus, StepRecord,
+};
 
 /// Why the stepping handle could not start or go on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -61,14 +63,14 @@ impl Deref for Problem<'_> {
 ///
 /// ```
 /// use flexmb::integrate::IntegratorConfig;
-/// use flexmb::model::{ModelBuilder, PointRef};
+/// use flexmb::model::{DistanceKind, ModelBuilder, PointRef};
 /// use flexmb::run::Stepper;
 ///
 /// // A point mass on a massless rod of length 1, released horizontally.
 /// let mut b = ModelBuilder::new(2)?;
 /// b.node("bob", &[1.0, 0.0], None, 1.0)?;
 /// let pivot = PointRef::Ground([0.0; 3]);
-/// b.distance("rod", &pivot, &PointRef::Entity("bob".into()), None, false)?;
+/// b.distance("rod", &pivot, &PointRef::entity("bob"), None, DistanceKind::Length)?;
 /// b.gravity(&[0.0, -9.81])?;
 /// let mut sim = Stepper::new(b.build()?, &IntegratorConfig::gssss().dt(1e-3))?;
 /// sim.advance_to(0.5)?;
@@ -99,6 +101,14 @@ pub struct Stepper<'a> {
     fixed_step: Option<f64>,
     /// Totals of the method's statistics.
     totals: Vec<f64>,
+    /// The histories kept in memory ([`Stepper::record`]), if any.
+    recording: Option<Box<StepperRecording>>,
+}
+
+/// A recording stepper's histories and its row buffers.
+struct StepperRecording {
+    rows: RowBuffers,
+    results: Results,
 }
 
 /// Power `lambda . Phi_t` of the rheonomic joints at the last step's end,
@@ -155,6 +165,7 @@ impl<'a> Stepper<'a> {
             newton_iterations: 0,
             fixed_step: config.fixed_step(),
             totals,
+            recording: None,
         })
     }
 
@@ -223,7 +234,97 @@ impl<'a> Stepper<'a> {
             &mut self.totals,
             &report.stats,
         );
+        if let Some(mut r) = self.recording.take() {
+            accumulate_stats(
+                self.integrator.statistics(),
+                &mut r.rows.stats,
+                &report.stats,
+            );
+            let newton = NewtonStats {
+                iterations: report.newton_iterations,
+                residual: report.residual,
+            };
+            let row = r
+                .rows
+                .write_row(self, &self.state, newton, self.work, &mut r.results);
+            self.recording = Some(r);
+            // Recording into memory cannot fail.
+            debug_assert!(row.is_ok());
+        }
         Ok(report)
+    }
+
+    /// Keeps the histories of `what` in memory from now on (the current
+    /// state is the first row, then every accepted step), as
+    /// [`Simulation::run`] records them every step: [`Stepper::results`]
+    /// holds them as column arrays, bit for bit what the HDF5 file of the
+    /// same run holds ([`crate::output::read_hdf5`]). Each step then also
+    /// evaluates the energy, residuals and probes of its row; the storage
+    /// grows by amortized doubling.
+    ///
+    /// ```
+    /// use flexmb::integrate::IntegratorConfig;
+    /// use flexmb::model::{Body2d, ModelBuilder, PointRef};
+    /// use flexmb::output::Recording;
+    /// use flexmb::run::Stepper;
+    ///
+    /// let mut b = ModelBuilder::new(2)?;
+    /// b.gravity(&[0.0, -9.81])?;
+    /// b.body2d("bob", Body2d::new(1.0, 0.0).at(1.0, 0.0, 0.0))?;
+    /// b.ground_pin("pin", &PointRef::on("bob", [-1.0, 0.0]), &[0.0, 0.0])?;
+    /// let config = IntegratorConfig::gssss().dt(1e-2);
+    /// let mut sim = Stepper::new(b.build()?, &config)?
+    ///     .record(Recording { u: true, energy: true, ..Default::default() });
+    /// sim.advance_to(1.0)?;
+    /// let results = sim.results().expect("recording");
+    /// let y = results.dof("bob.y")?;
+    /// assert_eq!((y.len(), y[0]), (101, 0.0));
+    /// assert!(y.iter().fold(0.0_f64, |m, &y| m.min(y)) < -0.99); // it swung through the bottom
+    /// let e = results.energy("total")?;
+    /// assert!((e[100] - e[0]).abs() < 1e-9);
+    /// assert!(results.probe("tip").is_err()); // not recorded
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn record(mut self, what: Recording) -> Self {
+        let specs = self.integrator.statistics();
+        let counters = specs.iter().filter(|s| s.integer).map(|s| s.name);
+        let mut results = Results::new(what).with_counters(counters);
+        let info = run_info(
+            self.model(),
+            self.integrator.name(),
+            self.integrator.parameters(),
+            specs,
+            "",
+        );
+        let mut rows = RowBuffers::new(self.model(), specs.len());
+        // Recording into memory cannot fail.
+        let _ = results.begin(&info);
+        let _ = rows.write_row(
+            &self,
+            &self.state,
+            NewtonStats::default(),
+            self.work,
+            &mut results,
+        );
+        self.recording = Some(Box::new(StepperRecording { rows, results }));
+        self
+    }
+
+    /// The histories recorded since [`Stepper::record`] (`None` when not
+    /// recording).
+    pub fn results(&self) -> Option<&Results> {
+        self.recording.as_ref().map(|r| &r.results)
+    }
+
+    /// The recorded histories, ended as a completed run at the current time
+    /// (`None` when not recording).
+    pub fn into_results(self) -> Option<Results> {
+        let t = self.state.t;
+        self.recording.map(|r| {
+            let mut results = r.results;
+            let _ = results.finish(&RunStatus::Completed, t);
+            results
+        })
     }
 
     /// Steps until the time is `t`. Advancing in pieces takes the same steps
@@ -307,6 +408,23 @@ impl<'a> Stepper<'a> {
             .iter()
             .zip(&self.totals)
             .map(|(s, &x)| (s.name, x))
+    }
+
+    /// The method's counters over the steps taken (name, count), in its
+    /// order: the counters of [`Stepper::stats`] as integers.
+    pub fn counts(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.integrator
+            .statistics()
+            .iter()
+            .zip(&self.totals)
+            .filter(|(s, _)| s.integer)
+            .map(|(s, &x)| (s.name, x.round() as u64))
+    }
+
+    /// The total of the method's counter `name` so far (`None` for a
+    /// measure or a name the method does not report).
+    pub fn count(&self, name: &str) -> Option<u64> {
+        self.counts().find(|c| c.0 == name).map(|c| c.1)
     }
 
     /// Energy of `state` with the work `work` done on the system until then.

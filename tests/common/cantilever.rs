@@ -60,8 +60,12 @@ pub fn add_beam_line(b: &mut ModelBuilder, dim: usize, n: usize, ea: f64, vel: V
     }
     for i in 0..n {
         let (a, c) = (format!("n{i}"), format!("n{}", i + 1));
-        b.beam(&format!("e{i}"), &a, &c, ea, EI, RHO_A, None)
-            .unwrap();
+        let section = flexmb::model::BeamSection {
+            ea,
+            ei: EI,
+            rho_a: RHO_A,
+        };
+        b.beam(&format!("e{i}"), &a, &c, &section, None).unwrap();
     }
 }
 

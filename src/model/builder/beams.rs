@@ -6,8 +6,7 @@ use crate::joint::{Slope, SlopeTarget};
 use crate::model::dof::beam_components;
 
 use super::{
-    err, nonnegative, nonnegative_named, positive_named, separated, BuildError, Entity,
-    ModelBuilder,
+    err, nonnegative, positive_named, separated, BeamSection, BuildError, Entity, ModelBuilder,
 };
 
 /// Euler–Bernoulli beams (planar and spatial): beam nodes, beam elements,
@@ -95,19 +94,16 @@ impl ModelBuilder {
     }
 
     /// Adds an Euler–Bernoulli beam element (planar, or spatial without
-    /// torsion) between beam nodes `a` and `b` with axial stiffness `ea`,
-    /// bending stiffness `ei` and mass per unit length `rho_a`. The reference
-    /// length defaults to the initial distance of the nodes; the element is
-    /// stress free in the initial configuration.
-    #[allow(clippy::too_many_arguments)]
+    /// torsion) between beam nodes `a` and `b` of cross section `section`
+    /// (axial stiffness, bending stiffness, mass per unit length). The
+    /// reference length defaults to the initial distance of the nodes; the
+    /// element is stress free in the initial configuration.
     pub fn beam(
         &mut self,
         id: &str,
         a: &str,
         b: &str,
-        ea: f64,
-        ei: f64,
-        rho_a: f64,
+        section: &BeamSection,
         length: Option<f64>,
     ) -> Result<(), BuildError> {
         let mut dofs = self.beam_node_dofs("element", id, "nodes", a)?.to_vec();
@@ -120,13 +116,8 @@ impl ModelBuilder {
                 format!("both ends are node '{a}'"),
             ));
         }
-        for (field, x, what) in [
-            ("ea", ea, "axial stiffness EA"),
-            ("ei", ei, "bending stiffness EI"),
-        ] {
-            positive_named("element", id, field, what, x)?;
-        }
-        nonnegative_named("element", id, "rho_a", "mass per unit length", rho_a)?;
+        section.check("element", id)?;
+        let BeamSection { ea, ei, rho_a } = *section;
         let dim = self.dim;
         let e0: Vec<f64> = dofs.iter().map(|&d| self.u0[d]).collect();
         let separation = (0..dim)

@@ -8,6 +8,16 @@ use crate::joint::{
 
 use super::{err, finite, positive_named, BuildError, ModelBuilder, PointRef};
 
+/// Which function of a distance joint's length [`ModelBuilder::distance`] constrains.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DistanceKind {
+    /// |d| - L (the default).
+    #[default]
+    Length,
+    /// (|d|^2 - L^2) / 2: no square root, the same solution.
+    Quadratic,
+}
+
 impl ModelBuilder {
     /// Keeps `point` on the line through `line` (a ground point or a body
     /// point) with unit `normal` in the line body's frame; `prismatic` also
@@ -247,24 +257,24 @@ impl ModelBuilder {
         Ok(())
     }
 
-    /// Keeps the distance between two points: `quadratic = false` gives |d| - L,
-    /// `true` gives (|d|^2 - L^2)/2. L defaults to the initial distance.
+    /// Keeps the distance between two points: [`DistanceKind::Length`]
+    /// gives |d| - L, [`DistanceKind::Quadratic`] (|d|^2 - L^2)/2. L defaults
+    /// to the initial distance.
     pub fn distance(
         &mut self,
         id: &str,
         a: &PointRef,
         b: &PointRef,
         length: Option<f64>,
-        quadratic: bool,
+        form: DistanceKind,
     ) -> Result<(), BuildError> {
         let (pair, dofs) = self.pair("joint", id, a, b, ["a", "b"])?;
         let l = length.unwrap_or_else(|| self.initial_separation(&pair, &dofs));
         positive_named("joint", id, "length", "length", l)?;
         self.claim_id("joint", id)?;
-        let form = if quadratic {
-            DistanceForm::Quadratic(l)
-        } else {
-            DistanceForm::Length(l)
+        let form = match form {
+            DistanceKind::Length => DistanceForm::Length(l),
+            DistanceKind::Quadratic => DistanceForm::Quadratic(l),
         };
         let j = Distance::new("distance", pair, form);
         self.joints.push(id, j, &dofs);

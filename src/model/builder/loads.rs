@@ -100,6 +100,25 @@ impl ModelBuilder {
         Ok(())
     }
 
+    /// Applies the constant force `force` (`dim` components) at `point`:
+    /// what a model file's `point_force` load without `time` does.
+    pub fn point_force(
+        &mut self,
+        id: &str,
+        point: &PointRef,
+        force: &[f64],
+    ) -> Result<(), BuildError> {
+        let f = self.vector("load", id, "force", force, self.dim)?;
+        self.point_load(
+            id,
+            "point_force",
+            point,
+            [[0.0; 3]; 3],
+            f,
+            TimeFunction::default(),
+        )
+    }
+
     /// Applies the force `(A r + b) s(t)` at a point (A = 0 for a plain force).
     pub fn point_load(
         &mut self,

@@ -68,6 +68,70 @@ pub struct Body3dSpec {
     pub angular_velocity: [f64; 3],
 }
 
+impl Default for Body3dSpec {
+    /// A unit mass with unit principal inertia at rest at the origin,
+    /// aligned with the global axes, in Euler parameters.
+    fn default() -> Self {
+        Body3dSpec::new(1.0, [1.0; 3])
+    }
+}
+
+impl Body3dSpec {
+    /// A body of `mass` and principal moments of inertia `principal` (body
+    /// axes), at rest at the origin, aligned with the global axes, in Euler
+    /// parameters; set the rest with the methods below or the fields.
+    ///
+    /// ```
+    /// use flexmb::model::{Body3dSpec, ModelBuilder};
+    ///
+    /// let mut b = ModelBuilder::new(3)?;
+    /// let top = Body3dSpec::new(15.0, [0.234375, 0.234375, 0.46875])
+    ///     .at([0.0, 0.0, 1.0])
+    ///     .moving([0.0; 3], [0.0, 0.0, 150.0]);
+    /// b.body3d("top", &top)?;
+    /// assert_eq!(b.build()?.n_dofs(), 7);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new(mass: f64, principal: [f64; 3]) -> Self {
+        let [a, b, c] = principal;
+        Body3dSpec {
+            position: [0.0; 3],
+            orientation: [1.0, 0.0, 0.0, 0.0],
+            attitude: Attitude::default(),
+            kinetic: EulerKinetic::default(),
+            mass,
+            inertia: [[a, 0.0, 0.0], [0.0, b, 0.0], [0.0, 0.0, c]],
+            velocity: [0.0; 3],
+            angular_velocity: [0.0; 3],
+        }
+    }
+
+    /// At centre of mass `position`.
+    pub fn at(mut self, position: [f64; 3]) -> Self {
+        self.position = position;
+        self
+    }
+
+    /// Turned by the Euler parameters `(p0, p1, p2, p3)`.
+    pub fn oriented(mut self, orientation: [f64; 4]) -> Self {
+        self.orientation = orientation;
+        self
+    }
+
+    /// Moving with centre-of-mass `velocity` and `angular_velocity` (body axes).
+    pub fn moving(mut self, velocity: [f64; 3], angular_velocity: [f64; 3]) -> Self {
+        self.velocity = velocity;
+        self.angular_velocity = angular_velocity;
+        self
+    }
+
+    /// With rotation coordinates `attitude` (Euler parameters or directors).
+    pub fn with_attitude(mut self, attitude: Attitude) -> Self {
+        self.attitude = attitude;
+        self
+    }
+}
+
 /// A 3-D joint type with its axis data (global coordinates, initial configuration).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Joint3d {

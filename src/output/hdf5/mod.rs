@@ -18,5 +18,6 @@ pub(in crate::output) mod xdmf;
 pub use c_backend::{read_hdf5_c, Hdf5CReader, Hdf5CRecorder};
 pub use layout::path_component;
 pub(in crate::output) use layout::{plan_columns, plan_fixed, FixedData, MESH_BODIES, POINTS};
-pub use reader::{read_hdf5, Hdf5Reader, Hdf5Run, RunSource};
+pub(in crate::output) use reader::assemble_run;
+pub use reader::{read_hdf5, read_hdf5_run, Hdf5Reader, Hdf5Run, RunSource};
 pub use rust_backend::{write_table, Hdf5Recorder, TableColumn};

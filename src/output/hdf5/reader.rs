@@ -19,7 +19,7 @@ use rust_hdf5::format::{BlockReader, FormatContext, FormatError, FormatResult};
 use rust_hdf5::{DatatypeMessage, H5File};
 
 use crate::output::{
-    AttrValue, ConstraintNorms, Energy, Field, NewtonStats, OutputError, RunStatus,
+    AttrValue, ConstraintNorms, Energy, Field, NewtonStats, OutputError, Results, RunStatus,
 };
 
 use super::layout::{attr, h5_error, Source, COLUMNS, DOF_NAMES, MULT_NAMES, POINTS, STEP_PATH};
@@ -118,6 +118,12 @@ pub trait RunSource {
     fn strings(&self, ds: &str) -> Result<Vec<String>, OutputError>;
     /// Every root attribute.
     fn root_attrs(&self) -> Result<Vec<(String, AttrValue)>, OutputError>;
+    /// The paths of every dataset, without the leading `/`, in the file's
+    /// order (the default lists none: such a source gives [`Results`]
+    /// without probes, statistics or mesh).
+    fn datasets(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A dataset read with its shape.
@@ -164,11 +170,37 @@ impl<T: Clone> Raw<T> {
     }
 }
 
-/// Reads a run written by [`super::Hdf5Recorder`] or the `hdf5-c` backend.
+/// Reads a run written by [`super::Hdf5Recorder`] or the `hdf5-c` backend
+/// into [`Results`]: every recorded history with the probes, the method's
+/// statistics and the mesh.
 ///
 /// A file whose writer was killed is read up to its last flush; datasets of
 /// different lengths (a kill during a flush) are cut to the shortest.
-pub fn read_hdf5(path: impl AsRef<Path>) -> Result<Hdf5Run, OutputError> {
+///
+/// ```
+/// use flexmb::integrate::IntegratorSpec;
+/// use flexmb::input::load_model_file;
+/// use flexmb::output::read_hdf5;
+/// use flexmb::run::Simulation;
+///
+/// let file = load_model_file(concat!(env!("CARGO_MANIFEST_DIR"), "/models/double_pendulum.toml"))?;
+/// let config = file.integrator(&IntegratorSpec { t_end: Some(0.1), ..Default::default() })?;
+/// let path = std::env::temp_dir().join(format!("flexmb-doc-read-{}.h5", std::process::id()));
+/// Simulation::new(file.model).run_to_file(&config, &file.text, &file.output, Some(&path), &mut |_| {})?;
+/// let run = read_hdf5(&path)?;
+/// assert_eq!(run.dof("pendulum1.x")?[0], 1.0);
+/// assert_eq!(run.count("newton_iterations")?.len(), 11);
+/// assert!(run.dof("pendulum3.x").unwrap_err().to_string().contains("pendulum1.x"));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_hdf5(path: impl AsRef<Path>) -> Result<Results, OutputError> {
+    Results::from_source(&Hdf5Reader::open(path.as_ref())?)
+}
+
+/// Reads a run as [`read_hdf5`] does into the file-shaped [`Hdf5Run`]
+/// (rows as vectors, no probes, statistics or mesh).
+pub fn read_hdf5_run(path: impl AsRef<Path>) -> Result<Hdf5Run, OutputError> {
     let path = path.as_ref();
     assemble_run(&Hdf5Reader::open(path)?)
 }
@@ -378,6 +410,10 @@ impl RunSource for Hdf5Reader {
 
     fn strings(&self, ds: &str) -> Result<Vec<String>, OutputError> {
         self.dataset(ds)?.read_strings().map_err(self.err(ds))
+    }
+
+    fn datasets(&self) -> Vec<String> {
+        self.names.clone()
     }
 
     fn root_attrs(&self) -> Result<Vec<(String, AttrValue)>, OutputError> {

@@ -1,0 +1,250 @@
+//! Cross sections of beams and trusses as named fields ([`BeamSection`],
+//! [`TrussSection`]), from the stiffness numbers or from a material and a
+//! [`Shape`]; a line of beam elements between two points
+//! ([`ModelBuilder::line_of_beams`]); a clamp of a beam node in one call.
+
+use super::{err, positive_named, BuildError, Entity, ModelBuilder, PointRef};
+
+/// A solid cross section shape, for [`BeamSection::from_material`] and
+/// [`TrussSection::from_material`] (bending about the axis normal to the
+/// plane of `height`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shape {
+    /// A `width x height` rectangle: A = b h, I = b h^3 / 12.
+    Rectangle {
+        /// Width b (out of the bending plane).
+        width: f64,
+        /// Height h (in the bending plane).
+        height: f64,
+    },
+    /// A disc of diameter d: A = pi d^2 / 4, I = pi d^4 / 64.
+    Circle {
+        /// Diameter.
+        diameter: f64,
+    },
+    /// A tube: A = pi (D^2 - d^2) / 4, I = pi (D^4 - d^4) / 64.
+    Tube {
+        /// Outer diameter D.
+        outer: f64,
+        /// Inner diameter d (< D; 0 is a solid circle).
+        inner: f64,
+    },
+}
+
+impl Shape {
+    /// Area and second moment of area (A, I), checked: every size finite
+    /// and positive (a tube's inner diameter may be 0 and is below the
+    /// outer one).
+    pub fn properties(&self) -> Result<(f64, f64), BuildError> {
+        let bad = |field: &'static str, m: String| Err(err("section", "shape", Some(field), m));
+        let check =
+            |field: &'static str, x: f64| positive_named("section", "shape", field, field, x);
+        use std::f64::consts::PI;
+        match *self {
+            Shape::Rectangle { width, height } => {
+                check("width", width)?;
+                check("height", height)?;
+                Ok((width * height, width * height.powi(3) / 12.0))
+            }
+            Shape::Circle { diameter } => {
+                check("diameter", diameter)?;
+                Ok((PI * diameter.powi(2) / 4.0, PI * diameter.powi(4) / 64.0))
+            }
+            Shape::Tube { outer, inner } => {
+                check("outer", outer)?;
+                if !(inner >= 0.0 && inner < outer) {
+                    return bad(
+                        "inner",
+                        format!("the inner diameter must be in [0, outer = {outer}), got {inner}"),
+                    );
+                }
+                Ok((
+                    PI * (outer.powi(2) - inner.powi(2)) / 4.0,
+                    PI * (outer.powi(4) - inner.powi(4)) / 64.0,
+                ))
+            }
+        }
+    }
+}
+
+/// The section of an Euler–Bernoulli beam: axial stiffness `ea` (N),
+/// bending stiffness `ei` (N m^2) and mass per unit length `rho_a` (kg/m),
+/// named so that they cannot be swapped unnoticed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BeamSection {
+    /// Axial stiffness EA (> 0).
+    pub ea: f64,
+    /// Bending stiffness EI (> 0).
+    pub ei: f64,
+    /// Mass per unit length rho A (>= 0).
+    pub rho_a: f64,
+}
+
+impl BeamSection {
+    /// The section of `shape` in a material of Young's modulus `e` (Pa) and
+    /// density `rho` (kg/m^3): EA, EI and rho A.
+    pub fn from_material(e: f64, rho: f64, shape: Shape) -> Result<Self, BuildError> {
+        material("beam section", e, rho)?;
+        let (a, i) = shape.properties()?;
+        Ok(BeamSection {
+            ea: e * a,
+            ei: e * i,
+            rho_a: rho * a,
+        })
+    }
+
+    /// Checks the values for element `id`.
+    pub(super) fn check(&self, what: &'static str, id: &str) -> Result<(), BuildError> {
+        positive_named(what, id, "ea", "axial stiffness EA", self.ea)?;
+        positive_named(what, id, "ei", "bending stiffness EI", self.ei)?;
+        super::nonnegative_named(what, id, "rho_a", "mass per unit length", self.rho_a)
+    }
+}
+
+/// The section of a truss: axial stiffness `ea` (N) and mass per unit
+/// length `rho_a` (kg/m).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrussSection {
+    /// Axial stiffness EA (> 0).
+    pub ea: f64,
+    /// Mass per unit length rho A (>= 0).
+    pub rho_a: f64,
+}
+
+impl TrussSection {
+    /// The section of `shape` in a material of Young's modulus `e` (Pa) and
+    /// density `rho` (kg/m^3): EA and rho A.
+    pub fn from_material(e: f64, rho: f64, shape: Shape) -> Result<Self, BuildError> {
+        material("truss section", e, rho)?;
+        let (a, _) = shape.properties()?;
+        Ok(TrussSection {
+            ea: e * a,
+            rho_a: rho * a,
+        })
+    }
+}
+
+fn material(what: &str, e: f64, rho: f64) -> Result<(), BuildError> {
+    positive_named("section", what, "e", "Young's modulus E", e)?;
+    super::nonnegative_named("section", what, "rho", "density", rho)
+}
+
+/// The most elements of one line (a bound on what a model file can ask
+/// the builder to allocate).
+pub const MAX_LINE_ELEMENTS: usize = 100_000;
+
+/// The ids of a generated line: nodes `{nodes}0 ..= {nodes}n`, elements
+/// `{elements}1 ..= {elements}n` (element k between nodes k-1 and k).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineIds<'a> {
+    /// Prefix of the node ids.
+    pub nodes: &'a str,
+    /// Prefix of the element ids.
+    pub elements: &'a str,
+}
+
+impl ModelBuilder {
+    /// A straight line of `n` equal beam elements of `section` from point
+    /// `from` to point `to`: beam nodes `{ids.nodes}0 ..= {ids.nodes}n`
+    /// (node k at `from + (to - from) k / n`, slope the unit tangent, no
+    /// lumped mass), then elements `{ids.elements}1 ..= {ids.elements}n`.
+    /// Returns the node ids, first to last.
+    ///
+    /// ```
+    /// use flexmb::model::{BeamSection, LineIds, ModelBuilder, PointRef};
+    ///
+    /// let mut b = ModelBuilder::new(2)?;
+    /// let steel = BeamSection { ea: 2.1e7, ei: 175.0, rho_a: 0.785 };
+    /// let ids = LineIds { nodes: "n", elements: "e" };
+    /// let nodes = b.line_of_beams(ids, &[0.0, 0.0], &[1.0, 0.0], 10, &steel)?;
+    /// b.clamp("root", &nodes[0])?;
+    /// assert_eq!(nodes.last().map(String::as_str), Some("n10"));
+    /// let model = b.build()?;
+    /// assert_eq!((model.n_dofs(), model.n_elements()), (44, 10));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn line_of_beams(
+        &mut self,
+        ids: LineIds<'_>,
+        from: &[f64],
+        to: &[f64],
+        n: usize,
+        section: &BeamSection,
+    ) -> Result<Vec<String>, BuildError> {
+        let id = ids.nodes;
+        let dim = self.dim;
+        let a = self.vector("line", id, "from", from, dim)?;
+        let b = self.vector("line", id, "to", to, dim)?;
+        if n == 0 || n > MAX_LINE_ELEMENTS {
+            return Err(err(
+                "line",
+                id,
+                Some("elements"),
+                format!("a line has 1 to {MAX_LINE_ELEMENTS} elements, got {n}"),
+            ));
+        }
+        let d: Vec<f64> = (0..dim).map(|k| b[k] - a[k]).collect();
+        let length = d.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if length == 0.0 {
+            return Err(err(
+                "line",
+                id,
+                Some("to"),
+                format!(
+                    "`to` equals `from` ({:?}): the line has no length",
+                    &a[..dim]
+                ),
+            ));
+        }
+        section.check("line", id)?;
+        let slope: Vec<f64> = d.iter().map(|x| x / length).collect();
+        let nodes: Vec<String> = (0..=n).map(|k| format!("{}{k}", ids.nodes)).collect();
+        for (k, node) in nodes.iter().enumerate() {
+            let p: Vec<f64> = if k == n {
+                b[..dim].to_vec()
+            } else {
+                (0..dim)
+                    .map(|j| a[j] + d[j] * k as f64 / n as f64)
+                    .collect()
+            };
+            self.beam_node(node, &p, &slope, None, None, 0.0)?;
+        }
+        for k in 1..=n {
+            let e = format!("{}{k}", ids.elements);
+            self.beam(&e, &nodes[k - 1], &nodes[k], section, None)?;
+        }
+        Ok(nodes)
+    }
+
+    /// Clamps node `node` to the ground where it is: a ground pin `id` at
+    /// its initial position and, for a beam node, a slope joint
+    /// `{id}_slope` holding its initial slope direction.
+    pub fn clamp(&mut self, id: &str, node: &str) -> Result<(), BuildError> {
+        let at = PointRef::entity(node);
+        let position = self.entity_position(node, [0.0; 3]).ok_or_else(|| {
+            err(
+                "joint",
+                id,
+                Some("node"),
+                format!("node '{node}' is not defined"),
+            )
+        })?;
+        let beam = match self.entities.get(node) {
+            Some(Entity::BeamNode(_)) => true,
+            Some(Entity::Node(_)) => false,
+            _ => {
+                return Err(err(
+                    "joint",
+                    id,
+                    Some("node"),
+                    format!("'{node}' is a rigid body: clamp a body with a fixed joint (joint3d)"),
+                ))
+            }
+        };
+        self.ground_pin(id, &at, &position[..self.dim])?;
+        if beam {
+            self.slope(&format!("{id}_slope"), node, None, None)?;
+        }
+        Ok(())
+    }
+}
