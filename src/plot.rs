@@ -1,7 +1,16 @@
-//! PNG charts for `flexmb plot` (issue #4): probe time histories from a run's
-//! HDF5 file, and a summary-table column against a parameter, one curve per
-//! value of a grouping parameter. Drawn with plotters; text uses the bundled
-//! DejaVu Sans (`assets/fonts`), so no system fonts are needed.
+//! PNG charts for `flexmb plot`: time histories of DOFs, energies, method
+//! statistics and probes from a run's HDF5 file ([`run_chart`]), and a
+//! summary-table column against a parameter, one curve per value of a
+//! grouping parameter ([`table_chart`]). Titles name the model and the
+//! quantity, axes carry units where the file tells them, and tick labels
+//! resolve their spacing ([`TickFormat`]). Drawn with plotters; text uses the
+//! bundled DejaVu Sans (`assets/fonts`), so no system fonts are needed.
+
+mod quantity;
+mod ticks;
+
+pub use quantity::Quantity;
+pub use ticks::TickFormat;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -98,31 +107,70 @@ fn input_err(path: &Path, message: impl std::fmt::Display) -> PlotError {
     }
 }
 
-/// Time histories of the named probes (`/time`, `/probes/<name>`) of a run file.
+/// Time histories of the named probes (`/time`, `/probes/<name>`) of a run
+/// file with the y axis labelled `y_label`: [`run_chart`] of the probes.
 pub fn probe_chart(h5: &Path, probes: &[String], y_label: &str) -> Result<Chart, PlotError> {
+    let q: Vec<Quantity> = probes.iter().cloned().map(Quantity::Probe).collect();
+    let mut chart = run_chart(h5, &q)?;
+    chart.y_label = y_label.into();
+    Ok(chart)
+}
+
+/// Time histories of `quantities` (DOFs, energies, statistics, probes by
+/// name) of a run file. The title is the model's `title` (or the file's
+/// name) and what is drawn; the y axis says what it shows with its unit
+/// when all curves share it (otherwise each legend entry carries its unit).
+/// An unknown name is an error listing the names the file has.
+pub fn run_chart(h5: &Path, quantities: &[Quantity]) -> Result<Chart, PlotError> {
+    if quantities.is_empty() {
+        return Err(input_err(
+            h5,
+            "nothing to plot: name a DOF, energy, statistic or probe",
+        ));
+    }
     let file = Hdf5Reader::open(h5).map_err(|e| input_err(h5, e))?;
     let time = file.f64s("time").map_err(|e| input_err(h5, e))?;
+    let same =
+        |f: &dyn Fn(&Quantity) -> String| quantities.iter().all(|q| f(q) == f(&quantities[0]));
+    let with_unit = |text: String, unit: Option<&str>| match unit {
+        Some(u) => format!("{text} ({u})"),
+        None => text,
+    };
+    let shared_unit = same(&|q| format!("{:?}", q.unit()));
     let mut series = Vec::new();
-    for name in probes {
-        let ds = format!("probes/{}", crate::output::path_component(name));
-        if !file.has(&ds) {
-            return Err(input_err(
-                h5,
-                format!("no probe named '{name}' (dataset /{ds})"),
-            ));
-        }
-        let y = file.f64s(&ds).map_err(|e| input_err(h5, e))?;
+    for q in quantities {
+        let y = q.read(&file).map_err(|m| input_err(h5, m))?;
+        let label = if shared_unit {
+            q.label()
+        } else {
+            with_unit(q.label(), q.unit())
+        };
         series.push(Series {
-            label: name.clone(),
+            label,
             points: time.iter().copied().zip(y).collect(),
         });
     }
+    let y_label = if same(&|q| q.axis().to_string()) && shared_unit {
+        with_unit(quantities[0].axis().to_string(), quantities[0].unit())
+    } else if shared_unit {
+        with_unit("value".into(), quantities[0].unit())
+    } else {
+        "value".into()
+    };
+    let model = quantity::model_title(&file).unwrap_or_else(|| {
+        h5.file_stem()
+            .map_or(String::new(), |f| f.to_string_lossy().into_owned())
+    });
+    let what: Vec<String> = quantities.iter().map(Quantity::label).collect();
+    let what = if what.len() <= 3 {
+        what.join(", ")
+    } else {
+        format!("{} and {} more", what[..2].join(", "), what.len() - 2)
+    };
     Ok(Chart {
-        title: h5
-            .file_name()
-            .map_or(String::new(), |f| f.to_string_lossy().into_owned()),
+        title: format!("{model}: {what}"),
         x_label: "t (s)".into(),
-        y_label: y_label.into(),
+        y_label,
         series,
     })
 }
@@ -251,6 +299,10 @@ fn padded(v: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     lo - pad..hi + pad
 }
 
+/// Most labelled ticks on the x and y axes.
+const X_TICKS: usize = 10;
+const Y_TICKS: usize = 10;
+
 /// Draws `chart` into a PNG of `size` pixels.
 pub fn draw_png(chart: &Chart, path: &Path, size: (u32, u32)) -> Result<(), PlotError> {
     register_bundled_font();
@@ -267,11 +319,30 @@ pub fn draw_png(chart: &Chart, path: &Path, size: (u32, u32)) -> Result<(), Plot
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(80)
-        .build_cartesian_2d(xr, yr)
+        .build_cartesian_2d(xr.clone(), yr.clone())
         .map_err(|e| draw_err(&e))?;
+    // Tick labels that differ between neighbours; an offset shown once goes
+    // into the axis description.
+    let (x_ticks, y_ticks) = (
+        TickFormat::for_range(xr.start, xr.end, X_TICKS),
+        TickFormat::for_range(yr.start, yr.end, Y_TICKS),
+    );
+    let desc = |label: &str, t: &TickFormat| match t.offset_text() {
+        Some(o) => format!("{label}   [ticks {o}]"),
+        None => label.to_string(),
+    };
+    let (x_desc, y_desc) = (
+        desc(&chart.x_label, &x_ticks),
+        desc(&chart.y_label, &y_ticks),
+    );
+    let (x_fmt, y_fmt) = (|v: &f64| x_ticks.label(*v), |v: &f64| y_ticks.label(*v));
     ctx.configure_mesh()
-        .x_desc(&chart.x_label)
-        .y_desc(&chart.y_label)
+        .x_labels(X_TICKS)
+        .y_labels(Y_TICKS)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .x_desc(x_desc)
+        .y_desc(y_desc)
         .label_style(("sans-serif", 14))
         .draw()
         .map_err(|e| draw_err(&e))?;

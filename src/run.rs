@@ -517,7 +517,8 @@ impl Simulation {
 
     /// [`Simulation::run`] recording into a new HDF5 file at `path` (the
     /// default backend, [`Hdf5Recorder`]), or nowhere when `path` is `None`:
-    /// what `flexmb run [-o FILE]` and every case of `flexmb batch` do.
+    /// what `flexmb run [-o FILE]` and every case of `flexmb batch` do. An
+    /// XDMF side file is written as [`OutputConfig::for_model`] decides.
     pub fn run_to_file(
         &self,
         config: &IntegratorConfig,
@@ -527,12 +528,14 @@ impl Simulation {
         progress: &mut dyn FnMut(&State),
     ) -> Result<RunSummary, RunFileError> {
         let mut recorder: Box<dyn Recorder> = match path {
-            Some(path) => Box::new(Hdf5Recorder::create(path, output.clone()).map_err(
-                |source| RunFileError::Create {
-                    path: path.to_path_buf(),
-                    source,
-                },
-            )?),
+            Some(path) => Box::new(
+                Hdf5Recorder::create(path, output.for_model(&self.model)).map_err(|source| {
+                    RunFileError::Create {
+                        path: path.to_path_buf(),
+                        source,
+                    }
+                })?,
+            ),
             None => Box::new(NullRecorder),
         };
         let run = self.run(config, model_text, output, recorder.as_mut(), progress);
@@ -636,7 +639,7 @@ pub fn output_estimate(
         .is_none()
         .then(|| adaptive_max_steps(config));
     SizeEstimate::new(
-        output,
+        &output.for_model(model),
         &info,
         recorded_rows(config, output.interval),
         max_steps,

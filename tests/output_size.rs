@@ -180,3 +180,54 @@ fn adaptive_estimate_is_a_bound_named_in_the_refusal() {
     let e = Simulation::new(fixed.model).output_estimate(&config, &fixed.output, &fixed.text);
     assert_eq!(e.max_steps, None);
 }
+
+/// The XDMF side file (`[output] xdmf`): by default written for a model with
+/// elements (the cantilever's beams) and not for rigid bodies and joints only
+/// (the double pendulum); `xdmf = true` / `false` overrides both ways, and the
+/// estimate counts the side file only when it is written.
+#[test]
+fn xdmf_only_for_models_with_elements_or_when_asked() {
+    let cases: [(&str, &str, &[&str], bool); 4] = [
+        (
+            "xdmf_dp_default",
+            "double_pendulum",
+            &["integrator.t_end=0.5"],
+            false,
+        ),
+        (
+            "xdmf_dp_asked",
+            "double_pendulum",
+            &["integrator.t_end=0.5", "output.xdmf=true"],
+            true,
+        ),
+        (
+            "xdmf_cantilever_default",
+            "cantilever",
+            &["integrator.t_end=0.02"],
+            true,
+        ),
+        (
+            "xdmf_cantilever_off",
+            "cantilever",
+            &["integrator.t_end=0.02", "output.xdmf=false"],
+            false,
+        ),
+    ];
+    for (name, model, sets, written) in cases {
+        let path = scratch(&format!("{name}.h5"));
+        let xmf = xdmf_path(&path).unwrap();
+        // A side file of an earlier run into the same name must not survive.
+        std::fs::write(&xmf, "stale").unwrap();
+        let (estimate, bytes, _) = run(load(model, sets), name);
+        assert_eq!(xmf.exists(), written, "{name}");
+        let h5 = size(&path) as f64;
+        if written {
+            assert!(bytes as f64 > h5, "{name}");
+        } else {
+            assert!(
+                estimate.bytes < h5 + 256.0 * 1024.0,
+                "{name}: {estimate:?} vs {h5}"
+            );
+        }
+    }
+}

@@ -10,7 +10,7 @@ use std::process::Command;
 use common::scratch::{assert_success, temp_dir};
 use common::{run_file_into, shipped_with};
 use flexmb::output::{Hdf5Recorder, OutputConfig};
-use flexmb::plot::{draw_png, probe_chart, table_chart, TableQuery};
+use flexmb::plot::{draw_png, probe_chart, run_chart, table_chart, Quantity, TableQuery};
 
 fn scratch(tag: &str) -> PathBuf {
     temp_dir(&format!("plot-{tag}"))
@@ -60,6 +60,103 @@ fn probe_history_chart() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("no probe named 'nope'"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A short heavy-top run (no probes; DOFs `top.x .. top.p3`) into `dir/top.h5`.
+fn heavy_top_run(dir: &Path) -> PathBuf {
+    let file = shipped_with("heavy_top", &["integrator.t_end=0.05"]);
+    let path = dir.join("top.h5");
+    let mut rec = Hdf5Recorder::create(&path, OutputConfig::default()).unwrap();
+    let (s, _) = run_file_into(file, &Default::default(), &mut rec);
+    assert!(s.failure.is_none());
+    path
+}
+
+/// DOFs, energies and statistics by name: the model's title and the
+/// quantity in the title, units on the axis (or in the legend when the
+/// curves differ), and an unknown name listing what the file has.
+#[test]
+fn dof_energy_and_stat_charts() {
+    let dir = scratch("quantities");
+    let h5 = heavy_top_run(&dir);
+    let energy = run_chart(&h5, &[Quantity::Energy("total".into())]).unwrap();
+    assert_eq!(energy.title, "Heavy top (Euler parameters): total energy");
+    assert_eq!(
+        (energy.x_label.as_str(), energy.y_label.as_str()),
+        ("t (s)", "energy (J)")
+    );
+    assert_eq!(energy.series[0].points.len(), 51);
+    let x = run_chart(
+        &h5,
+        &[Quantity::Dof("top.x".into()), Quantity::Dof("top.y".into())],
+    )
+    .unwrap();
+    assert_eq!(x.y_label, "position (m)");
+    assert_eq!(x.title, "Heavy top (Euler parameters): top.x, top.y");
+    let mixed = run_chart(
+        &h5,
+        &[
+            Quantity::Dof("top.p0".into()),
+            Quantity::Energy("kinetic".into()),
+            Quantity::Stat("factorizations".into()),
+        ],
+    )
+    .unwrap();
+    assert_eq!(mixed.y_label, "value");
+    let labels: Vec<&str> = mixed.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels, ["top.p0", "kinetic energy (J)", "factorizations"]);
+    // p0 starts at 1 (identity attitude); 3 factorizations per step.
+    assert_eq!(mixed.series[0].points[0], (0.0, 1.0));
+    assert_eq!(mixed.series[2].points[1].1, 3.0);
+    let png = dir.join("q.png");
+    draw_png(&mixed, &png, (640, 400)).unwrap();
+    assert!(decode(&png).2 > 10);
+    for (q, listed) in [
+        (
+            Quantity::Energy("totl".into()),
+            "available: kinetic, potential, total, external_work",
+        ),
+        (
+            Quantity::Dof("top.q".into()),
+            "available: top.x, top.y, top.z, top.p0, top.p1, top.p2, top.p3",
+        ),
+        (Quantity::Stat("nfcn".into()), "factorizations"),
+        (Quantity::Probe("tip".into()), "available: none"),
+    ] {
+        let e = run_chart(&h5, std::slice::from_ref(&q))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("named '") && e.contains(listed), "{q:?}: {e}");
+    }
+    // The command line: --energy, --dof, --stat; an unknown name exits 2 with the list.
+    let flexmb = env!("CARGO_BIN_EXE_flexmb");
+    let out = Command::new(flexmb)
+        .args([
+            "plot",
+            h5.to_str().unwrap(),
+            "--energy",
+            "total",
+            "--dof",
+            "top.p1",
+        ])
+        .args(["--stat", "factorizations", "--size", "400x300", "-o"])
+        .arg(&png)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert_eq!(decode(&png).0, 400);
+    let out = Command::new(flexmb)
+        .args(["plot", h5.to_str().unwrap(), "--energy", "totl", "-o"])
+        .arg(&png)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no energy named 'totl' (available: kinetic"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -1031,6 +1031,7 @@ fn output_config(o: &OutputSpec) -> Result<OutputConfig, (&'static str, String)>
         }
         c.max_bytes = b;
     }
+    c.xdmf = o.xdmf;
     Ok(c)
 }
 

@@ -510,6 +510,8 @@ pub struct OutputSpec {
     pub flush_seconds: Option<f64>,
     /// Soft limit of the estimated output size in bytes.
     pub max_bytes: Option<f64>,
+    /// Write the XDMF side file (default: when the model has elements).
+    pub xdmf: Option<bool>,
 }
 
 /// A point reference: `"n1"` (a node or body reference point),

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::Model;
+
 /// A group of output datasets that can be switched on or off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -70,6 +72,11 @@ pub struct OutputConfig {
     /// Soft limit of the output's estimated size in bytes
     /// ([`super::SizeEstimate::check`]; `flexmb run --force` lifts it).
     pub max_bytes: f64,
+    /// The XDMF side file (`[output] xdmf`): `Some(true)` writes it,
+    /// `Some(false)` does not; `None` leaves it to the model
+    /// ([`OutputConfig::for_model`]: written when the model has elements).
+    /// A recorder given `None` writes it. It needs [`Field::Points`].
+    pub xdmf: Option<bool>,
 }
 
 impl Default for OutputConfig {
@@ -81,6 +88,7 @@ impl Default for OutputConfig {
             chunk_rows: 256,
             flush_seconds: 2.0,
             max_bytes: super::DEFAULT_MAX_BYTES,
+            xdmf: None,
         }
     }
 }
@@ -89,5 +97,17 @@ impl OutputConfig {
     /// Whether a field is selected.
     pub fn has(&self, f: Field) -> bool {
         self.fields.contains(&f)
+    }
+
+    /// This configuration with `xdmf` decided for `model` when it was left
+    /// open: the side file animates a mesh, so it is written for a model with
+    /// elements (beams, trusses, springs, ...) and not for one of rigid bodies,
+    /// nodes and joints only, whose side file would be large (one grid per
+    /// recorded step) and show little.
+    pub fn for_model(&self, model: &Model) -> OutputConfig {
+        let mut c = self.clone();
+        c.xdmf
+            .get_or_insert_with(|| model.elements.iter().any(|b| !b.is_empty()));
+        c
     }
 }

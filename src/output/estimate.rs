@@ -76,7 +76,7 @@ impl SizeEstimate {
         }
         bytes += info.model_text.len() as f64;
         // The XDMF side file: one spatial collection per recorded row.
-        if columns.iter().any(|c| c.path == POINTS) {
+        if config.xdmf != Some(false) && columns.iter().any(|c| c.path == POINTS) {
             let doc = xdmf::document("run.h5", &info.mesh, &[0.0]);
             let two = xdmf::document("run.h5", &info.mesh, &[0.0, 1.0]).len() as f64;
             let one = doc.len() as f64;

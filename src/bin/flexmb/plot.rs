@@ -1,4 +1,5 @@
-//! `flexmb plot`: PNG charts of probes or of a summary column.
+//! `flexmb plot`: PNG charts of a run's DOFs, energies, statistics and
+//! probes against time, or of a summary column.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,11 +10,22 @@ use super::{EXIT_OUTPUT, EXIT_USAGE};
 
 #[derive(Args)]
 pub(crate) struct PlotArgs {
-    /// A run's HDF5 file (probe histories) or a batch `summary.csv` (table chart).
+    /// A run's HDF5 file (time histories) or a batch `summary.csv` (table chart).
     input: PathBuf,
     /// PNG file to write.
     #[arg(short, long)]
     output: PathBuf,
+    /// DOF to plot against time by name, e.g. `top.p0`, `n3.y` (HDF5 input; repeatable).
+    #[arg(long)]
+    dof: Vec<String>,
+    /// Energy to plot against time: kinetic, potential, total, external_work
+    /// (HDF5 input; repeatable).
+    #[arg(long)]
+    energy: Vec<String>,
+    /// Method statistic to plot against time, e.g. `factorizations`, `nfcn`
+    /// (HDF5 input; repeatable).
+    #[arg(long)]
+    stat: Vec<String>,
     /// Probe to plot against time (HDF5 input; repeatable).
     #[arg(long)]
     probe: Vec<String>,
@@ -30,10 +42,11 @@ pub(crate) struct PlotArgs {
     /// e.g. `--where integrator.scheme=midpoint`.
     #[arg(long = "where", value_name = "COLUMN=VALUE")]
     filters: Vec<String>,
-    /// x-axis label with units (default: `t (s)` for probes, the column name for tables).
+    /// x-axis label with units (default: `t (s)` for run files, the column name for tables).
     #[arg(long)]
     xlabel: Option<String>,
-    /// y-axis label with units (default: `value (model units)` for probes, the column name).
+    /// y-axis label with units (default: what is drawn, with its unit where
+    /// known, for run files; the column name for tables).
     #[arg(long)]
     ylabel: Option<String>,
     /// Image size in pixels, WIDTHxHEIGHT.
@@ -92,13 +105,24 @@ pub(crate) fn plot(args: &PlotArgs) -> ExitCode {
         };
         flexmb::plot::table_chart(&args.input, &q, labels)
     } else {
-        if args.probe.is_empty() {
-            return usage("a run file chart needs at least one --probe NAME".into());
+        use flexmb::plot::Quantity;
+        let quantities: Vec<Quantity> = (args.dof.iter().cloned().map(Quantity::Dof))
+            .chain(args.energy.iter().cloned().map(Quantity::Energy))
+            .chain(args.stat.iter().cloned().map(Quantity::Stat))
+            .chain(args.probe.iter().cloned().map(Quantity::Probe))
+            .collect();
+        if quantities.is_empty() {
+            return usage(
+                "a run file chart needs at least one --dof, --energy, --stat or --probe NAME"
+                    .into(),
+            );
         }
-        let ylabel = args.ylabel.as_deref().unwrap_or("value (model units)");
-        flexmb::plot::probe_chart(&args.input, &args.probe, ylabel).map(|mut c| {
+        flexmb::plot::run_chart(&args.input, &quantities).map(|mut c| {
             if let Some(l) = &args.xlabel {
                 c.x_label = l.clone();
+            }
+            if let Some(l) = &args.ylabel {
+                c.y_label = l.clone();
             }
             c
         })

@@ -318,13 +318,13 @@ pub fn refuse_unsupported(
     }
     if model.elements.iter().any(|b| b.is_dissipative()) {
         return setup(format!(
-            "{method} integrates conservative systems (seed 002 §2): the model has dampers; \
+            "{method} integrates conservative systems (Lens and Cardona 2007, §2): the model has dampers; \
              use method \"tcg\" or \"gssss\""
         ));
     }
     if !model.loads.is_empty() {
         return setup(format!(
-            "{method} integrates conservative systems (seed 002 §2): the model has external \
+            "{method} integrates conservative systems (Lens and Cardona 2007, §2): the model has external \
              loads other than gravity; use method \"tcg\" or \"gssss\""
         ));
     }
@@ -335,7 +335,7 @@ pub fn refuse_unsupported(
             .any(|b| (0..b.len()).any(|i| b.is_rheonomic(i)))
     {
         return setup(format!(
-            "{method} integrates scleronomic systems (seed 002 §2, energy identity eq. 69): \
+            "{method} integrates scleronomic systems (Lens and Cardona 2007, §2, energy identity eq. 69): \
              the model has prescribed motion"
         ));
     }

@@ -222,9 +222,10 @@ impl<B: Backend> Streamer<B> {
         Ok(())
     }
 
-    /// Whether the run gets an XDMF side file: it needs `/points`.
+    /// Whether the run gets an XDMF side file: it needs `/points`, and
+    /// `[output] xdmf` must not be `false` ([`OutputConfig::writes_xdmf`]).
     fn writes_xdmf(&self) -> bool {
-        self.columns.iter().any(|c| c.path == POINTS)
+        self.config.xdmf != Some(false) && self.columns.iter().any(|c| c.path == POINTS)
     }
 
     /// Best effort flush for `Drop`: data recorded so far stays readable.
