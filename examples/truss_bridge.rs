@@ -7,7 +7,7 @@
 //! Run: `cargo run --release --example truss_bridge`
 
 use flexmb::load::TimeFunction;
-use flexmb::model::{ModelBuilder, PointRef};
+use flexmb::model::{ModelBuilder, PointRef, SliderKind, TrussSection};
 use flexmb::statics::{solve_static, StaticOptions};
 
 const PANELS: usize = 6;
@@ -44,7 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     for (a, c) in &members {
-        b.truss(&format!("{a}-{c}"), a, c, EA, None, 0.0)?;
+        b.truss(&format!("{a}-{c}"), a, c, &TrussSection::massless(EA), None)?;
     }
     // A pin at the left end, a roller (on the line y = 0) at the right end.
     b.ground_pin("pin", &PointRef::entity("b0"), &[0.0, 0.0])?;
@@ -54,7 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &PointRef::entity(&format!("b{n}")),
         &roller_line,
         [0.0, 1.0],
-        false,
+        SliderKind::PointOnLine,
     )?;
     for i in 1..n {
         let at = PointRef::entity(&format!("b{i}"));

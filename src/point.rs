@@ -4,7 +4,7 @@
 //! A point contributes its owner's DOFs to the local vector of a joint or load
 //! and provides its position r(q), Jacobian dr/dq and the contraction
 //! `sum_a w_a d^2 r_a / dq^2` used for the constraint-force derivative
-//! d(B^T lambda)/du (seed 000 eq. 4.19).
+//! d(B^T lambda)/du (Hoitink eq. 4.19).
 
 use crate::attitude::{Attitude, MAX_ATTITUDE_COORDS};
 

@@ -6,7 +6,7 @@ pub use crate::input::{load_model_file, ModelFile};
 pub use crate::integrate::{IntegratorConfig, IntegratorSpec, StepError};
 pub use crate::model::{
     BeamSection, Body2d, Body3dSpec, BuildError, DistanceKind, Joint3d, LineIds, Model,
-    ModelBuilder, PointRef, ProbeTarget, Shape, TrussSection,
+    ModelBuilder, PointRef, ProbeTarget, Shape, SliderKind, TrussSection,
 };
 pub use crate::output::{read_hdf5, Recording, Results, ResultsError, RunStatus};
 pub use crate::run::{Simulation, SimulationError, Stepper};

@@ -153,7 +153,7 @@ fn max_abs(x: &[f64]) -> f64 {
 /// starting from its initial positions.
 ///
 /// ```
-/// use flexmb::model::{ModelBuilder, PointRef, SpringDamper};
+/// use flexmb::model::{ModelBuilder, PointRef, SliderKind, SpringDamper};
 /// use flexmb::statics::{solve_static, StaticOptions};
 ///
 /// // A 2 kg mass on a spring (k = 400 N/m, free length 1 m) on a vertical guide.
@@ -162,7 +162,7 @@ fn max_abs(x: &[f64]) -> f64 {
 /// b.node("mass", &[0.0, -1.0], None, 2.0)?;
 /// let spring = SpringDamper { stiffness: 400.0, ..SpringDamper::default() };
 /// b.spring_damper("spring", &PointRef::ground([0.0, 0.0]), &PointRef::entity("mass"), spring)?;
-/// b.slider("guide", &PointRef::entity("mass"), &PointRef::ground([0.0, 0.0]), [1.0, 0.0], false)?;
+/// b.slider("guide", &PointRef::entity("mass"), &PointRef::ground([0.0, 0.0]), [1.0, 0.0], SliderKind::PointOnLine)?;
 /// let model = b.build()?;
 /// let eq = solve_static(&model, &StaticOptions::default())?;
 /// // The spring stretches by m g / k.

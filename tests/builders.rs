@@ -334,3 +334,75 @@ fn three_d_ground_points_bodies_and_distance_forms() {
         (1.0, [1.0, 0.0, 0.0, 0.0], [0.0; 3])
     );
 }
+
+#[test]
+fn truss_sections_and_slider_kinds_are_honoured() {
+    let mut b = ModelBuilder::new(2).unwrap();
+    b.node("a", &[0.0, 0.0], None, 1.0).unwrap();
+    b.node("c", &[2.0, 0.0], None, 1.0).unwrap();
+    // The section's values reach the element, named as in model files.
+    let bad = TrussSection {
+        ea: -1.0,
+        rho_a: 0.5,
+    };
+    let e = b.truss("t", "a", "c", &bad, None).unwrap_err();
+    assert_eq!((e.id.as_str(), e.field), ("t", Some("ea")), "{e}");
+    let e = b
+        .truss(
+            "t",
+            "a",
+            "c",
+            &TrussSection {
+                ea: 1.0,
+                rho_a: -0.5,
+            },
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.field, Some("mass_per_length"), "{e}");
+    assert_eq!(TrussSection::massless(3.0).rho_a, 0.0);
+    b.truss(
+        "t",
+        "a",
+        "c",
+        &TrussSection {
+            ea: 10.0,
+            rho_a: 0.5,
+        },
+        None,
+    )
+    .unwrap();
+    // The truss's own mass (rho A L = 1 kg) joins the nodes' 2 kg: 1^T M 1
+    // counts it once per direction.
+    let mut m = ModelBuilder::new(2).unwrap();
+    m.node("a", &[0.0, 0.0], None, 1.0).unwrap();
+    m.node("c", &[2.0, 0.0], None, 1.0).unwrap();
+    m.truss(
+        "t",
+        "a",
+        "c",
+        &TrussSection {
+            ea: 10.0,
+            rho_a: 0.5,
+        },
+        None,
+    )
+    .unwrap();
+    let model = m.build().unwrap();
+    let asm = flexmb::assembly::Assembler::new(&model);
+    let mut m1 = vec![0.0; 4];
+    asm.mass_mul_add(&[1.0; 4], &mut m1);
+    let total: f64 = m1.iter().sum();
+    assert!((total / 2.0 - 3.0).abs() < 1e-12, "{total}");
+    // A prismatic slider locks a rotation: a node has none to lock.
+    let (node, line) = (PointRef::entity("c"), PointRef::ground([0.0, 0.0]));
+    let e = b
+        .slider("s", &node, &line, [0.0, 1.0], SliderKind::Prismatic)
+        .unwrap_err();
+    assert!(e.to_string().contains("rigid body"), "{e}");
+    b.slider("s", &node, &line, [0.0, 1.0], SliderKind::default())
+        .unwrap();
+    let model = b.build().unwrap();
+    assert_eq!(flexmb::assembly::Assembler::new(&model).n_constraints(), 1);
+    assert_eq!(Body2d::default(), Body2d::new(1.0, 1.0));
+}

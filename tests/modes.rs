@@ -6,7 +6,7 @@
 
 use flexmb::assembly::Assembler;
 use flexmb::input::load_model_file;
-use flexmb::model::{BeamSection, Body2d, DistanceKind, Model, ModelBuilder, PointRef};
+use flexmb::model::{BeamSection, Body2d, DistanceKind, Model, ModelBuilder, PointRef, SliderKind};
 use flexmb::modes::{
     dynamic_residual, linearize, modes, LinearizeAt, LinearizedSystem, Method, ModeOptions,
     ModesError,
@@ -467,7 +467,7 @@ fn damped_oscillator_eigenvalues() {
         &PointRef::entity("mass"),
         &PointRef::ground([0.0, 0.0]),
         [1.0, 0.0],
-        false,
+        SliderKind::PointOnLine,
     )
     .unwrap();
     let model = b.build().unwrap();

@@ -1449,14 +1449,16 @@ fn assert_xdmf_consistent(h5: &Path, src: &impl RunSource, steps: usize) {
 }
 
 fn truss_model() -> flexmb::model::Model {
-    use flexmb::model::{ModelBuilder, PointRef};
+    use flexmb::model::{ModelBuilder, PointRef, TrussSection};
     let mut b = ModelBuilder::new(3).unwrap();
     b.node("a", &[0.0, 0.0, 0.0], None, 1.0).unwrap();
     b.node("b", &[1.0, 0.0, 0.0], None, 1.0).unwrap();
     b.node("c/d", &[2.0, 0.0, 0.5], Some(&[0.0, 0.3, 0.0]), 1.0)
         .unwrap();
-    b.truss("ab", "a", "b", 1e4, None, 0.0).unwrap();
-    b.truss("bc", "b", "c/d", 1e4, None, 0.0).unwrap();
+    b.truss("ab", "a", "b", &TrussSection::massless(1e4), None)
+        .unwrap();
+    b.truss("bc", "b", "c/d", &TrussSection::massless(1e4), None)
+        .unwrap();
     b.ground_pin("fix", &PointRef::Entity("a".into()), &[0.0, 0.0, 0.0])
         .unwrap();
     b.gravity(&[0.0, 0.0, -9.81]).unwrap();

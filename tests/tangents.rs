@@ -56,7 +56,7 @@ use flexmb::joint::{
 use flexmb::load::{BodyTorque, PointLoad, TimeFunction, TorqueFrame};
 use flexmb::model::{
     Body2d, Body3dSpec, Joint3d, Model, ModelBuilder, PointRef, RotationalSpringDamper as Rsd,
-    SpringDamper as Sd,
+    SpringDamper as Sd, TrussSection,
 };
 mod common;
 
@@ -1463,7 +1463,17 @@ fn mechanism() -> Model {
         .unwrap();
     b.node("n2", &[tip[0] + 0.9, tip[1] + 0.35], None, 0.3)
         .unwrap();
-    b.truss("t12", "n1", "n2", 40.0, Some(0.8), 0.15).unwrap();
+    b.truss(
+        "t12",
+        "n1",
+        "n2",
+        &TrussSection {
+            ea: 40.0,
+            rho_a: 0.15,
+        },
+        Some(0.8),
+    )
+    .unwrap();
     b.distance(
         "d2",
         &at("n2"),
@@ -1474,7 +1484,17 @@ fn mechanism() -> Model {
     .unwrap();
     b.node("n3", &[tip[0] + 0.3, tip[1] + 1.1], None, 0.25)
         .unwrap();
-    b.truss("t23", "n2", "n3", 25.0, None, 0.1).unwrap();
+    b.truss(
+        "t23",
+        "n2",
+        "n3",
+        &TrussSection {
+            ea: 25.0,
+            rho_a: 0.1,
+        },
+        None,
+    )
+    .unwrap();
     b.point_on_circle("c3", &at("n3"), &[0.5, 0.4], None)
         .unwrap();
     b.distance(

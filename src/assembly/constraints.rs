@@ -49,7 +49,7 @@ impl Assembler {
     /// Writes the velocity constraints `residual[n..] = B(u, t) v + Phi_t(u, t)`
     /// and, with `matrix`, their derivative with respect to u into the row
     /// block of B: row r is `v^T d^2 Phi_r/du^2 + d(Phi_t)_r/du` (GGL's
-    /// `(G v)_q`, seed 003 eq. 1.3c). `d(Phi_t)/du` of a rheonomic joint is
+    /// `(G v)_q`, Yen and Petzold eq. 1.3c). `d(Phi_t)/du` of a rheonomic joint is
     /// recovered from `Phi_tt + 2 Phi_tu v` at unit velocities. Position-level
     /// joints only (a velocity-level joint's curvature is not symmetric).
     pub fn set_rate_rows(

@@ -51,7 +51,7 @@ impl Assembler {
     }
 
     /// Adds `coef` to the diagonal entries (i, i), i < n, of the matrix
-    /// values (the `cj I` block of the BDF-GGL matrix, seed 003 eq. 1.3a).
+    /// values (the `cj I` block of the BDF-GGL matrix, Yen and Petzold eq. 1.3a).
     pub fn add_identity(&self, values: &mut [f64], coef: f64) {
         for &d in &self.diag_slots {
             values[d] += coef;

@@ -1,5 +1,5 @@
 //! The composed saddle-point systems: the index-1 system `[M B^T; B 0]`
-//! (seed 001 eq. 4.22) and the projection matrices `[W B^T; B 0]` (eqs. 3.68,
+//! (Chin eq. 4.22) and the projection matrices `[W B^T; B 0]` (eqs. 3.68,
 //! 3.69).
 
 use sprs::CsMat;
@@ -12,11 +12,11 @@ use super::{scatter_set, Assembler, SaddleSystem};
 
 impl Assembler {
     /// Fills the index-1 system of the accelerations and multipliers at
-    /// (u, v, t) (seed 001 eq. 3.4; seed 000 eq. 3.5):
+    /// (u, v, t) (Chin eq. 3.4; Hoitink eq. 3.5):
     /// `[M(u) B^T; B 0] [a; lambda] = [f(u, v, t); gamma]` with
     /// `f = F + M g - P(u) - F_d(u, v) - g(u, v)` and
     /// `gamma = -(B v)_u v - 2 Phi_tu v - Phi_tt`; with Baumgarte's
-    /// stabilization `Some([g1, g2])` (seed 001 eq. 2.14b, B(g1, g2):
+    /// stabilization `Some([g1, g2])` (Chin eq. 2.14b, B(g1, g2):
     /// `Phi'' + g1 Phi' + g2 Phi = 0`) the constraint rows are
     /// `gamma - g1 (B v + Phi_t) - g2 Phi`. The residual
     /// holds the negated right-hand side, so that the solve of `A x = -r`
@@ -81,7 +81,7 @@ impl Assembler {
     }
 
     /// Fills the matrix `[W B^T; B 0]` of a projection onto the constraints
-    /// at (u, t), with the metric `W = M(u)` (`mass`, seed 001 eq. 3.68 /
+    /// at (u, t), with the metric `W = M(u)` (`mass`, Chin eq. 3.68 /
     /// 4.15) or `W = I` (eq. 3.69, for badly scaled or singular masses); the
     /// residual is left zero.
     pub fn fill_projection(
@@ -100,7 +100,7 @@ impl Assembler {
     /// into `rate` (as [`Assembler::constraint_values`] and
     /// [`Assembler::constraint_rates`] do) from the same Jacobian blocks:
     /// PStab's drift test and its matrix at the unstabilized point
-    /// (seed 001 Algorithm 3.3, steps 2–3) with one Jacobian evaluation.
+    /// (Chin Algorithm 3.3, steps 2–3) with one Jacobian evaluation.
     pub fn fill_projection_with_residuals(
         &self,
         model: &Model,

@@ -25,7 +25,7 @@
 /// is dropped. The numerator `V(u1) - V(u0) - grad V(u_m).du` is O(|du|^3)
 /// but carries the round-off `eps |V|`, so the correction `s du` carries
 /// `eps |V| / |du|`, about `eps / FLOOR` = 2e-11 of the force at the floor
-/// (with a floor of 1e-12 Newton stalls on Andrews' mechanism, seed 000
+/// (with a floor of 1e-12 Newton stalls on Andrews' mechanism, Hoitink
 /// App. A.2, whose first step moves the spring's body by 4e-12); the work
 /// the dropped correction would balance, `V'''[du, du, du] / 24`, is about
 /// `FLOOR^3 / 24` = 4e-17 of `|V|`-sized energies per step.

@@ -4,7 +4,7 @@
 //! (`crate::assembly`) gathers them from the global vectors and scatters the
 //! results into the global operators; integrators never see elements.
 //!
-//! The equation-of-motion (EOM) time level of seed 000 (§2.1.3–2.1.5) enters
+//! The equation-of-motion (EOM) time level of Hoitink (§2.1.3–2.1.5) enters
 //! through [`EomLevel`]: an integrator evaluates the internal force at
 //! `t_{n+W1}`. The default is "parameters inside", `P(u~)` (eq. 3.7);
 //! elements with an independent strain approximation (Green-strain truss,
@@ -29,7 +29,7 @@ pub const MAX_LOCAL_DOFS: usize = 24;
 
 /// Weights that place a displacement-level quantity q at the EOM time level:
 /// `q~ = q_n + c1dt * qdot_n + c2dt2 * qddot_n + c3 * (q_{n+1} - q_n)`
-/// (seed 000 eq. 2.9 written for any form; the same identity holds for u~).
+/// (Hoitink eq. 2.9 written for any form; the same identity holds for u~).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LevelWeights {
     /// Coefficient of the rate at t_n (already multiplied by dt).
@@ -137,7 +137,7 @@ pub trait Element: Clone + Send + Sync + 'static {
     }
 }
 
-/// Parameters inside (seed 000 eq. 3.7): the force `P(u~)` with its derivative
+/// Parameters inside (Hoitink eq. 3.7): the force `P(u~)` with its derivative
 /// with respect to u_{n+1}, `c3 K(u~)`. The default [`Element::eom_force`],
 /// and the one of elements with a discrete gradient for weights other than
 /// the midpoint ones.

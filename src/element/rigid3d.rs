@@ -23,7 +23,7 @@
 //! Lagrange equations are
 //! `f~_p = f_p / s^2 - 4 (p.pdot) M_p pdot / s^3 + 4 T p / s^3`, with
 //! `p . f~_p = 0` identically (`p . f_p = -4 T`): torque-free, the
-//! normalization reaction vanishes (seed 004: "zero reactions corresponding
+//! normalization reaction vanishes (Borri and Trainelli: "zero reactions corresponding
 //! to the kinematic constraint"). On `|p| = 1`, `p.pdot = 0` it is
 //! `f_p + 2 (w'.J w') p`, a force along the normalization row only: the
 //! same motion, the multiplier shifted by `-2 w'.J w'`.

@@ -1,4 +1,4 @@
-//! Greenspan's simplified thin beam (seed 000 §4.2.2, after Armero & Romero
+//! Greenspan's simplified thin beam (Hoitink §4.2.2, after Armero & Romero
 //! 2001): an axial spring between two nodes and a three-node bending element,
 //! in 2-D or 3-D. Neither carries mass (masses are lumped at the nodes).
 //!

@@ -1,4 +1,4 @@
-//! Truss with Green strain (seed 000 §2.1.5, §4.2.1; Gonzalez 1999).
+//! Truss with Green strain (Hoitink §2.1.5, §4.2.1; Gonzalez 1999).
 //!
 //! Local DOFs `[x1 (dim), x2 (dim)]`, d = x2 - x1, Green strain
 //! `eps = (d.d - L^2) / (2 L^2)`, energy `V = 1/2 EA L eps^2`, force

@@ -15,7 +15,7 @@ use crate::load::{TimeFunction, TorqueFrame};
 use crate::model::{
     BeamSection, Body2d, Body3dSpec, BuildError, DistanceKind, EnergyTerm, Generator, Joint3d,
     LineIds, Model, ModelBuilder, PointRef, ProbeTarget, ResidualLevel, RotationalSpringDamper,
-    SpringDamper,
+    SliderKind, SpringDamper, TrussSection,
 };
 use crate::output::{OutputConfig, OutputInterval};
 
@@ -349,9 +349,11 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 id,
                 &nodes[0],
                 &nodes[1],
-                *ea,
+                &TrussSection {
+                    ea: *ea,
+                    rho_a: *mass_per_length,
+                },
                 *rest_length,
-                *mass_per_length,
             ),
             ElementSpec::SpringDamper {
                 id,
@@ -534,7 +536,7 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 &point_ref(point, dim),
                 &point_ref(line, dim),
                 *normal,
-                false,
+                SliderKind::PointOnLine,
             ),
             JointSpec::Prismatic {
                 id,
@@ -547,7 +549,7 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
                 &point_ref(point, dim),
                 &point_ref(line, dim),
                 *normal,
-                true,
+                SliderKind::Prismatic,
             ),
             JointSpec::Prismatic {
                 id,

@@ -161,7 +161,7 @@ pub struct SectionSpec {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ElementSpec {
-    /// Axial spring V = 1/2 kappa (l - l0)^2 (seed 000 eq. 4.43).
+    /// Axial spring V = 1/2 kappa (l - l0)^2 (Hoitink eq. 4.43).
     AxialSpring {
         /// Unique id.
         id: String,
@@ -172,7 +172,7 @@ pub enum ElementSpec {
         /// l0 (default: initial length).
         rest_length: Option<f64>,
     },
-    /// Three-node bending element V = 1/2 Cb (nu + psi)/(nu - psi) (seed 000 eq. 4.42).
+    /// Three-node bending element V = 1/2 Cb (nu + psi)/(nu - psi) (Hoitink eq. 4.42).
     Bending {
         /// Unique id.
         id: String,

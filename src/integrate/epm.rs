@@ -1,4 +1,4 @@
-//! The embedded projection method (seed 004, Borri & Trainelli): the
+//! The embedded projection method (Borri and Trainelli, Borri & Trainelli): the
 //! constrained equations recast as an ODE in a modified state, integrated by
 //! any Runge–Kutta tableau, with the two algebraic projections embedded in
 //! every evaluation of the right-hand side.

@@ -1,5 +1,5 @@
 //! The index-1 form of the equations of motion as a first-order ODE
-//! (seed 001 eqs. 4.2, 4.22): with `y = (u, v)`,
+//! (Chin eqs. 4.2, 4.22): with `y = (u, v)`,
 //! `u' = v`, `[M(u) B^T; B 0] [v'; lambda] = [f(u, v, t); gamma]`, optionally
 //! with Baumgarte's stabilization B(g1, g2) in `gamma` (eq. 2.14b). Each
 //! evaluation assembles and factors the saddle-point matrix at `u` with the

@@ -1,6 +1,6 @@
 //! Consistent initial accelerations and multipliers:
 //! `[M B^T; B 0] [a0; lambda0] = [F(u0, t0) + M g - P(u0); -gamma0]`,
-//! `gamma0 = (B v0)_u v0 + Phi_tt + 2 Phi_tu v0` (index-1 form, seed 000 eq. 3.5);
+//! `gamma0 = (B v0)_u v0 + Phi_tt + 2 Phi_tu v0` (index-1 form, Hoitink eq. 3.5);
 //! before them, the check or projection of the initial positions and
 //! velocities onto the constraints ([`initialize`]).
 
@@ -50,7 +50,7 @@ pub enum Initialize {
     Check,
     /// Project it onto the constraints: positions by Newton's method on
     /// `Phi(u, 0) = 0`, then velocities onto `B v + Phi_t = 0`, each the
-    /// mass-metric-smallest change ([`Projector`], seed 001 eq. 3.68).
+    /// mass-metric-smallest change ([`Projector`], Chin eq. 3.68).
     Project,
 }
 

@@ -12,10 +12,10 @@
 //! ([`StatSpec`]), which the run loop sums and the recorder writes.
 //!
 //! Methods: the GSSSS family and the two-field midpoint scheme ([`gssss`],
-//! seed 000) on one Newton driver; explicit Runge–Kutta with tableaux as data
-//! on the index-1 form with Baumgarte or post-stabilization ([`rk`], seed 001)
-//! and the embedded projection method (seed 004), sharing one
-//! [`projector::Projector`]; seed 002's Galerkin schemes ([`galerkin`]: TCG
+//! Hoitink) on one Newton driver; explicit Runge–Kutta with tableaux as data
+//! on the index-1 form with Baumgarte or post-stabilization ([`rk`], Chin)
+//! and the embedded projection method (Borri and Trainelli), sharing one
+//! [`projector::Projector`]; Lens and Cardona's Galerkin schemes ([`galerkin`]: TCG
 //! is a preset of the two-field scheme, TDG a two-state block Newton).
 
 pub mod bdf;
@@ -357,7 +357,7 @@ pub trait Integrator {
         })
     }
     /// Acceleration and multipliers at `state.t` (undoing the time-level shift
-    /// of the scheme's variables by linear extrapolation, seed 000 §4.1.1 and eq. 3.31).
+    /// of the scheme's variables by linear extrapolation, Hoitink §4.1.1 and eq. 3.31).
     fn aligned(&self, state: &State, a: &mut [f64], lambda: &mut [f64]);
     /// Where the Newton iterations spent their time, when measured.
     fn timings(&self) -> Option<NewtonTimings> {

@@ -1,6 +1,6 @@
 //! Projections onto the constraint manifold and its tangent space, shared by
-//! post-stabilization (seed 001, PStab = S-both2, eq. 3.68, Algorithm 3.3,
-//! eq. 4.15) and the embedded projection method (seed 004).
+//! post-stabilization (Chin, PStab = S-both2, eq. 3.68, Algorithm 3.3,
+//! eq. 4.15) and the embedded projection method (Borri and Trainelli).
 //!
 //! A correction `dx` of a residual `r` is the `W`-smallest vector with
 //! `B dx = r`: `[W B^T; B 0] [dx; mu] = [0; r]`, that is
@@ -17,9 +17,9 @@ use super::{StepError, System};
 /// The metric of the projections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
-    /// `W = M(u)` (seed 001 eq. 3.68).
+    /// `W = M(u)` (Chin eq. 3.68).
     Mass,
-    /// `W = I` (seed 001 eq. 3.69).
+    /// `W = I` (Chin eq. 3.69).
     Identity,
 }
 
@@ -36,7 +36,7 @@ impl Metric {
 /// How many S-both passes PStab makes with its one factorization.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Passes {
-    /// Two (S-both2, seed 001 eq. 3.68 / Algorithm 3.3): the seed's PStab,
+    /// Two (S-both2, Chin eq. 3.68 / Algorithm 3.3): the seed's PStab,
     /// which leaves a remainder of second order in the drift.
     Two,
     /// Two, then more with the same factorization while the larger of the
@@ -221,7 +221,7 @@ impl Projector {
 
     /// Subtracts from (u, v) the corrections of both residuals of the last
     /// [`Projector::residuals`] (or [`Projector::prepare`]) with the last
-    /// factorization: one S-both pass (seed 001 eq. 3.66), both solves at once.
+    /// factorization: one S-both pass (Chin eq. 3.66), both solves at once.
     fn correct_both(&mut self, u: &mut [f64], v: &mut [f64]) -> Result<(), StepError> {
         let n = u.len();
         self.rhs[..n].fill(0.0);
@@ -244,7 +244,7 @@ impl Projector {
         Ok(())
     }
 
-    /// Post-stabilization PStab (S-both2, seed 001 eq. 3.68 / Algorithm 3.3 /
+    /// Post-stabilization PStab (S-both2, Chin eq. 3.68 / Algorithm 3.3 /
     /// eq. 4.15) of the (u~, v~) of the last [`Projector::prepare`] (or
     /// [`Projector::residuals`] then [`Projector::fill`]): the matrix filled
     /// there is factored and two S-both passes follow, the

@@ -3,7 +3,7 @@
 //! A planar revolute joint between two bodies at body-fixed points, and a
 //! ground pin (point B on the ground), are this constraint. With body 1 pinned
 //! at its offset (0, L1) and body 2 attached at (0, L2) to body 1's reference
-//! point it reproduces the double-pendulum constraints of seed 000 eq. 4.7.
+//! point it reproduces the double-pendulum constraints of Hoitink eq. 4.7.
 
 use super::{Joint, PointPair};
 

@@ -1,10 +1,10 @@
 //! Distance-type constraints on the separation d = r_B - r_A, written as one
 //! function of s = d.d: `Phi = f(s)`.
 //!
-//! * `Length`: f = sqrt(s) - L, the form of seed 000 eq. 4.28 (four-mass bars);
+//! * `Length`: f = sqrt(s) - L, the form of Hoitink eq. 4.28 (four-mass bars);
 //! * `Quadratic`: f = (s - L^2) / 2;
 //! * `Circle`: f = R^2 - s, a point on a circle of radius R about a fixed centre
-//!   (seed 000 eq. A.2 and the thin-beam four-bar cranks, eq. 4.41).
+//!   (Hoitink eq. A.2 and the thin-beam four-bar cranks, eq. 4.41).
 //!
 //! With J = dd/du: B = 2 f'(s) d^T J and
 //! `d^2 Phi/du^2 = 4 f''(s) (J^T d)(d^T J) + 2 f'(s) (J^T J + sum_a d_a d^2 d_a/du^2)`.

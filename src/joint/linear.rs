@@ -1,5 +1,5 @@
 //! A linear combination of coordinates held constant:
-//! `Phi = sum_i c_i q_i - c0` (one row; seed 001 Remark 4.4's
+//! `Phi = sum_i c_i q_i - c0` (one row; Chin Remark 4.4's
 //! `theta1 + theta2 - pi = 0`). `B = (c_1, ..., c_k)`, no curvature, scleronomic.
 
 use super::Joint;

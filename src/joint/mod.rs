@@ -1,5 +1,5 @@
 //! Joints: holonomic constraints Phi(u, t) = 0 with their Jacobian B = dPhi/du
-//! and the curvature terms that the Newton matrix (d(B^T lambda)/du, seed 000
+//! and the curvature terms that the Newton matrix (d(B^T lambda)/du, Hoitink
 //! eq. 4.19) and the acceleration-level residual need; and velocity-level
 //! (nonholonomic) constraints `A(u) v + a_t(u, t) = 0` ([`ConstraintLevel`]).
 //!
@@ -114,7 +114,7 @@ pub trait Joint: Send + Sync + 'static {
     fn add_curvature(&self, u: &[f64], t: f64, w: &[f64], scale: f64, h: &mut [f64]);
 
     /// The velocity curvature `(B v)_u v` of each row at (u, v, t) (the
-    /// acceleration-level right side is `gamma = -(B v)_u v - ...`, seed 001
+    /// acceleration-level right side is `gamma = -(B v)_u v - ...`, Chin
     /// eq. 2.9). The default contracts [`Joint::add_curvature`] row by row;
     /// joints override it with a closed form.
     fn velocity_curvature(&self, u: &[f64], v: &[f64], t: f64, out: &mut [f64]) {

@@ -1,4 +1,4 @@
-//! A point on a planar curve `y = f(x, t)` (the "path" joint; seed 001
+//! A point on a planar curve `y = f(x, t)` (the "path" joint; Chin
 //! §4.4.3, the manipulator's end effector on a prescribed path).
 //!
 //! With `r = (x, y)` the point's position, `J = dr/du` (2 x ndof) and the

@@ -1,4 +1,4 @@
-//! The rolling disk (seed 001 §4.6; `docs/theory/nonholonomic.md`): a thin
+//! The rolling disk (Chin §4.6; `docs/theory/nonholonomic.md`): a thin
 //! disk of radius `r`, a 3-D rigid body whose symmetry axis is the body
 //! vector `s`, rolling without slipping on the plane `z = h` (up = +z).
 //!

@@ -1,6 +1,6 @@
 //! Schur-complement solve of `[W B^T; B 0] [x; lambda] = [r1; r2]` for a
 //! diagonal positive `W`: the index-1 system `[M B^T; B 0]` of models with a
-//! diagonal mass (points, 2-D rigid bodies, lumped masses; seed 001
+//! diagonal mass (points, 2-D rigid bodies, lumped masses; Chin
 //! eqs. 4.2, 4.22) and the projections of PStab with metric `M` or `I`
 //! (eqs. 3.68, 3.69).
 //!

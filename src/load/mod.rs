@@ -2,7 +2,7 @@
 //!
 //! A [`PointLoad`] applies the spatial force `F(r) = (A r + b) s(t)` at a point
 //! r(q); its generalized force is `J^T F` with J = dr/dq. A constant point force
-//! is A = 0; the circular track of seed 000 App. A.1 is F = (4y, -4x), a linear
+//! is A = 0; the circular track of Hoitink App. A.1 is F = (4y, -4x), a linear
 //! field whose derivative `J^T A J` enters the Newton matrix.
 //!
 //! At the EOM time level the position-dependent part is evaluated at u~

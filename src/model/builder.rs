@@ -9,7 +9,7 @@ mod probe;
 mod rigid3d;
 mod sections;
 
-pub use joints::DistanceKind;
+pub use joints::{DistanceKind, SliderKind};
 pub use probe::ProbeTarget;
 pub use rigid3d::{Body3dSpec, Joint3d};
 pub use sections::{BeamSection, LineIds, Shape, TrussSection};
@@ -174,6 +174,14 @@ pub struct Body2d {
     pub velocity: [f64; 2],
     /// Initial angular velocity (rad/s).
     pub angular_velocity: f64,
+}
+
+impl Default for Body2d {
+    /// A unit mass with unit rotational inertia at rest at the origin (as
+    /// `Body3dSpec::default()`).
+    fn default() -> Self {
+        Body2d::new(1.0, 1.0)
+    }
 }
 
 impl Body2d {

@@ -2,7 +2,7 @@
 
 use super::builder::{
     BeamSection, Body2d, Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget,
-    RotationalSpringDamper,
+    RotationalSpringDamper, SliderKind, TrussSection,
 };
 use super::Model;
 use crate::attitude::Attitude;
@@ -23,9 +23,8 @@ pub fn hanging_truss_chain(nodes: usize) -> Result<Model, BuildError> {
             &format!("t{i}"),
             &format!("n{}", i - 1),
             &format!("n{i}"),
-            1e4,
+            &TrussSection::massless(1e4),
             None,
-            0.0,
         )?;
     }
     b.ground_pin("pin", &PointRef::Entity("n0".into()), &[0.0, 0.0])?;
@@ -73,7 +72,7 @@ fn bounded(name: &str, field: &'static str, x: usize, dofs: u128) -> Result<(), 
 }
 
 /// A `[generator]` of a model file (`crate::input`): the deformable
-/// slider-crank of SPEC.md §3 or one of the SPEC.md §7 problems with its size.
+/// slider-crank of Chin Ch. 5 or one of the large-mesh benchmarks L1–L4 (docs/bench.md) with its size.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Generator {
@@ -139,7 +138,7 @@ impl Generator {
     }
 }
 
-/// SPEC.md §7 L1, the hanging beam: a planar Euler–Bernoulli (ANCF) beam of
+/// Benchmark L1 (docs/bench.md), the hanging beam: a planar Euler–Bernoulli (ANCF) beam of
 /// length 10 along +x made of `elements` equal `beam` elements with
 /// E = 1e7, A = 1e-4, I = 1e-10, rho = 1000 (EA = 1e3, EI = 1e-3,
 /// rho A = 0.1), its node at x = 0 pinned to the ground (position pinned,
@@ -185,7 +184,7 @@ pub fn hanging_beam_builder(elements: usize) -> Result<ModelBuilder, BuildError>
     Ok(b)
 }
 
-/// SPEC.md §7 L2, the planar truss lattice: (n + 1) x (m + 1) nodes at
+/// Benchmark L2 (docs/bench.md), the planar truss lattice: (n + 1) x (m + 1) nodes at
 /// (i, j), i = 0..=n, j = 0..=m (spacing 1, mass 1 each, at rest), joined by
 /// Green-strain trusses (EA = 1e5, massless) on every horizontal and vertical
 /// edge and on one diagonal per cell, from (i, j) to (i + 1, j + 1); the
@@ -220,9 +219,8 @@ pub fn truss_lattice_builder(n: usize, m: usize) -> Result<ModelBuilder, BuildEr
                     &format!("h{i}_{j}"),
                     &id(i, j),
                     &id(i + 1, j),
-                    ea,
+                    &TrussSection::massless(ea),
                     None,
-                    0.0,
                 )?;
             }
             if j < m {
@@ -230,9 +228,8 @@ pub fn truss_lattice_builder(n: usize, m: usize) -> Result<ModelBuilder, BuildEr
                     &format!("v{i}_{j}"),
                     &id(i, j),
                     &id(i, j + 1),
-                    ea,
+                    &TrussSection::massless(ea),
                     None,
-                    0.0,
                 )?;
             }
             if i < n && j < m {
@@ -240,9 +237,8 @@ pub fn truss_lattice_builder(n: usize, m: usize) -> Result<ModelBuilder, BuildEr
                     &format!("d{i}_{j}"),
                     &id(i, j),
                     &id(i + 1, j + 1),
-                    ea,
+                    &TrussSection::massless(ea),
                     None,
-                    0.0,
                 )?;
             }
         }
@@ -265,7 +261,7 @@ pub fn truss_lattice_builder(n: usize, m: usize) -> Result<ModelBuilder, BuildEr
     Ok(b)
 }
 
-/// SPEC.md §7 L3, the space truss lattice: (n + 1) x (n + 1) x (m + 1) nodes
+/// Benchmark L3 (docs/bench.md), the space truss lattice: (n + 1) x (n + 1) x (m + 1) nodes
 /// at (i, j, k), i, j = 0..=n, k = 0..=m (spacing 1, mass 1 each, at rest),
 /// joined by Green-strain trusses (EA = 1e5, massless) on every edge along
 /// x, y and z and on one diagonal of every face of the cubic cells:
@@ -307,7 +303,13 @@ pub fn space_truss_lattice_builder(n: usize, m: usize) -> Result<ModelBuilder, B
                 let a = id(i, j, k);
                 let (x, y, z) = (i < n, j < n, k < m);
                 let mut bar = |name: &str, to: String| {
-                    b.truss(&format!("{name}{i}_{j}_{k}"), &a, &to, ea, None, 0.0)
+                    b.truss(
+                        &format!("{name}{i}_{j}_{k}"),
+                        &a,
+                        &to,
+                        &TrussSection::massless(ea),
+                        None,
+                    )
                 };
                 if x {
                     bar("x", id(i + 1, j, k))?;
@@ -350,7 +352,7 @@ pub fn space_truss_lattice_builder(n: usize, m: usize) -> Result<ModelBuilder, B
     Ok(b)
 }
 
-/// SPEC.md §7 L4, the rigid chain: `bodies` 3-D rigid bodies in Euler
+/// Benchmark L4 (docs/bench.md), the rigid chain: `bodies` 3-D rigid bodies in Euler
 /// parameters, each a slender rod of length 1 along its body x axis (mass 1,
 /// central inertia diag(1e-3, 1/12, 1/12)), laid along +x with centres at
 /// (k + 1/2, 0, 0) and identity attitude, at rest; consecutive rods joined
@@ -404,7 +406,7 @@ pub fn rigid_chain_builder(bodies: usize) -> Result<ModelBuilder, BuildError> {
     Ok(b)
 }
 
-/// Parameters of [`slider_crank_flexible`] (SPEC.md §3, seed 001 Ch. 5;
+/// Parameters of [`slider_crank_flexible`] (Chin Ch. 5;
 /// inch-pound-second units).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -453,7 +455,7 @@ fn default_density() -> f64 {
 }
 
 impl SliderCrankParams {
-    /// SPEC.md §3 values with `elements` and `omega0`.
+    /// Chin's values with `elements` and `omega0`.
     pub fn new(elements: usize, omega0: f64) -> Self {
         SliderCrankParams {
             elements,
@@ -468,7 +470,7 @@ impl SliderCrankParams {
     }
 }
 
-/// The deformable slider-crank of seed 001 Ch. 5 (SPEC.md §3): a rigid crank
+/// The deformable slider-crank of Chin Ch. 5: a rigid crank
 /// `crank` (reference point at its pivot, inertia J) pinned at the origin and
 /// driven by the torque `sin(t) - dphi/dt` (a `torque` load with a sine time
 /// function plus a rotational damper c = 1 to the ground), an elastic rod of
@@ -569,7 +571,7 @@ pub fn slider_crank_flexible_builder(p: &SliderCrankParams) -> Result<ModelBuild
         &PointRef::Entity(format!("rod{n}")),
         &PointRef::Ground([0.0, 0.0, 0.0]),
         [0.0, 1.0],
-        false,
+        SliderKind::PointOnLine,
     )?;
     let node = |k: usize| PointRef::Entity(format!("rod{k}"));
     b.probe(

@@ -9,7 +9,7 @@ mod dof;
 mod generate;
 mod probe;
 
-pub use builder::{BeamSection, DistanceKind, LineIds, Shape, TrussSection};
+pub use builder::{BeamSection, DistanceKind, LineIds, Shape, SliderKind, TrussSection};
 pub use builder::{
     Body2d, Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget,
     RotationalSpringDamper, SpringDamper,

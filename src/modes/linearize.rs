@@ -2,7 +2,7 @@
 //!
 //! The index-3 equations `r(u, v, a, lambda) = M(u) a + P(u) + F_d(u, v) +
 //! g(u, v) - F(u, t) - M g + B(u)^T lambda = 0`, `Phi(u, t) = 0`
-//! (seed 000 eqs. 3.1–3.2) perturbed by (du, dv, da, dlambda) give
+//! (Hoitink eqs. 3.1–3.2) perturbed by (du, dv, da, dlambda) give
 //!
 //! ```text
 //! M da + D dv + K du + B^T dlambda = 0,      B du = 0,
@@ -15,7 +15,7 @@
 //! pendulum's frequency lives in it: `lambda H = (m g / l) I` for
 //! `Phi = (q.q - l^2)/2`). The matrices are the GSSSS Newton matrix
 //! `c_a M + c_v D + c_u (K + H - K_load)` of
-//! [`crate::integrate::gssss::fill_step`] (seed 000 eqs. 3.14–3.31) at the
+//! [`crate::integrate::gssss::fill_step`] (Hoitink eqs. 3.14–3.31) at the
 //! time level `u~ = u_{n+1} = u_n = u` (weights c1dt = c2dt2 = 0, c3 = 1,
 //! constraint option 1 with W1 = 1), filled once per coefficient
 //! (c_a, c_v, c_u) = (1, 0, 0), (0, 1, 0), (0, 0, 1): the same code that

@@ -4,7 +4,7 @@
 //!
 //! 1. [`linearize()`]: M, D, K (with the constraints' geometric stiffness
 //!    `lambda . d^2 Phi/du^2`) and B about the initial state (u0, v0 and the
-//!    consistent a0, lambda0 of seed 000 eq. 3.5) or about the static
+//!    consistent a0, lambda0 of Hoitink eq. 3.5) or about the static
 //!    equilibrium ([`crate::statics::solve_static`], v = a = 0), from the
 //!    integrators' own Newton matrix ([`linearize`](mod@linearize)).
 //! 2. [`modes()`]: up to [`ModeOptions::dense_limit`] DOFs, reduction to the

@@ -63,7 +63,7 @@ enum Command {
     Plot(PlotArgs),
     /// Combine the shard summaries of a sweep into summary.csv and summary.h5 (docs/batch.md).
     BatchMerge(BatchMergeArgs),
-    /// Time steps of the large-mesh problems (SPEC.md §7) at growing sizes: sizes,
+    /// Time steps of the large-mesh problems L1–L4 (docs/bench.md) at growing sizes: sizes,
     /// time per step split into assembly / factorization / solve / output, Newton
     /// iterations, peak memory, fitted scaling exponents (docs/bench.md).
     Bench(BenchArgs),

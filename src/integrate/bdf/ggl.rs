@@ -1,4 +1,4 @@
-//! The stabilized index-2 GGL form (Gear–Gupta–Leimkuhler; seed 003 eq. 1.3)
+//! The stabilized index-2 GGL form (Gear–Gupta–Leimkuhler; Yen and Petzold eq. 1.3)
 //! as the implicit DAE `F(t, y, y') = 0` that the BDF engine solves, with
 //! `y = (q, mu, v, lambda)`:
 //!
@@ -8,7 +8,7 @@
 //! ```
 //!
 //! (`f = F + M g - P(q) - F_d(q, v) - g_inertia(q, v)`, flexmb's sign). The
-//! iteration matrix `dF/dy + cj dF/dy'` (digest of seed 003, B3) is a 2 x 2
+//! iteration matrix `dF/dy + cj dF/dy'` (digest of Yen and Petzold, B3) is a 2 x 2
 //! block matrix whose blocks all lie in the assembler's saddle pattern
 //! `[S C; B 0]`: with the unknowns ordered (q, mu | v, lambda) and the rows
 //! (F1, F4 | F2, F3),
@@ -24,7 +24,7 @@
 //! the assembler's operators. `C(q; w) = d(G^T w)/dq`, `K` the derivative of
 //! `-f` in q (elements, loads, dampers, configuration-dependent inertia).
 //!
-//! The three nonlinear iterations of seed 003 differ only in the multipliers
+//! The three nonlinear iterations of Yen and Petzold differ only in the multipliers
 //! put into the residual and the curvature of the matrix:
 //! - full Newton on GGL: the iterate's multipliers, matrix as above;
 //! - CS (the coordinate-split iteration, eqs. 2.3–2.4): before every residual
@@ -188,7 +188,7 @@ impl Ggl {
 
     /// Whether component `i` (a q or v component) is left out of the local
     /// error test as a dependent coordinate of the current split (CS, CM;
-    /// seed 003 §4: the error is estimated on X^T q, X^T v). Never for full
+    /// Yen and Petzold §4: the error is estimated on X^T q, X^T v). Never for full
     /// Newton, nor on a model with rheonomic joints: there the dependent
     /// coordinates are y = phi(x, t), and their motion driven by t (all of
     /// it when no coordinate is independent, as in the slider-crank with a

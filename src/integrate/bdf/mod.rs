@@ -1,11 +1,11 @@
 //! Variable-step, variable-order BDF (orders 1–5) in DASSL's
 //! fixed-leading-coefficient form (Brenan, Campbell & Petzold, ch. 5; the
 //! DDASTP/DDATRP routines of DASSL) on the stabilized index-2 GGL form of the
-//! equations of motion (seed 003 eq. 1.3, module `ggl`), with the three nonlinear
-//! iterations of seed 003: full Newton on GGL, the coordinate-split CS
+//! equations of motion (Yen and Petzold eq. 1.3, module `ggl`), with the three nonlinear
+//! iterations of Yen and Petzold: full Newton on GGL, the coordinate-split CS
 //! iteration and the modified CM iteration ([`NewtonIteration`]).
 //!
-//! The engine follows DDASTP step by step (digest of seed 003, B5): modified
+//! The engine follows DDASTP step by step (digest of Yen and Petzold, B5): modified
 //! divided differences `phi` with step sums `psi`; predictor
 //! `y0 = sum phi_j`, `y0' = sum gamma_j phi_j`; corrector
 //! `y' = y0' + cj (y - y0)`, `cj = -alpha_s / h`; modified Newton with the
@@ -24,8 +24,8 @@
 //! divisor NEQ: for GGL NEQ = 2 (n + m), the error test skipping the
 //! multipliers as DASSL does for index-2 systems, the Newton test over every
 //! component; for CS and CM NEQ = 2 n, the Newton test over (q, v) and the
-//! error test over the independent coordinates (seed 003 §4). The error test
-//! covers (q, v) by default, or q alone ([`ErrorTest`]; seed 003 §4.1).
+//! error test over the independent coordinates (Yen and Petzold §4). The error test
+//! covers (q, v) by default, or q alone ([`ErrorTest`]; Yen and Petzold §4.1).
 
 mod control;
 mod corrector;
@@ -38,7 +38,7 @@ use crate::integrate::AttrValue;
 use control::{Corrected, Estimate, Fails, Failure};
 use ggl::Ggl;
 
-/// The nonlinear iteration of each BDF step (seed 003).
+/// The nonlinear iteration of each BDF step (Yen and Petzold).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NewtonIteration {
     /// Newton on the GGL system (1.3) itself.
@@ -73,7 +73,7 @@ impl NewtonIteration {
 /// The components of DASSL's local error test (the multipliers never count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorTest {
-    /// Positions q only (CS, CM: the independent ones, X^T q): seed 003 §4.1,
+    /// Positions q only (CS, CM: the independent ones, X^T q): Yen and Petzold §4.1,
     /// "local error estimated using position, i.e. q".
     Positions,
     /// Positions and velocities (q, v) (CS, CM: X^T q, X^T v): DASSL's
@@ -100,7 +100,7 @@ impl ErrorTest {
     }
 }
 
-/// Statistics of a BDF step (DASSL's IWORK counters; seed 003 Tables 4.1–4.4).
+/// Statistics of a BDF step (DASSL's IWORK counters; Yen and Petzold Tables 4.1–4.4).
 pub(crate) const STATS: [StatSpec; 8] = [
     StatSpec::count("nstep"),
     StatSpec::count("nfcn"),

@@ -110,7 +110,7 @@ pub enum Kappa {
     Auto,
 }
 
-/// Which scheme of seed 002 §5.
+/// Which scheme of Lens and Cardona §5.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scheme {
     /// The time-discontinuous Galerkin scheme (eq. 47).
@@ -296,7 +296,7 @@ fn max_abs(x: &[f64]) -> f64 {
     x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }
 
-/// Refuses what the energy proofs of seed 002 do not cover, naming it.
+/// Refuses what the energy proofs of Lens and Cardona do not cover, naming it.
 pub fn refuse_unsupported(
     model: &crate::model::Model,
     method: &str,
@@ -306,12 +306,12 @@ pub fn refuse_unsupported(
     if let Some(name) = model.velocity_joints().next() {
         return setup(format!(
             "joint '{name}' is a velocity-level (nonholonomic) constraint, which {method} \
-             (seed 002, holonomic constraints) cannot integrate"
+             (Lens and Cardona, holonomic constraints) cannot integrate"
         ));
     }
     if model.elements.iter().any(|b| b.has_inertia()) {
         return setup(format!(
-            "{method} needs a constant mass matrix (seed 002 eq. 2, energy proof eqs. 33–34): \
+            "{method} needs a constant mass matrix (Lens and Cardona eq. 2, energy proof eqs. 33–34): \
              the model has 3-D bodies in Euler parameters (configuration-dependent inertia); \
              use method \"tcg\" or \"gssss\""
         ));
@@ -792,7 +792,7 @@ struct HalfStepOut<'a> {
 
 /// Into `out.terms`: the discrete gradients of the elements and of the
 /// joint rows between the states `from` and `to` (midpoint `mid`) with their
-/// derivatives with respect to `to` (seed 002 eqs. 18, 19), the constraint
+/// derivatives with respect to `to` (Lens and Cardona eqs. 18, 19), the constraint
 /// force `B*^T lambda` when `force` is given (with its column block), and the
 /// curvature with the multipliers `curvature`: one half-step's terms of the
 /// TDG and alpha-kappa equations (eqs. 28, 47, 66). From the same joint

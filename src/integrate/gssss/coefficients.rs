@@ -1,8 +1,8 @@
-//! The GSSSS family (generalized single step single solve; seed 000 §2.1,
+//! The GSSSS family (generalized single step single solve; Hoitink §2.1,
 //! Algorithms 1 and 2, Table 2.1) for the index-3 DAE (§3.6, eqs. 3.12–3.31).
 //!
 //! One implementation covers the U0 and V0 families for any
-//! `0 <= rho3 <= rho1 <= rho2 <= 1`; the named presets of SPEC.md §0 are
+//! `0 <= rho3 <= rho1 <= rho2 <= 1`; the named presets of Hoitink are
 //! parameter sets. [`Gssss::scheme`] turns the coefficients into the linear
 //! forms of [`LinearScheme`] for the a-, v- or d-form.
 
@@ -17,7 +17,7 @@ pub enum Family {
     V0,
 }
 
-/// The Newton unknown (seed 000 Table 2.2).
+/// The Newton unknown (Hoitink Table 2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SolveForm {
     /// Acceleration increment.

@@ -1,4 +1,4 @@
-//! The GSSSS family (seed 000): coefficients of the U0/V0 families and their
+//! The GSSSS family (Hoitink): coefficients of the U0/V0 families and their
 //! presets ([`coefficients`]), the schemes as linear forms ([`scheme`]), the
 //! two-field midpoint scheme ([`two_field`]), the residual of a Newton
 //! iteration with the constraint options ([`residual`]), where its iteration

@@ -1,11 +1,11 @@
-//! The residual and Newton matrix of one GSSSS Newton iteration (seed 000
+//! The residual and Newton matrix of one GSSSS Newton iteration (Hoitink
 //! §3.6, eqs. 3.14–3.31), composed from the assembler's neutral operators:
 //!
 //! `e1 = M a~ + P~ + B~^T lambda~ - F~ - M g`, `e2 = Phi(u_{n+1}, t_{n+1}) / chi_Cu`,
 //! `[chi_Ca M + chi_Cv D + chi_Cu (K~ + H~ - K~_F), C; B(u_{n+1}), 0]`,
 //!
 //! where the constraint force `B~^T lambda~` and its column C are placed at
-//! the EOM time level by the option of seed 000 §3.5 (eqs. 3.8–3.11, and
+//! the EOM time level by the option of Hoitink §3.5 (eqs. 3.8–3.11, and
 //! Gonzalez's discrete derivative `dg`).
 
 use crate::assembly::{Assembler, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
@@ -37,7 +37,7 @@ pub enum Mult {
 }
 
 /// The discrete constraint force `B~^T lambda~` of an integrator option
-/// (seed 000 eqs. 3.8–3.11) and its derivatives.
+/// (Hoitink eqs. 3.8–3.11) and its derivatives.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ConstraintForce {
     /// `B~^T lambda~ = sum_k c_k B(at_k)^T mult_k` (unused terms have c = 0).

@@ -4,7 +4,7 @@
 //! Every quantity of a step is written as a linear form in
 //! `(u_n, v_n, a_n, da)` with `da = a_{n+1} - a_n`:
 //! `X = x0 u_n + x1 v_n + x2 a_n + x3 da`. The Newton unknown of the chosen
-//! form (a-, v- or d-form, seed 000 Table 2.2) is another such form `delta`
+//! form (a-, v- or d-form, Hoitink Table 2.2) is another such form `delta`
 //! with `delta = 0` at the predictor. Eliminating `da` gives the predictor
 //! coefficients `chi_P` and corrector coefficients `chi_C` of eqs. 3.14–3.27:
 //! `X = chi_P . (u_n, v_n, a_n) + chi_C delta`, `chi_C = x3 / delta3`.
@@ -81,7 +81,7 @@ impl LinearScheme {
 }
 
 /// How the constraint force `B^T lambda` is placed at the EOM time level
-/// (seed 000 §3.5, eqs. 3.8–3.11, and one extension).
+/// (Hoitink §3.5, eqs. 3.8–3.11, and one extension).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConstraintOption {
     /// Parameters outside B and lambda: `(1-W1) B_n^T l_n + W1 B_{n+1}^T l_{n+1}`.

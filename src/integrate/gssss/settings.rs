@@ -7,7 +7,7 @@ use crate::integrate::newton::NewtonSettings;
 /// How a fixed-step method treats a step whose Newton iteration fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepControl {
-    /// The run stops (seed 000's failure patterns).
+    /// The run stops (Hoitink's failure patterns).
     Fixed,
     /// The step is halved and retried (at most 10 times), and doubled again
     /// after 4 successes, up to dt.
@@ -24,7 +24,7 @@ impl StepControl {
     }
 }
 
-/// Settings of the GSSSS family (seed 000).
+/// Settings of the GSSSS family (Hoitink).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GssssSettings {
     /// The scheme.

@@ -1,5 +1,5 @@
 //! The GSSSS stepper: Newton iterations of a one-step scheme on the index-3
-//! DAE (seed 000 §3.6, eqs. 3.14–3.31), shared by every [`LinearScheme`]
+//! DAE (Hoitink §3.6, eqs. 3.14–3.31), shared by every [`LinearScheme`]
 //! (GSSSS in a/v/d form, the two-field midpoint scheme), on a fixed grid of
 //! step `dt` or with the step cut back after a Newton failure
 //! ([`StepControl::Cutback`]).

@@ -1,4 +1,4 @@
-//! The two-field v-form midpoint scheme (seed 000 §3.8, eqs. 3.49–3.60;
+//! The two-field v-form midpoint scheme (Hoitink §3.8, eqs. 3.49–3.60;
 //! Gonzalez's energy-conserving scheme with midpoint evaluation).
 //!
 //! Unknown v_{n+1} (increment from the predictor v_n, eq. 3.51);

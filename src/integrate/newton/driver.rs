@@ -7,7 +7,7 @@
 //! search ([`Backtracking`], docs/theory/gssss.md §12a), divergence handling
 //! and the statistics; a method supplies its equations through
 //! [`NonlinearSystem`]. Used by the one-step methods, BDF's corrector
-//! ([`crate::integrate::bdf`]) and statics ([`crate::statics`]) (docs/theory/gssss.md §12; seed 000 eq. 2.14; Hairer
+//! ([`crate::integrate::bdf`]) and statics ([`crate::statics`]) (docs/theory/gssss.md §12; Hoitink eq. 2.14; Hairer
 //! & Wanner, Solving ODEs II, §IV.8; Dennis & Schnabel 1983, §6.3).
 //!
 //! One iteration `k`: assemble the residual `R(x_k)` (and the matrix when it

@@ -1,7 +1,7 @@
 //! Newton's method of the implicit methods: the settings (the stop rule, the
 //! refresh of the Newton matrix, the line search, the time split), their
 //! parts, and the one iteration that uses them, [`driver::solve`], run by the
-//! GSSSS stepper ([`crate::integrate::gssss::stepper`], seed 000 §3.6, eqs.
+//! GSSSS stepper ([`crate::integrate::gssss::stepper`], Hoitink §3.6, eqs.
 //! 3.14–3.31) and the Galerkin schemes ([`crate::integrate::galerkin`]).
 //!
 //! Convergence test (documented in docs/theory/gssss.md): the increment of
@@ -10,12 +10,12 @@
 //! increment must both fall below `tol` (absolute), or below their round-off
 //! floors when those are larger. The floor of an acceleration increment is
 //! `FLOOR_FACTOR eps L / (d u_{n+1}/d da)` with `L = 1 + max |u_0|` the model's
-//! coordinate scale (about eps |u| / (lambda3 dt^2), SPEC.md §1 DP), and that
+//! coordinate scale (about eps |u| / (lambda3 dt^2), the double pendulum), and that
 //! of a multiplier increment is the force round-off `max|M| floor_a +
 //! FLOOR_FACTOR eps L max|K(u_0)|` (stiff beams); with
 //! tol = 1e-8 it takes over below dt of about 2^-10 on unit-size models, and
 //! Newton still converges in 2 iterations per step at dt = 2^-18 on the
-//! SPEC.md §1 problems. The scale is the initial one on purpose: a solution
+//! test problems of Hoitink. The scale is the initial one on purpose: a solution
 //! that blows up (growing accelerations and multipliers, spinning angles) must
 //! not relax the test, so such runs stop
 //! with a Newton failure as in the seed.
@@ -26,8 +26,8 @@ use std::time::Duration;
 
 pub use driver::{solve, Cause, Correction, Failure, NonlinearSystem, Outcome, Policy, Stats};
 
-/// Safety factor on the round-off floors of the convergence test: the SPEC.md
-/// §1 problems converge with 1 to 8 down to dt = 2^-18; the deformable
+/// Safety factor on the round-off floors of the convergence test: the
+/// test problems of Hoitink converge with 1 to 8 down to dt = 2^-18; the deformable
 /// slider-crank (EA = 1.5e6 lb, 32 elements, dt = 1e-5) needs 4 or more.
 pub const FLOOR_FACTOR: f64 = 8.0;
 
@@ -37,7 +37,7 @@ pub const FLOOR_FACTOR: f64 = 8.0;
 pub enum JacobianKind {
     /// The exact derivative of the residual.
     Consistent,
-    /// The seed's matrices (eqs. 4.15–4.18 as reproduced in SPEC.md §1 DP): the
+    /// The seed's matrices (eqs. 4.15–4.18 as reproduced in the double pendulum): the
     /// multiplier column omits the W1 / (1 - W1) weights, i.e. B(u_{n+1})^T for
     /// options 1 and 3 and B(u~)^T for option 4. Converges more slowly; kept to
     /// reproduce the seed's iteration counts.
@@ -259,7 +259,7 @@ impl Refactor {
 /// When Newton accepts an iterate (docs/theory/gssss.md §12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NewtonStop {
-    /// The last increment is below the tolerance (seed 000 eq. 2.14): the
+    /// The last increment is below the tolerance (Hoitink eq. 2.14): the
     /// accepted iterate is one iteration past the tolerance.
     Increment,
     /// The increment test, or the error of the current iterate estimated from

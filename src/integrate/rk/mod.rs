@@ -1,4 +1,4 @@
-//! Explicit Runge–Kutta methods on the index-1 form (seed 001 ch. 4,
+//! Explicit Runge–Kutta methods on the index-1 form (Chin ch. 4,
 //! "RKSTAB"): one engine, tableaux as data ([`tableau`]); fixed steps, or
 //! adaptive steps with the embedded error estimate and the step-size
 //! controller of DOPRI5 (Hairer, Nørsett & Wanner I, §II.4 and the code
@@ -8,14 +8,14 @@
 //! interpolated state is stabilized too, so recorded output satisfies the
 //! constraints like the steps do).
 //!
-//! Drift control (seed 001): Baumgarte's B(g1, g2) in the right-hand side
+//! Drift control (Chin): Baumgarte's B(g1, g2) in the right-hand side
 //! ([`super::index1::Index1`]), or post-stabilization PStab (S-both2,
 //! eq. 4.10–4.13) applied to every attempted step before its error estimate:
 //! the unstabilized 5th-order result `z~` is projected twice with one
 //! factorization at `z~` ([`Projector::stabilize`]), the end stage is
 //! evaluated at the stabilized point (FSAL), and the local error is the
 //! embedded difference `h sum_j e_j k_j` with that end stage. PStab is skipped when the drift of `z~` is
-//! at most `datol` (`datol = 0`: every step). Counters as seed 001 defines
+//! at most `datol` (`datol = 0`: every step). Counters as Chin defines
 //! them: NFCN right-hand sides (6 per attempted DOPRI5 step + 2 at the
 //! start), NSTEP attempted steps, NACCP accepted, NREJCT rejected, NSTAB
 //! stabilized.
@@ -91,9 +91,9 @@ pub struct RungeKutta {
 
 /// The ODE the tableau integrates.
 enum Field {
-    /// The index-1 form in y = (u, v) (seed 001).
+    /// The index-1 form in y = (u, v) (Chin).
     Index1(Box<Index1>),
-    /// The embedded projection method in the modified state y = (q*, p*) (seed 004).
+    /// The embedded projection method in the modified state y = (q*, p*) (Borri and Trainelli).
     Epm(Box<Epm>),
 }
 
@@ -381,7 +381,7 @@ impl RungeKutta {
             return Ok(0.0);
         };
         // err = z~ - z^ = h sum_j e_j k_j with the end stage at the stabilized
-        // point (seed 001 eqs. 4.11–4.13; the PStab correction z~ - z is not
+        // point (Chin eqs. 4.11–4.13; the PStab correction z~ - z is not
         // added: see docs/theory/stabilization.md for the measured effect).
         let mut sum = 0.0;
         for i in 0..2 * n {

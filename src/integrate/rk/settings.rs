@@ -26,7 +26,7 @@ pub enum RkStep {
     },
 }
 
-/// Drift control of the index-1 form (seed 001).
+/// Drift control of the index-1 form (Chin).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stabilization {
     /// None: the constraints drift.
@@ -47,9 +47,9 @@ pub enum Stabilization {
 /// The ODE a Runge–Kutta tableau integrates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Formulation {
-    /// The index-1 form in (u, v) (seed 001), with Baumgarte or PStab.
+    /// The index-1 form in (u, v) (Chin), with Baumgarte or PStab.
     Index1,
-    /// The embedded projection method in the modified state (seed 004).
+    /// The embedded projection method in the modified state (Borri and Trainelli).
     Epm,
 }
 

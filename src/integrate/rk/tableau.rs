@@ -39,7 +39,7 @@ impl Tableau {
     }
 }
 
-/// Dormand–Prince 5(4) (Hairer, Nørsett & Wanner I, Table II.5.2; seed 001 eq. 4.9).
+/// Dormand–Prince 5(4) (Hairer, Nørsett & Wanner I, Table II.5.2; Chin eq. 4.9).
 pub const DOPRI5: Tableau = Tableau {
     name: "dopri5",
     order: 5,
@@ -106,7 +106,7 @@ pub const RK4: Tableau = Tableau {
     dense: None,
 };
 
-/// Heun's second-order method (explicit trapezoidal rule; seed 001 Table 3.1).
+/// Heun's second-order method (explicit trapezoidal rule; Chin Table 3.1).
 pub const HEUN: Tableau = Tableau {
     name: "heun",
     order: 2,

@@ -32,7 +32,7 @@ pub enum MethodConfig {
     Gssss(GssssSettings),
     /// An explicit Runge–Kutta method on the index-1 form.
     RungeKutta(RkSettings),
-    /// DASSL's BDF on the GGL form (seed 003).
+    /// DASSL's BDF on the GGL form (Yen and Petzold).
     Bdf(BdfSettings),
     /// Seed 002's time-discontinuous Galerkin scheme.
     Tdg(TdgSettings),
@@ -94,7 +94,7 @@ impl GssssSettings {
                 )
             }
             Variant::TwoField if self.is_tcg() => {
-                format!("TCG (seed 002 eq. 14): two-field v-form midpoint, option {opt}{jac}{cut}")
+                format!("TCG (Lens and Cardona eq. 14): two-field v-form midpoint, option {opt}{jac}{cut}")
             }
             Variant::TwoField => format!("two-field v-form midpoint, option {opt}{jac}{cut}"),
         }
@@ -337,12 +337,12 @@ impl IntegratorConfig {
             MethodConfig::Bdf(b) => b.label(),
             MethodConfig::Tdg(t) => match t.scheme {
                 Scheme::Tdg => format!(
-                    "TDG (seed 002 eq. {}), alpha = {}",
+                    "TDG (Lens and Cardona eq. {}), alpha = {}",
                     if t.alpha == 1.0 { "28" } else { "47" },
                     t.alpha
                 ),
                 Scheme::AlphaKappa(k) => format!(
-                    "alpha-kappa (seed 002 eq. 66), alpha = {}, kappa = {}",
+                    "alpha-kappa (Lens and Cardona eq. 66), alpha = {}, kappa = {}",
                     t.alpha,
                     match k {
                         Kappa::Auto => "eq. 71 in [1 - h/2, 1 + h/2]".to_string(),
@@ -615,7 +615,7 @@ impl IntegratorConfig {
         Self::runge_kutta(crate::integrate::rk::HEUN, RkStep::Fixed { dt: 0.01 })
     }
 
-    /// The embedded projection method (seed 004) with the classical
+    /// The embedded projection method (Borri and Trainelli) with the classical
     /// Runge–Kutta tableau and fixed steps of 0.01 (`method = "epm"`).
     pub fn epm() -> Self {
         let dt = 0.01;
@@ -641,7 +641,7 @@ impl IntegratorConfig {
         config
     }
 
-    /// DASSL's BDF on the GGL form (seed 003): full Newton, orders 1 to 5,
+    /// DASSL's BDF on the GGL form (Yen and Petzold): full Newton, orders 1 to 5,
     /// the error test on positions and velocities, rtol = atol = 1e-6, no
     /// largest step, at most [`DEFAULT_MAX_STEPS`] steps.
     pub fn bdf() -> Self {
@@ -842,7 +842,7 @@ impl IntegratorConfig {
         })
     }
 
-    /// GSSSS and TCG: the absolute increment test of seed 000 (`convergence
+    /// GSSSS and TCG: the absolute increment test of Hoitink (`convergence
     /// = "increment"`, docs/theory/gssss.md §12b) with tolerance `tol`
     /// (acceleration and multiplier units).
     pub fn increment_test(self, tol: f64) -> Self {
@@ -1013,7 +1013,7 @@ impl IntegratorConfig {
                     return Err(bad(
                         "alpha",
                         format!(
-                            "`alpha` must be in [0, 1] (seed 002 eq. 44), got {}",
+                            "`alpha` must be in [0, 1] (Lens and Cardona eq. 44), got {}",
                             t.alpha
                         ),
                     ));

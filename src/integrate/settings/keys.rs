@@ -21,7 +21,7 @@ const GSSSS_SCHEME: &[&str] = &["scheme", "family", "rho1", "rho2", "rho3", "opt
 /// Seed 002's Galerkin schemes (TDG and alpha–kappa).
 const TDG: &[&str] = &["alpha", "dt"];
 
-/// DASSL's BDF on the GGL form (seed 003).
+/// DASSL's BDF on the GGL form (Yen and Petzold).
 const BDF: &[&str] = &[
     "newton",
     "max_order",

@@ -24,7 +24,7 @@ pub const MAX_STEPS: f64 = 1e9;
 
 /// The smallest step size (`dt`, `max_step`) a method accepts. The implicit
 /// methods' Newton matrices carry `dt²` and `1/dt²` (GSSSS: `M / (β dt²)`,
-/// seed 000 eq. 3.24; BDF: `M / (β h)²`): below about 1e-154 `dt²` is no
+/// Hoitink eq. 3.24; BDF: `M / (β h)²`): below about 1e-154 `dt²` is no
 /// longer a normal floating-point number and the matrix degenerates into a
 /// "singular" one (at dt = 1e-200 the pendulum's saddle-point matrix had a
 /// zero pivot). The floor keeps eight orders of margin above that.
@@ -120,5 +120,5 @@ fn bad(field: &'static str, message: impl Into<String>) -> SettingsError {
     }
 }
 
-/// The method name of seed 002's energy-preserving scheme (a GSSSS preset).
+/// The method name of Lens and Cardona's energy-preserving scheme (a GSSSS preset).
 const TCG: &str = "tcg";

@@ -30,11 +30,11 @@ use super::{bad, check_step_count, keys, positive, step_size, SettingsError, TCG
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct IntegratorSpec {
-    /// Method: gssss (default; seed 000); an explicit Runge–Kutta method on the
-    /// index-1 form (seed 001): dopri5 (adaptive), rk4, heun (fixed steps); epm,
-    /// the embedded projection method (seed 004) with --tableau; bdf, DASSL's
-    /// BDF 1-5 on the GGL form (seed 003) with --newton, --max-order, --rtol, --atol;
-    /// or seed 002's Galerkin schemes: tcg (energy-preserving), tdg (energy-decaying,
+    /// Method: gssss (default; Hoitink); an explicit Runge–Kutta method on the
+    /// index-1 form (Chin): dopri5 (adaptive), rk4, heun (fixed steps); epm,
+    /// the embedded projection method (Borri and Trainelli) with --tableau; bdf, DASSL's
+    /// BDF 1-5 on the GGL form (Yen and Petzold) with --newton, --max-order, --rtol, --atol;
+    /// or Lens and Cardona's Galerkin schemes: tcg (energy-preserving), tdg (energy-decaying,
     /// --alpha) and alpha-kappa (with velocity constraints, --alpha, --kappa).
     #[cfg_attr(feature = "cli", arg(long))]
     pub method: Option<String>,
@@ -43,10 +43,10 @@ pub struct IntegratorSpec {
     #[cfg_attr(feature = "cli", arg(long))]
     pub step_control: Option<String>,
     /// Runge–Kutta drift control: none, baumgarte (with --baumgarte) or pstab
-    /// (post-stabilization, seed 001 S-both2).
+    /// (post-stabilization, Chin S-both2).
     #[cfg_attr(feature = "cli", arg(long))]
     pub stabilization: Option<String>,
-    /// Baumgarte's parameters G1,G2: Phi'' + G1 Phi' + G2 Phi = 0 (seed 001 B(G1, G2)).
+    /// Baumgarte's parameters G1,G2: Phi'' + G1 Phi' + G2 Phi = 0 (Chin B(G1, G2)).
     #[cfg_attr(feature = "cli", arg(long, value_name = "G1,G2", value_parser = parse_pair))]
     pub baumgarte: Option<[f64; 2]>,
     /// Relative tolerance of the adaptive step control (Runge–Kutta), or of the
@@ -92,7 +92,7 @@ pub struct IntegratorSpec {
     /// Spurious root at infinity.
     #[cfg_attr(feature = "cli", arg(long))]
     pub rho3: Option<f64>,
-    /// Constraint-force option 1..4 (seed 000 eqs. 3.8-3.11), or dg: Gonzalez's
+    /// Constraint-force option 1..4 (Hoitink eqs. 3.8-3.11), or dg: Gonzalez's
     /// discrete derivative of the joint rows, exact energy balance (midpoint schemes only).
     #[cfg_attr(feature = "cli", arg(long, value_parser = parse_option))]
     pub option: Option<OptionChoice>,
@@ -116,7 +116,7 @@ pub struct IntegratorSpec {
     pub jacobian: Option<String>,
     /// Newton stop test: scaled (default: weighted RMS correction against rtol |x| + atol
     /// and residual against rtol times the force scale, docs/theory/gssss.md §12),
-    /// increment (the last increment below tol, seed 000 eq. 2.14) or rate (also stop
+    /// increment (the last increment below tol, Hoitink eq. 2.14) or rate (also stop
     /// when the error estimated from the contraction rate is below tol).
     #[cfg_attr(feature = "cli", arg(long))]
     pub convergence: Option<String>,
@@ -154,14 +154,14 @@ pub struct IntegratorSpec {
     #[cfg_attr(feature = "cli", arg(long))]
     pub max_order: Option<u64>,
     /// BDF: the components of the local error test, qv (positions and
-    /// velocities, default) or q (positions only, as seed 003 §4.1).
+    /// velocities, default) or q (positions only, as Yen and Petzold §4.1).
     #[cfg_attr(feature = "cli", arg(long))]
     pub error_test: Option<String>,
-    /// TDG and alpha-kappa (seed 002 eqs. 47, 66): dissipation control alpha in [0, 1]
+    /// TDG and alpha-kappa (Lens and Cardona eqs. 47, 66): dissipation control alpha in [0, 1]
     /// (default 1, eq. 28; rho_inf = (1 - alpha)/(1 + alpha)).
     #[cfg_attr(feature = "cli", arg(long))]
     pub alpha: Option<f64>,
-    /// alpha-kappa (--method alpha-kappa, seed 002 eq. 66): kappa K, or auto (eq. 71
+    /// alpha-kappa (--method alpha-kappa, Lens and Cardona eq. 66): kappa K, or auto (eq. 71
     /// at the iterate, clamped to [1 - h/2, 1 + h/2]; the default).
     #[cfg_attr(feature = "cli", arg(long, value_name = "K|auto", value_parser = parse_kappa))]
     pub kappa: Option<KappaChoice>,
@@ -181,7 +181,7 @@ pub enum KappaChoice {
     Name(String),
 }
 
-/// A constraint-force option as written: an integer 1..=4 (seed 000 eqs.
+/// A constraint-force option as written: an integer 1..=4 (Hoitink eqs.
 /// 3.8–3.11) or the name `"dg"` (Gonzalez's discrete derivative, midpoint
 /// schemes only). Checked by [`IntegratorSpec::resolve`].
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -424,7 +424,7 @@ self.resolve_rk(tableau, Formulation::Epm)
         }
     }
 
-    /// The BDF settings (seed 003); keys of the other methods in the table
+    /// The BDF settings (Yen and Petzold); keys of the other methods in the table
     /// are theirs and not used here.
     fn resolve_bdf(&self) -> Result<IntegratorConfig, SettingsError> {
         let t_end = positive(

@@ -233,7 +233,7 @@ impl ModelBuilder {
     }
 }
 
-/// Greenspan thin-beam elements (seed 000 §4.2.2; `crate::element::thin_beam`).
+/// Greenspan thin-beam elements (Hoitink §4.2.2; `crate::element::thin_beam`).
 impl ModelBuilder {
     /// A finite stiffness > 0, or an error naming the `stiffness` field.
     fn positive_stiffness(id: &str, stiffness: f64) -> Result<(), BuildError> {

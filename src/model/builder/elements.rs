@@ -8,22 +8,25 @@ use crate::point::{Point, PointPair};
 
 use super::{
     err, finite, nonnegative, positive_named, separated, BuildError, Entity, ModelBuilder,
-    PointRef, RotationalSpringDamper, SpringDamper,
+    PointRef, RotationalSpringDamper, SpringDamper, TrussSection,
 };
 
 impl ModelBuilder {
-    /// Adds a Green-strain truss between two nodes; the rest length defaults to
-    /// the initial distance.
+    /// Adds a Green-strain truss of `section` (EA and mass per unit length)
+    /// between two nodes; the rest length defaults to the initial distance.
     pub fn truss(
         &mut self,
         id: &str,
         a: &str,
         b: &str,
-        ea: f64,
+        section: &TrussSection,
         rest_length: Option<f64>,
-        mass_per_length: f64,
     ) -> Result<(), BuildError> {
         let dofs = self.two_nodes(id, a, b)?;
+        let TrussSection {
+            ea,
+            rho_a: mass_per_length,
+        } = *section;
         positive_named("element", id, "ea", "axial stiffness EA", ea)?;
         nonnegative("element", id, "mass_per_length", mass_per_length)?;
         let pair = PointPair {

@@ -18,18 +18,32 @@ pub enum DistanceKind {
     Quadratic,
 }
 
+/// What a planar slider ([`ModelBuilder::slider`]) leaves free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SliderKind {
+    /// The point stays on the line; the bodies rotate freely (the
+    /// model file's `type = "slider"`; the default).
+    #[default]
+    PointOnLine,
+    /// The point stays on the line and the relative rotation is locked
+    /// (`type = "prismatic"`).
+    Prismatic,
+}
+
 impl ModelBuilder {
     /// Keeps `point` on the line through `line` (a ground point or a body
-    /// point) with unit `normal` in the line body's frame; `prismatic` also
-    /// locks the relative rotation at its initial value.
+    /// point) with unit `normal` in the line body's frame;
+    /// [`SliderKind::Prismatic`] also locks the relative rotation at its
+    /// initial value.
     pub fn slider(
         &mut self,
         id: &str,
         point: &PointRef,
         line: &PointRef,
         normal: [f64; 2],
-        prismatic: bool,
+        kind: SliderKind,
     ) -> Result<(), BuildError> {
+        let prismatic = kind == SliderKind::Prismatic;
         if self.dim != 2 {
             return Err(err(
                 "joint",
@@ -281,7 +295,7 @@ impl ModelBuilder {
         Ok(())
     }
 
-    /// Keeps a point on a circle: Phi = R^2 - |r - c|^2 (seed 000 eq. A.2).
+    /// Keeps a point on a circle: Phi = R^2 - |r - c|^2 (Hoitink eq. A.2).
     pub fn point_on_circle(
         &mut self,
         id: &str,

@@ -112,6 +112,12 @@ pub struct TrussSection {
 }
 
 impl TrussSection {
+    /// A massless section of axial stiffness `ea` (N): a truss that only
+    /// connects (bridges, lattices whose mass sits at the nodes).
+    pub fn massless(ea: f64) -> Self {
+        TrussSection { ea, rho_a: 0.0 }
+    }
+
     /// The section of `shape` in a material of Young's modulus `e` (Pa) and
     /// density `rho` (kg/m^3): EA and rho A.
     pub fn from_material(e: f64, rho: f64, shape: Shape) -> Result<Self, BuildError> {
