@@ -33,7 +33,8 @@ fn three_ways(model: &str, t_end: f64) -> [Results; 3] {
     sim.run(&config, "", &output, &mut ran, &mut |_| {})
         .unwrap();
 
-    let path = common::scratch::scratch_file("results", &format!("{model}.h5"));
+    // One file per (model, t_end): the tests of this binary run in parallel.
+    let path = common::scratch::scratch_file("results", &format!("{model}-{t_end}.h5"));
     sim.run_to_file(&config, "", &output, Some(&path), &mut |_| {})
         .unwrap();
     [stepped, ran, read_hdf5(&path).unwrap()]
