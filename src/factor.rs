@@ -11,7 +11,7 @@ use faer::Par;
 
 use crate::linalg::{
     read_matrix, read_vector, rhs_path, structurally_symmetric, BandLu, Ordering, OrderingCost,
-    SolveError, SparseLdlt, SparseLu, LDLT_MIN,
+    Pattern, SolveError, SparseLdlt, SparseLu, LDLT_MIN,
 };
 
 /// Iterative refinement steps at most (stops earlier at round-off).
@@ -196,59 +196,10 @@ pub fn factor_file(
 ) -> Result<FactorReport, String> {
     let (pattern, values) = read_matrix(matrix)?;
     let n = pattern.dim;
-    let b = match rhs {
-        Some(p) => read_vector(p)?,
-        None if rhs_path(matrix).exists() => read_vector(&rhs_path(matrix))?,
-        None => {
-            let mut b = vec![0.0; n];
-            matvec(
-                &pattern.col_ptr,
-                &pattern.row_idx,
-                &values,
-                &vec![1.0; n],
-                &mut b,
-            );
-            b
-        }
-    };
-    if b.len() != n {
-        return Err(format!(
-            "the right-hand side has {} rows, the matrix {n}",
-            b.len()
-        ));
-    }
+    let b = right_hand_side(matrix, rhs, &pattern, &values)?;
     let before = rss_mib();
     let t = Instant::now();
-    let band = match path {
-        FactorPath::Auto | FactorPath::Band => BandLu::new(&pattern),
-        FactorPath::Sparse(_) | FactorPath::Ldlt(_) => None,
-    };
-    let path = match path {
-        FactorPath::Auto if n >= LDLT_MIN && structurally_symmetric(&pattern) => {
-            FactorPath::Ldlt(None)
-        }
-        FactorPath::Auto => FactorPath::Sparse(None),
-        p => p,
-    };
-    let mut lu = match (band, path) {
-        (Some(b), _) => Lu::Band(Box::new(b)),
-        (None, FactorPath::Band) => {
-            return Err(format!(
-                "{}: the band after reverse Cuthill-McKee is wider than {}",
-                matrix.display(),
-                crate::linalg::BAND_MAX
-            ))
-        }
-        (None, FactorPath::Sparse(o)) => Lu::Sparse(Box::new(
-            SparseLu::new(&pattern, o, par).map_err(|e| e.to_string())?,
-        )),
-        (None, FactorPath::Ldlt(o)) => Lu::Ldlt(
-            Box::new(SparseLdlt::new(&pattern, o, par).map_err(|e| e.to_string())?),
-            0,
-            f64::NAN,
-        ),
-        (None, FactorPath::Auto) => unreachable!("auto resolved above"),
-    };
+    let mut lu = analyse(matrix, &pattern, path, par)?;
     let analysis_s = t.elapsed().as_secs_f64();
     let mut factor_times = Vec::new();
     let mut solve_times = Vec::new();
@@ -266,7 +217,107 @@ pub fn factor_file(
         (Some((rss0, _)), Some((_, peak))) => Some(peak - rss0),
         _ => None,
     };
-    // Backward error and iterative refinement x += A⁻¹ (b - A x).
+    let (backward_error_plain, backward_error, refinements) =
+        refine(&mut lu, &pattern, &values, &b, &mut x);
+    let (solver, candidates, fill) = describe(&lu);
+    Ok(FactorReport {
+        rows: n,
+        nnz: pattern.nnz(),
+        solver,
+        candidates,
+        analysis_s,
+        factor_s: median(factor_times),
+        solve_s: median(solve_times),
+        fill,
+        backward_error_plain,
+        backward_error,
+        refinements,
+        memory_mib,
+    })
+}
+
+/// The right-hand side: from `rhs`, else the `.rhs.mtx` beside `matrix` when
+/// it exists, else `A 1`; its length checked against the matrix.
+fn right_hand_side(
+    matrix: &Path,
+    rhs: Option<&Path>,
+    pattern: &Pattern,
+    values: &[f64],
+) -> Result<Vec<f64>, String> {
+    let n = pattern.dim;
+    let b = match rhs {
+        Some(p) => read_vector(p)?,
+        None if rhs_path(matrix).exists() => read_vector(&rhs_path(matrix))?,
+        None => {
+            let mut b = vec![0.0; n];
+            matvec(
+                &pattern.col_ptr,
+                &pattern.row_idx,
+                values,
+                &vec![1.0; n],
+                &mut b,
+            );
+            b
+        }
+    };
+    if b.len() != n {
+        return Err(format!(
+            "the right-hand side has {} rows, the matrix {n}",
+            b.len()
+        ));
+    }
+    Ok(b)
+}
+
+/// The factorization `path` resolves to (`auto`: band when narrow, else the
+/// LDLᵀ for large structurally symmetric matrices, else the sparse LU), with
+/// its symbolic analysis done.
+fn analyse(matrix: &Path, pattern: &Pattern, path: FactorPath, par: Par) -> Result<Lu, String> {
+    let n = pattern.dim;
+    let band = match path {
+        FactorPath::Auto | FactorPath::Band => BandLu::new(pattern),
+        FactorPath::Sparse(_) | FactorPath::Ldlt(_) => None,
+    };
+    let path = match path {
+        FactorPath::Auto if n >= LDLT_MIN && structurally_symmetric(pattern) => {
+            FactorPath::Ldlt(None)
+        }
+        FactorPath::Auto => FactorPath::Sparse(None),
+        p => p,
+    };
+    let lu = match (band, path) {
+        (Some(b), _) => Lu::Band(Box::new(b)),
+        (None, FactorPath::Band) => {
+            return Err(format!(
+                "{}: the band after reverse Cuthill-McKee is wider than {}",
+                matrix.display(),
+                crate::linalg::BAND_MAX
+            ))
+        }
+        (None, FactorPath::Sparse(o)) => Lu::Sparse(Box::new(
+            SparseLu::new(pattern, o, par).map_err(|e| e.to_string())?,
+        )),
+        (None, FactorPath::Ldlt(o)) => Lu::Ldlt(
+            Box::new(SparseLdlt::new(pattern, o, par).map_err(|e| e.to_string())?),
+            0,
+            f64::NAN,
+        ),
+        (None, FactorPath::Auto) => unreachable!("auto resolved above"),
+    };
+    Ok(lu)
+}
+
+/// Backward error of `x`, refined by x += A⁻¹ (b - A x) while that lowers it
+/// (the LDLᵀ's solve refines itself): the unrefined and the final backward
+/// error and the refinement steps.
+fn refine(
+    lu: &mut Lu,
+    pattern: &Pattern,
+    values: &[f64],
+    b: &[f64],
+    x: &mut Vec<f64>,
+) -> (f64, f64, usize) {
+    let n = pattern.dim;
     let mut row_sum = vec![0.0f64; n];
     for c in 0..n {
         for k in pattern.col_ptr[c]..pattern.col_ptr[c + 1] {
@@ -276,18 +327,17 @@ pub fn factor_file(
     let a_inf = inf_norm(&row_sum);
     let mut r = vec![0.0; n];
     let berr = |x: &[f64], r: &mut [f64]| {
-        matvec(&pattern.col_ptr, &pattern.row_idx, &values, x, r);
-        for (ri, bi) in r.iter_mut().zip(&b) {
+        matvec(&pattern.col_ptr, &pattern.row_idx, values, x, r);
+        for (ri, bi) in r.iter_mut().zip(b) {
             *ri = bi - *ri;
         }
-        inf_norm(r) / (a_inf * inf_norm(x) + inf_norm(&b))
+        inf_norm(r) / (a_inf * inf_norm(x) + inf_norm(b))
     };
-    let mut backward_error = berr(&x, &mut r);
-    let (backward_error_plain, mut refinements) = match &lu {
+    let mut backward_error = berr(x, &mut r);
+    let (backward_error_plain, mut refinements) = match &*lu {
         Lu::Ldlt(_, steps, plain) => (*plain, *steps),
         _ => (backward_error, 0),
     };
-    // (The LDLᵀ's solve refines itself.)
     while !matches!(lu, Lu::Ldlt(..)) && refinements < MAX_REFINE && backward_error > f64::EPSILON {
         lu.solve(&mut r);
         let mut trial = x.clone();
@@ -300,11 +350,16 @@ pub fn factor_file(
             break;
         }
         refinements += 1;
-        x = trial;
+        *x = trial;
         r = r2;
         backward_error = e;
     }
-    let (solver, candidates, fill) = match &lu {
+    (backward_error_plain, backward_error, refinements)
+}
+
+/// The solver's name, its orderings' costs and its factor's stored entries.
+fn describe(lu: &Lu) -> (String, Vec<OrderingCost>, usize) {
+    match lu {
         Lu::Band(b) => {
             let (kl, ku) = b.bandwidths();
             (
@@ -343,19 +398,5 @@ pub fn factor_file(
                 .collect(),
             s.fill(),
         ),
-    };
-    Ok(FactorReport {
-        rows: n,
-        nnz: pattern.nnz(),
-        solver,
-        candidates,
-        analysis_s,
-        factor_s: median(factor_times),
-        solve_s: median(solve_times),
-        fill,
-        backward_error_plain,
-        backward_error,
-        refinements,
-        memory_mib,
-    })
+    }
 }

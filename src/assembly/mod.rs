@@ -246,102 +246,169 @@ fn scatter_add(dst: &mut [f64], idx: &[usize], x: &[f64], scale: f64) {
     }
 }
 
-impl Assembler {
-    /// Builds pattern, slots, colourings, mass matrix and gravity load of `model`.
-    pub fn new(model: &Model) -> Self {
-        let n = model.n_dofs();
-        let m = model.n_constraints();
-        let dim = n + m;
-
-        // Mass matrix: lumped inertia + element masses.
-        let mut tri = TriMat::new((n, n));
-        for &(r, c, v) in &model.inertia {
-            tri.add_triplet(r, c, v);
-        }
-        let mut mloc = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
-        for b in &model.elements {
-            let k = b.ndof();
-            for i in 0..b.len() {
-                if b.mass(i, &mut mloc[..k * k]) {
-                    let d = b.dofs(i);
-                    for (p, &r) in d.iter().enumerate() {
-                        for (q, &c) in d.iter().enumerate() {
-                            if mloc[p * k + q] != 0.0 {
-                                tri.add_triplet(r, c, mloc[p * k + q]);
-                            }
+/// The mass matrix: the model's lumped inertia plus the element masses.
+fn lumped_mass(model: &Model) -> CsMat<f64> {
+    let n = model.n_dofs();
+    let mut tri = TriMat::new((n, n));
+    for &(r, c, v) in &model.inertia {
+        tri.add_triplet(r, c, v);
+    }
+    let mut mloc = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
+    for b in &model.elements {
+        let k = b.ndof();
+        for i in 0..b.len() {
+            if b.mass(i, &mut mloc[..k * k]) {
+                let d = b.dofs(i);
+                for (p, &r) in d.iter().enumerate() {
+                    for (q, &c) in d.iter().enumerate() {
+                        if mloc[p * k + q] != 0.0 {
+                            tri.add_triplet(r, c, mloc[p * k + q]);
                         }
                     }
                 }
             }
         }
-        let mass: CsMat<f64> = tri.to_csc();
+    }
+    tri.to_csc()
+}
 
-        // Gravity load M g_hat, g_hat = g on translational DOFs.
-        let ghat: Vec<f64> = (0..n)
-            .map(|i| match model.dofs.kind(i) {
-                DofKind::Translation(a) => model.gravity[a as usize],
-                DofKind::Rotation
-                | DofKind::Slope(_)
-                | DofKind::EulerParameter(_)
-                | DofKind::Director(_) => 0.0,
-            })
-            .collect();
-        let mut gravity_force = vec![0.0; n];
-        mass_mul(&mass, &ghat, &mut gravity_force);
+/// Gravity load `M ĝ`, `ĝ` = g on the translational DOFs, 0 on the others.
+fn gravity_load(model: &Model, mass: &CsMat<f64>) -> Vec<f64> {
+    let n = model.n_dofs();
+    let ghat: Vec<f64> = (0..n)
+        .map(|i| match model.dofs.kind(i) {
+            DofKind::Translation(a) => model.gravity[a as usize],
+            DofKind::Rotation
+            | DofKind::Slope(_)
+            | DofKind::EulerParameter(_)
+            | DofKind::Director(_) => 0.0,
+        })
+        .collect();
+    let mut gravity_force = vec![0.0; n];
+    mass_mul(mass, &ghat, &mut gravity_force);
+    gravity_force
+}
 
-        // Every (row, col) pair that can be nonzero, in a vector sized up
-        // front: growing it by doubling kept up to twice its size (and a
-        // copy) resident, the peak of the L1 beam's setup.
-        let count = n
-            + mass.nnz()
-            + model
-                .elements
-                .iter()
-                .map(|b| b.len() * b.ndof() * b.ndof())
-                .sum::<usize>()
-            + model
-                .joints
-                .iter()
-                .map(|b| b.len() * b.ndof() * (b.ndof() + 2 * b.rows()))
-                .sum::<usize>()
-            + model
-                .loads
-                .iter()
-                .map(|l| l.dofs.len().pow(2))
-                .sum::<usize>();
-        let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(count);
-        pairs.extend((0..n).map(|i| (i, i)));
-        for (c, col) in mass.outer_iterator().enumerate() {
-            for (r, _) in col.iter() {
-                pairs.push((r, c));
-            }
+/// Every (row, col) of the saddle-point matrix that can be nonzero: the
+/// diagonal, the mass matrix, the element and load blocks, and the joints'
+/// curvature and constraint-gradient blocks.
+fn sparsity_pattern(model: &Model, mass: &CsMat<f64>) -> Pattern {
+    let n = model.n_dofs();
+    let dim = n + model.n_constraints();
+    // Every (row, col) pair that can be nonzero, in a vector sized up
+    // front: growing it by doubling kept up to twice its size (and a
+    // copy) resident, the peak of the L1 beam's setup.
+    let count = n
+        + mass.nnz()
+        + model
+            .elements
+            .iter()
+            .map(|b| b.len() * b.ndof() * b.ndof())
+            .sum::<usize>()
+        + model
+            .joints
+            .iter()
+            .map(|b| b.len() * b.ndof() * (b.ndof() + 2 * b.rows()))
+            .sum::<usize>()
+        + model
+            .loads
+            .iter()
+            .map(|l| l.dofs.len().pow(2))
+            .sum::<usize>();
+    let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(count);
+    pairs.extend((0..n).map(|i| (i, i)));
+    for (c, col) in mass.outer_iterator().enumerate() {
+        for (r, _) in col.iter() {
+            pairs.push((r, c));
         }
-        for b in &model.elements {
-            for i in 0..b.len() {
-                let d = b.dofs(i);
-                pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
-            }
-        }
-        let mut row0 = n;
-        for b in &model.joints {
-            for i in 0..b.len() {
-                let d = b.dofs(i);
-                pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
-                for r in 0..b.rows() {
-                    let row = row0 + i * b.rows() + r;
-                    for &c in d {
-                        pairs.push((row, c));
-                        pairs.push((c, row));
-                    }
-                }
-            }
-            row0 += b.len() * b.rows();
-        }
-        for l in &model.loads {
-            let d = &l.dofs;
+    }
+    for b in &model.elements {
+        for i in 0..b.len() {
+            let d = b.dofs(i);
             pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
         }
-        let pattern = Pattern::from_pairs(dim, pairs);
+    }
+    let mut row0 = n;
+    for b in &model.joints {
+        for i in 0..b.len() {
+            let d = b.dofs(i);
+            pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
+            for r in 0..b.rows() {
+                let row = row0 + i * b.rows() + r;
+                for &c in d {
+                    pairs.push((row, c));
+                    pairs.push((c, row));
+                }
+            }
+        }
+        row0 += b.len() * b.rows();
+    }
+    for l in &model.loads {
+        let d = &l.dofs;
+        pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
+    }
+    Pattern::from_pairs(dim, pairs)
+}
+
+/// Stiffness slots and DOF-disjoint colouring of each element block.
+fn element_slots(model: &Model, pattern: &Pattern) -> Vec<ElementSlots> {
+    let n = model.n_dofs();
+    model
+        .elements
+        .iter()
+        .map(|b| {
+            let mut k = Vec::with_capacity(b.len() * b.ndof() * b.ndof());
+            for i in 0..b.len() {
+                pattern.block_slots(b.dofs(i), b.dofs(i), &mut k);
+            }
+            let colours = Colouring::new(b.len(), n, |i| b.dofs(i));
+            ElementSlots { k, colours }
+        })
+        .collect()
+}
+
+/// Constraint-gradient and curvature slots, first multiplier row and
+/// colouring of each joint block.
+fn joint_slots(model: &Model, pattern: &Pattern) -> Vec<JointSlots> {
+    let n = model.n_dofs();
+    let mut row0 = 0;
+    model
+        .joints
+        .iter()
+        .map(|blk| {
+            let (rows, k) = (blk.rows(), blk.ndof());
+            let mut s = JointSlots {
+                row0,
+                b: Vec::with_capacity(blk.len() * rows * k),
+                c: Vec::with_capacity(blk.len() * rows * k),
+                h: Vec::with_capacity(blk.len() * k * k),
+                colours: Colouring::new(blk.len(), n, |i| blk.dofs(i)),
+            };
+            for i in 0..blk.len() {
+                let d = blk.dofs(i);
+                for r in 0..rows {
+                    let row = n + row0 + i * rows + r;
+                    for &c in d {
+                        s.b.push(pattern.slot(row, c));
+                        s.c.push(pattern.slot(c, row));
+                    }
+                }
+                pattern.block_slots(d, d, &mut s.h);
+            }
+            row0 += blk.len() * rows;
+            s
+        })
+        .collect()
+}
+
+impl Assembler {
+    /// Builds pattern, slots, colourings, mass matrix and gravity load of `model`.
+    pub fn new(model: &Model) -> Self {
+        let n = model.n_dofs();
+        let m = model.n_constraints();
+        let mass = lumped_mass(model);
+        let gravity_force = gravity_load(model, &mass);
+        let pattern = sparsity_pattern(model, &mass);
 
         let diag_slots = (0..n).map(|i| pattern.slot(i, i)).collect();
         let mass_slots = mass
@@ -354,47 +421,8 @@ impl Assembler {
             })
             .collect();
 
-        let elements: Vec<ElementSlots> = model
-            .elements
-            .iter()
-            .map(|b| {
-                let mut k = Vec::with_capacity(b.len() * b.ndof() * b.ndof());
-                for i in 0..b.len() {
-                    pattern.block_slots(b.dofs(i), b.dofs(i), &mut k);
-                }
-                let colours = Colouring::new(b.len(), n, |i| b.dofs(i));
-                ElementSlots { k, colours }
-            })
-            .collect();
-
-        let mut row0 = 0;
-        let joints = model
-            .joints
-            .iter()
-            .map(|blk| {
-                let (rows, k) = (blk.rows(), blk.ndof());
-                let mut s = JointSlots {
-                    row0,
-                    b: Vec::with_capacity(blk.len() * rows * k),
-                    c: Vec::with_capacity(blk.len() * rows * k),
-                    h: Vec::with_capacity(blk.len() * k * k),
-                    colours: Colouring::new(blk.len(), n, |i| blk.dofs(i)),
-                };
-                for i in 0..blk.len() {
-                    let d = blk.dofs(i);
-                    for r in 0..rows {
-                        let row = n + row0 + i * rows + r;
-                        for &c in d {
-                            s.b.push(pattern.slot(row, c));
-                            s.c.push(pattern.slot(c, row));
-                        }
-                    }
-                    pattern.block_slots(d, d, &mut s.h);
-                }
-                row0 += blk.len() * rows;
-                s
-            })
-            .collect();
+        let elements = element_slots(model, &pattern);
+        let joints = joint_slots(model, &pattern);
 
         let loads = model
             .loads

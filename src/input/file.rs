@@ -281,397 +281,431 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
             .map_err(|e| loc.build_error(g.span(), e))?;
     }
     for n in &spec.node {
-        let NodeSpec {
-            id,
-            position,
-            velocity,
-            mass,
-            slope,
-            slope_velocity,
-        } = n.get_ref();
-        match slope {
-            Some(s) => b.beam_node(
-                id,
-                position,
-                s,
-                velocity.as_deref(),
-                slope_velocity.as_deref(),
-                *mass,
-            ),
-            None if slope_velocity.is_some() => Err(BuildError {
-                what: "node",
-                id: id.clone(),
-                field: Some("slope_velocity"),
-                message: "`slope_velocity` needs `slope` (a beam node)".into(),
-            }),
-            None => b.node(id, position, velocity.as_deref(), *mass),
-        }
-        .map_err(|e| loc.build_error(n.span(), e))?;
+        add_node(&mut b, n.get_ref()).map_err(|e| loc.build_error(n.span(), e))?;
     }
     for bd in &spec.body {
         body(&mut b, bd.get_ref()).map_err(|e| loc.build_error(bd.span(), e))?;
     }
     for el in &spec.element {
-        let r = match el.get_ref() {
-            ElementSpec::AxialSpring {
-                id,
-                nodes,
-                stiffness,
-                rest_length,
-            } => b.axial_spring(id, &nodes[0], &nodes[1], *stiffness, *rest_length),
-            ElementSpec::Bending {
-                id,
-                nodes,
-                stiffness,
-            } => b.bending(id, [&nodes[0], &nodes[1], &nodes[2]], *stiffness),
-            ElementSpec::Beam {
-                id,
-                nodes,
-                ea,
-                ei,
-                rho_a,
-                length,
-            } => {
-                let section = BeamSection {
-                    ea: *ea,
-                    ei: *ei,
-                    rho_a: *rho_a,
-                };
-                b.beam(id, &nodes[0], &nodes[1], &section, *length)
-            }
-            ElementSpec::Truss {
-                id,
-                nodes,
-                ea,
-                rest_length,
-                mass_per_length,
-            } => b.truss(
-                id,
-                &nodes[0],
-                &nodes[1],
-                &TrussSection {
-                    ea: *ea,
-                    rho_a: *mass_per_length,
-                },
-                *rest_length,
-            ),
-            ElementSpec::SpringDamper {
-                id,
-                a,
-                b: pb,
-                stiffness,
-                free_length,
-                damping,
-                actuator_force,
-            } => b.spring_damper(
-                id,
-                &point_ref(a, dim),
-                &point_ref(pb, dim),
-                SpringDamper {
-                    stiffness: *stiffness,
-                    damping: *damping,
-                    force: *actuator_force,
-                    free_length: *free_length,
-                },
-            ),
-            ElementSpec::RotationalSpringDamper {
-                id,
-                a,
-                b: body,
-                stiffness,
-                rest_angle,
-                damping,
-                torque,
-            } => b.rotational_spring_damper(
-                id,
-                a.as_deref(),
-                body,
-                RotationalSpringDamper {
-                    stiffness: *stiffness,
-                    damping: *damping,
-                    torque: *torque,
-                    rest_angle: *rest_angle,
-                },
-            ),
-        };
-        r.map_err(|e| loc.build_error(el.span(), e))?;
+        add_element(&mut b, dim, el.get_ref()).map_err(|e| loc.build_error(el.span(), e))?;
     }
     for l in &spec.line {
-        let LineSpec {
-            nodes,
-            element_ids,
-            from,
-            to,
-            elements,
-            section,
-        } = l.get_ref();
-        let ids = LineIds {
-            nodes,
-            elements: element_ids,
-        };
-        let section = BeamSection {
-            ea: section.ea,
-            ei: section.ei,
-            rho_a: section.rho_a,
-        };
-        b.line_of_beams(ids, from, to, *elements, &section)
-            .map_err(|mut e| {
-                // The section's numbers sit on the `section = { .. }` line.
-                if let Some(f @ ("ea" | "ei" | "rho_a")) = e.field {
-                    e.message = format!("section `{f}`: {}", e.message);
-                    e.field = Some("section");
-                }
-                loc.build_error(l.span(), e)
-            })?;
+        add_line(&mut b, l.get_ref()).map_err(|e| loc.build_error(l.span(), e))?;
     }
     for j in &spec.joint {
-        let r = match j.get_ref() {
-            JointSpec::GroundPin { id, point, ground } => {
-                let g = match ground {
-                    Some(g) => g.clone(),
-                    None => initial_position(&b, point).unwrap_or_default(),
-                };
-                b.ground_pin(id, &point_ref(point, dim), &g)
+        add_joint(&mut b, dim, j.get_ref()).map_err(|e| loc.build_error(j.span(), e))?;
+    }
+    for l in &spec.load {
+        add_load(&mut b, dim, l.get_ref()).map_err(|e| loc.build_error(l.span(), e))?;
+    }
+    Ok(b)
+}
+
+/// Adds a `[[node]]`: a beam node when it has a `slope`, else a point node.
+fn add_node(b: &mut ModelBuilder, n: &NodeSpec) -> Result<(), BuildError> {
+    let NodeSpec {
+        id,
+        position,
+        velocity,
+        mass,
+        slope,
+        slope_velocity,
+    } = n;
+    match slope {
+        Some(s) => b.beam_node(
+            id,
+            position,
+            s,
+            velocity.as_deref(),
+            slope_velocity.as_deref(),
+            *mass,
+        ),
+        None if slope_velocity.is_some() => Err(BuildError {
+            what: "node",
+            id: id.clone(),
+            field: Some("slope_velocity"),
+            message: "`slope_velocity` needs `slope` (a beam node)".into(),
+        }),
+        None => b.node(id, position, velocity.as_deref(), *mass),
+    }
+}
+
+/// Adds an `[[element]]` (springs, beams, trusses, spring-dampers).
+fn add_element(b: &mut ModelBuilder, dim: usize, el: &ElementSpec) -> Result<(), BuildError> {
+    match el {
+        ElementSpec::AxialSpring {
+            id,
+            nodes,
+            stiffness,
+            rest_length,
+        } => b.axial_spring(id, &nodes[0], &nodes[1], *stiffness, *rest_length),
+        ElementSpec::Bending {
+            id,
+            nodes,
+            stiffness,
+        } => b.bending(id, [&nodes[0], &nodes[1], &nodes[2]], *stiffness),
+        ElementSpec::Beam {
+            id,
+            nodes,
+            ea,
+            ei,
+            rho_a,
+            length,
+        } => {
+            let section = BeamSection {
+                ea: *ea,
+                ei: *ei,
+                rho_a: *rho_a,
+            };
+            b.beam(id, &nodes[0], &nodes[1], &section, *length)
+        }
+        ElementSpec::Truss {
+            id,
+            nodes,
+            ea,
+            rest_length,
+            mass_per_length,
+        } => b.truss(
+            id,
+            &nodes[0],
+            &nodes[1],
+            &TrussSection {
+                ea: *ea,
+                rho_a: *mass_per_length,
+            },
+            *rest_length,
+        ),
+        ElementSpec::SpringDamper {
+            id,
+            a,
+            b: pb,
+            stiffness,
+            free_length,
+            damping,
+            actuator_force,
+        } => b.spring_damper(
+            id,
+            &point_ref(a, dim),
+            &point_ref(pb, dim),
+            SpringDamper {
+                stiffness: *stiffness,
+                damping: *damping,
+                force: *actuator_force,
+                free_length: *free_length,
+            },
+        ),
+        ElementSpec::RotationalSpringDamper {
+            id,
+            a,
+            b: body,
+            stiffness,
+            rest_angle,
+            damping,
+            torque,
+        } => b.rotational_spring_damper(
+            id,
+            a.as_deref(),
+            body,
+            RotationalSpringDamper {
+                stiffness: *stiffness,
+                damping: *damping,
+                torque: *torque,
+                rest_angle: *rest_angle,
+            },
+        ),
+    }
+}
+
+/// Adds a `[[line]]` of beams; errors on the section's numbers name `section`.
+fn add_line(b: &mut ModelBuilder, l: &LineSpec) -> Result<(), BuildError> {
+    let LineSpec {
+        nodes,
+        element_ids,
+        from,
+        to,
+        elements,
+        section,
+    } = l;
+    let ids = LineIds {
+        nodes,
+        elements: element_ids,
+    };
+    let section = BeamSection {
+        ea: section.ea,
+        ei: section.ei,
+        rho_a: section.rho_a,
+    };
+    b.line_of_beams(ids, from, to, *elements, &section)
+        .map_err(|mut e| {
+            // The section's numbers sit on the `section = { .. }` line.
+            if let Some(f @ ("ea" | "ei" | "rho_a")) = e.field {
+                e.message = format!("section `{f}`: {}", e.message);
+                e.field = Some("section");
             }
-            JointSpec::Revolute {
-                id,
-                a,
-                b: pb,
-                axis: None,
-            } => b.revolute(id, &point_ref(a, dim), &point_ref(pb, dim)),
-            JointSpec::Revolute {
-                id,
-                a,
-                b: pb,
-                axis: Some(h),
-            } => exact3("joint", id, "axis", h).and_then(|axis| {
-                b.joint3d(
-                    id,
-                    &point_ref(a, dim),
-                    &point_ref(pb, dim),
-                    Joint3d::Revolute { axis },
-                )
-            }),
-            JointSpec::Spherical { id, a, b: pb } => b.joint3d(
+            e
+        })?;
+    Ok(())
+}
+
+/// Adds a `[[joint]]`; distance and prismatic joints have their own helpers.
+fn add_joint(b: &mut ModelBuilder, dim: usize, j: &JointSpec) -> Result<(), BuildError> {
+    match j {
+        JointSpec::GroundPin { id, point, ground } => {
+            let g = match ground {
+                Some(g) => g.clone(),
+                None => initial_position(b, point).unwrap_or_default(),
+            };
+            b.ground_pin(id, &point_ref(point, dim), &g)
+        }
+        JointSpec::Revolute {
+            id,
+            a,
+            b: pb,
+            axis: None,
+        } => b.revolute(id, &point_ref(a, dim), &point_ref(pb, dim)),
+        JointSpec::Revolute {
+            id,
+            a,
+            b: pb,
+            axis: Some(h),
+        } => exact3("joint", id, "axis", h).and_then(|axis| {
+            b.joint3d(
                 id,
                 &point_ref(a, dim),
                 &point_ref(pb, dim),
-                Joint3d::Spherical,
-            ),
-            JointSpec::Fixed { id, a, b: pb } => {
-                b.joint3d(id, &point_ref(a, dim), &point_ref(pb, dim), Joint3d::Fixed)
-            }
-            JointSpec::Universal {
-                id,
-                a,
-                b: pb,
-                axis_a,
-                axis_b,
-            } => exact3("joint", id, "axis_a", axis_a)
-                .and_then(|axis_a| Ok((axis_a, exact3("joint", id, "axis_b", axis_b)?)))
-                .and_then(|(axis_a, axis_b)| {
-                    b.joint3d(
-                        id,
-                        &point_ref(a, dim),
-                        &point_ref(pb, dim),
-                        Joint3d::Universal { axis_a, axis_b },
-                    )
-                }),
-            JointSpec::Cylindrical { id, a, b: pb, axis } => exact3("joint", id, "axis", axis)
-                .and_then(|axis| {
-                    b.joint3d(
-                        id,
-                        &point_ref(a, dim),
-                        &point_ref(pb, dim),
-                        Joint3d::Cylindrical { axis },
-                    )
-                }),
-            JointSpec::Distance {
-                id,
-                a,
-                b: pb,
-                length,
-                form,
-            } => match form.as_deref() {
-                None | Some("length") => b.distance(
-                    id,
-                    &point_ref(a, dim),
-                    &point_ref(pb, dim),
-                    *length,
-                    DistanceKind::Length,
-                ),
-                Some("quadratic") => b.distance(
-                    id,
-                    &point_ref(a, dim),
-                    &point_ref(pb, dim),
-                    *length,
-                    DistanceKind::Quadratic,
-                ),
-                Some(other) => Err(BuildError {
-                    what: "joint",
-                    id: id.clone(),
-                    field: Some("form"),
-                    message: format!("form must be \"length\" or \"quadratic\", got \"{other}\""),
-                }),
-            },
-            JointSpec::PointOnCircle {
-                id,
-                point,
-                center,
-                radius,
-            } => b.point_on_circle(id, &point_ref(point, dim), center, *radius),
-            JointSpec::Slope {
-                id,
-                node,
-                body,
-                direction,
-            } => b.slope(id, node, body.as_deref(), direction.as_deref()),
-            JointSpec::Slider {
-                id,
-                point,
-                line,
-                normal,
-            } => b.slider(
-                id,
-                &point_ref(point, dim),
-                &point_ref(line, dim),
-                *normal,
-                SliderKind::PointOnLine,
-            ),
-            JointSpec::Prismatic {
-                id,
-                point,
-                line,
-                normal: Some(normal),
-                axis: None,
-            } => b.slider(
-                id,
-                &point_ref(point, dim),
-                &point_ref(line, dim),
-                *normal,
-                SliderKind::Prismatic,
-            ),
-            JointSpec::Prismatic {
-                id,
-                point,
-                line,
-                normal: None,
-                axis: Some(axis),
-            } => exact3("joint", id, "axis", axis).and_then(|axis| {
+                Joint3d::Revolute { axis },
+            )
+        }),
+        JointSpec::Spherical { id, a, b: pb } => b.joint3d(
+            id,
+            &point_ref(a, dim),
+            &point_ref(pb, dim),
+            Joint3d::Spherical,
+        ),
+        JointSpec::Fixed { id, a, b: pb } => {
+            b.joint3d(id, &point_ref(a, dim), &point_ref(pb, dim), Joint3d::Fixed)
+        }
+        JointSpec::Universal {
+            id,
+            a,
+            b: pb,
+            axis_a,
+            axis_b,
+        } => exact3("joint", id, "axis_a", axis_a)
+            .and_then(|axis_a| Ok((axis_a, exact3("joint", id, "axis_b", axis_b)?)))
+            .and_then(|(axis_a, axis_b)| {
                 b.joint3d(
                     id,
-                    &point_ref(line, dim),
-                    &point_ref(point, dim),
-                    Joint3d::Prismatic { axis },
+                    &point_ref(a, dim),
+                    &point_ref(pb, dim),
+                    Joint3d::Universal { axis_a, axis_b },
                 )
             }),
-            JointSpec::Prismatic { id, .. } => Err(BuildError {
-                what: "joint",
-                id: id.clone(),
-                field: Some("normal"),
-                message: "a prismatic joint needs `normal = [nx, ny]` (planar) or \
-                          `axis = [x, y, z]` (3-D), not both"
-                    .into(),
+        JointSpec::Cylindrical { id, a, b: pb, axis } => exact3("joint", id, "axis", axis)
+            .and_then(|axis| {
+                b.joint3d(
+                    id,
+                    &point_ref(a, dim),
+                    &point_ref(pb, dim),
+                    Joint3d::Cylindrical { axis },
+                )
             }),
-            JointSpec::RollingDisk {
-                id,
-                body,
-                radius,
-                axis,
-                height,
-            } => exact3("joint", id, "axis", axis)
-                .and_then(|axis| b.rolling_disk(id, body, *radius, axis, *height)),
-            JointSpec::Path {
-                id,
-                point,
-                curve,
-                a,
-                b: cb,
-                amplitude,
-                omega,
-            } => path_curve(&b, id, point, curve, [*a, *cb, *amplitude, *omega])
-                .and_then(|c| b.path(id, &point_ref(point, dim), c)),
-            JointSpec::Linear {
-                id,
-                coordinates,
-                coefficients,
-                constant,
-            } => b.linear(id, coordinates, coefficients, *constant),
-            JointSpec::Prescribed {
-                id,
-                coordinate,
-                value,
-                rate,
-                amplitude,
-                omega,
-                phase,
-            } => b.prescribed(id, coordinate, *value, [*rate, *amplitude, *omega, *phase]),
-        };
-        r.map_err(|e| loc.build_error(j.span(), e))?;
+        JointSpec::Distance {
+            id,
+            a,
+            b: pb,
+            length,
+            form,
+        } => distance_joint(b, dim, id, [a, pb], *length, form.as_deref()),
+        JointSpec::PointOnCircle {
+            id,
+            point,
+            center,
+            radius,
+        } => b.point_on_circle(id, &point_ref(point, dim), center, *radius),
+        JointSpec::Slope {
+            id,
+            node,
+            body,
+            direction,
+        } => b.slope(id, node, body.as_deref(), direction.as_deref()),
+        JointSpec::Slider {
+            id,
+            point,
+            line,
+            normal,
+        } => b.slider(
+            id,
+            &point_ref(point, dim),
+            &point_ref(line, dim),
+            *normal,
+            SliderKind::PointOnLine,
+        ),
+        JointSpec::Prismatic {
+            id,
+            point,
+            line,
+            normal,
+            axis,
+        } => prismatic_joint(b, dim, id, [point, line], *normal, axis.as_deref()),
+        JointSpec::RollingDisk {
+            id,
+            body,
+            radius,
+            axis,
+            height,
+        } => exact3("joint", id, "axis", axis)
+            .and_then(|axis| b.rolling_disk(id, body, *radius, axis, *height)),
+        JointSpec::Path {
+            id,
+            point,
+            curve,
+            a,
+            b: cb,
+            amplitude,
+            omega,
+        } => path_curve(b, id, point, curve, [*a, *cb, *amplitude, *omega])
+            .and_then(|c| b.path(id, &point_ref(point, dim), c)),
+        JointSpec::Linear {
+            id,
+            coordinates,
+            coefficients,
+            constant,
+        } => b.linear(id, coordinates, coefficients, *constant),
+        JointSpec::Prescribed {
+            id,
+            coordinate,
+            value,
+            rate,
+            amplitude,
+            omega,
+            phase,
+        } => b.prescribed(id, coordinate, *value, [*rate, *amplitude, *omega, *phase]),
     }
-    for l in &spec.load {
-        let r = match l.get_ref() {
-            LoadSpec::PointForce {
+}
+
+/// A `[[joint]] type = "distance"`: `form` picks the length or the quadratic
+/// constraint.
+fn distance_joint(
+    b: &mut ModelBuilder,
+    dim: usize,
+    id: &str,
+    [a, pb]: [&PointSpec; 2],
+    length: Option<f64>,
+    form: Option<&str>,
+) -> Result<(), BuildError> {
+    let kind = match form {
+        None | Some("length") => DistanceKind::Length,
+        Some("quadratic") => DistanceKind::Quadratic,
+        Some(other) => {
+            return Err(BuildError {
+                what: "joint",
+                id: id.to_string(),
+                field: Some("form"),
+                message: format!("form must be \"length\" or \"quadratic\", got \"{other}\""),
+            })
+        }
+    };
+    b.distance(id, &point_ref(a, dim), &point_ref(pb, dim), length, kind)
+}
+
+/// A `[[joint]] type = "prismatic"`: planar with `normal`, 3-D with `axis`.
+fn prismatic_joint(
+    b: &mut ModelBuilder,
+    dim: usize,
+    id: &str,
+    [point, line]: [&PointSpec; 2],
+    normal: Option<[f64; 2]>,
+    axis: Option<&[f64]>,
+) -> Result<(), BuildError> {
+    match (normal, axis) {
+        (Some(normal), None) => b.slider(
+            id,
+            &point_ref(point, dim),
+            &point_ref(line, dim),
+            normal,
+            SliderKind::Prismatic,
+        ),
+        (None, Some(axis)) => exact3("joint", id, "axis", axis).and_then(|axis| {
+            b.joint3d(
                 id,
-                point,
-                force,
-                time,
-            } => check_len(force, dim, "force")
-                .map_err(|m| load_err(id, m))
-                .and_then(|_| {
-                    b.point_load(
-                        id,
-                        "point_force",
-                        &point_ref(point, dim),
-                        [[0.0; 3]; 3],
-                        vec3(force),
-                        time.unwrap_or_default(),
-                    )
-                }),
-            LoadSpec::Torque {
-                id,
-                body,
-                torque,
-                frame,
-                time,
-            } => torque_load(&mut b, dim, id, body, torque, frame.as_deref(), time),
-            LoadSpec::LinearField {
-                id,
-                point,
-                matrix,
-                offset,
-                time,
-            } => {
-                let mut a = [[0.0; 3]; 3];
-                let shape_ok = matrix.len() == dim && matrix.iter().all(|r| r.len() == dim);
-                let off = offset.clone().unwrap_or_else(|| vec![0.0; dim]);
-                (if shape_ok {
-                    Ok(())
-                } else {
-                    Err(format!("matrix must be {dim} x {dim} (field `matrix`)"))
-                })
-                .and_then(|_| check_len(&off, dim, "offset"))
-                .map_err(|m| load_err(id, m))
-                .and_then(|_| {
-                    for (r, row) in matrix.iter().enumerate() {
-                        for (c, v) in row.iter().enumerate() {
-                            a[r][c] = *v;
-                        }
+                &point_ref(line, dim),
+                &point_ref(point, dim),
+                Joint3d::Prismatic { axis },
+            )
+        }),
+        _ => Err(BuildError {
+            what: "joint",
+            id: id.to_string(),
+            field: Some("normal"),
+            message: "a prismatic joint needs `normal = [nx, ny]` (planar) or \
+                      `axis = [x, y, z]` (3-D), not both"
+                .into(),
+        }),
+    }
+}
+
+/// Adds a `[[load]]`: a point force, a torque or a linear force field.
+fn add_load(b: &mut ModelBuilder, dim: usize, l: &LoadSpec) -> Result<(), BuildError> {
+    match l {
+        LoadSpec::PointForce {
+            id,
+            point,
+            force,
+            time,
+        } => check_len(force, dim, "force")
+            .map_err(|m| load_err(id, m))
+            .and_then(|_| {
+                b.point_load(
+                    id,
+                    "point_force",
+                    &point_ref(point, dim),
+                    [[0.0; 3]; 3],
+                    vec3(force),
+                    time.unwrap_or_default(),
+                )
+            }),
+        LoadSpec::Torque {
+            id,
+            body,
+            torque,
+            frame,
+            time,
+        } => torque_load(b, dim, id, body, torque, frame.as_deref(), time),
+        LoadSpec::LinearField {
+            id,
+            point,
+            matrix,
+            offset,
+            time,
+        } => {
+            let mut a = [[0.0; 3]; 3];
+            let shape_ok = matrix.len() == dim && matrix.iter().all(|r| r.len() == dim);
+            let off = offset.clone().unwrap_or_else(|| vec![0.0; dim]);
+            (if shape_ok {
+                Ok(())
+            } else {
+                Err(format!("matrix must be {dim} x {dim} (field `matrix`)"))
+            })
+            .and_then(|_| check_len(&off, dim, "offset"))
+            .map_err(|m| load_err(id, m))
+            .and_then(|_| {
+                for (r, row) in matrix.iter().enumerate() {
+                    for (c, v) in row.iter().enumerate() {
+                        a[r][c] = *v;
                     }
-                    b.point_load(
-                        id,
-                        "linear_field",
-                        &point_ref(point, dim),
-                        a,
-                        vec3(&off),
-                        time.unwrap_or_default(),
-                    )
-                })
-            }
-        };
-        r.map_err(|e| loc.build_error(l.span(), e))?;
+                }
+                b.point_load(
+                    id,
+                    "linear_field",
+                    &point_ref(point, dim),
+                    a,
+                    vec3(&off),
+                    time.unwrap_or_default(),
+                )
+            })
+        }
     }
-    Ok(b)
 }
 
 /// Builds the model with the generator named in `[generator]`; entity tables

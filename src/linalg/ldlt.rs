@@ -261,6 +261,158 @@ fn multiply_adds(symbolic: &SymbolicCholesky<u32>) -> f64 {
     }
 }
 
+/// Upper triangle (with every diagonal entry) of the structure of `A + Aᵀ`,
+/// sorted rows without duplicates, by column.
+fn upper_pattern(pattern: &Pattern) -> (Vec<usize>, Vec<usize>) {
+    let (n, nnz) = (pattern.dim, pattern.nnz());
+    let (t_ptr, t_idx) = transpose(n, &pattern.col_ptr, &pattern.row_idx);
+    let mut col_ptr = Vec::with_capacity(n + 1);
+    let mut row_idx = Vec::with_capacity(nnz / 2 + n);
+    col_ptr.push(0);
+    for c in 0..n {
+        let start = row_idx.len();
+        row_idx.extend(
+            pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]]
+                .iter()
+                .chain(&t_idx[t_ptr[c]..t_ptr[c + 1]])
+                .copied()
+                .filter(|&r| r < c),
+        );
+        row_idx.push(c);
+        row_idx[start..].sort_unstable();
+        let mut w = start;
+        for k in start..row_idx.len() {
+            if k == start || row_idx[k] != row_idx[w - 1] {
+                row_idx[w] = row_idx[k];
+                w += 1;
+            }
+        }
+        row_idx.truncate(w);
+        col_ptr.push(row_idx.len());
+    }
+    (col_ptr, row_idx)
+}
+
+/// The chosen ordering, every candidate's factor size, the permutation and its
+/// inverse.
+type OrderingChoice = (Ordering, Vec<(Ordering, usize)>, Vec<usize>, Vec<usize>);
+
+/// A symmetric fill-reducing ordering and its inverse, the one of `tried` with
+/// the smallest factor of `up` (upper triangle of `A + Aᵀ`; `a` the pattern of
+/// `A` for METIS), with every candidate's factor size.
+fn best_ordering(
+    tried: Vec<Ordering>,
+    a: SymbolicSparseColMatRef<'_, usize>,
+    up: SymbolicSparseColMatRef<'_, usize>,
+) -> Result<OrderingChoice, SolveError> {
+    let n = up.ncols();
+    let mut best: Option<(Ordering, usize, Vec<usize>, Vec<usize>)> = None;
+    let mut candidates = Vec::new();
+    for o in tried {
+        let (mut fwd, mut inv) = (vec![0usize; n], vec![0usize; n]);
+        let fill = match o {
+            Ordering::Metis => {
+                if !super::metis::node_nd(a, &mut fwd, &mut inv)? {
+                    continue;
+                }
+                let perm = PermRef::new_checked(&fwd, &inv, n);
+                factorize_symbolic_cholesky(
+                    up,
+                    Side::Upper,
+                    SymmetricOrdering::Custom(perm),
+                    Default::default(),
+                )
+                .map_err(lib_err)?
+                .len_val()
+            }
+            _ => {
+                let symbolic = factorize_symbolic_cholesky(
+                    up,
+                    Side::Upper,
+                    SymmetricOrdering::Amd,
+                    Default::default(),
+                )
+                .map_err(lib_err)?;
+                let perm = symbolic
+                    .perm()
+                    .ok_or_else(|| SolveError::Library("AMD gave no permutation".into()))?;
+                let (f, i) = perm.arrays();
+                fwd.copy_from_slice(f);
+                inv.copy_from_slice(i);
+                symbolic.len_val()
+            }
+        };
+        candidates.push((o, fill));
+        if best.as_ref().is_none_or(|b| fill < b.1) {
+            best = Some((o, fill, fwd, inv));
+        }
+    }
+    let (ordering, _, fwd, inv) =
+        best.ok_or_else(|| SolveError::Library("no symmetric ordering succeeded".into()))?;
+    Ok((ordering, candidates, fwd, inv))
+}
+
+/// Upper triangle of P (A + Aᵀ) Pᵀ: entry (r, c) of `up` goes to
+/// (inv r, inv c), in the upper triangle of its column. 32-bit indices
+/// from here on (faer's symbolic factor too): they halve the stored
+/// structure of the triangle and of L's supernodes.
+fn permuted_upper(
+    up_col_ptr: &[usize],
+    up_row_idx: &[usize],
+    inv: &[usize],
+) -> (Vec<u32>, Vec<u32>) {
+    let n = inv.len();
+    let mut col_ptr = vec![0u32; n + 1];
+    for c in 0..n {
+        for &r in &up_row_idx[up_col_ptr[c]..up_col_ptr[c + 1]] {
+            col_ptr[inv[r].max(inv[c]) + 1] += 1;
+        }
+    }
+    for c in 0..n {
+        col_ptr[c + 1] += col_ptr[c];
+    }
+    let mut next = col_ptr[..n].to_vec();
+    let mut row_idx = vec![0u32; up_row_idx.len()];
+    for c in 0..n {
+        for &r in &up_row_idx[up_col_ptr[c]..up_col_ptr[c + 1]] {
+            let (pr, pc) = (inv[r].min(inv[c]), inv[r].max(inv[c]));
+            row_idx[next[pc] as usize] = pr as u32;
+            next[pc] += 1;
+        }
+    }
+    for c in 0..n {
+        row_idx[col_ptr[c] as usize..col_ptr[c + 1] as usize].sort_unstable();
+    }
+    (col_ptr, row_idx)
+}
+
+/// For each stored entry (i, j) of the permuted triangle, the positions in
+/// `A`'s values of (fwd i, fwd j) and of its mirror (`NONE` where absent or on
+/// the diagonal): a sorted row search by column.
+fn entry_sources(
+    pattern: &Pattern,
+    fwd: &[usize],
+    tri_col_ptr: &[u32],
+    tri_row_idx: &[u32],
+) -> Vec<[u32; 2]> {
+    let n = fwd.len();
+    let find = |r: usize, c: usize| -> u32 {
+        let s = pattern.col_ptr[c];
+        pattern.row_idx[s..pattern.col_ptr[c + 1]]
+            .binary_search(&r)
+            .map_or(NONE, |k| (s + k) as u32)
+    };
+    let mut tri_src = Vec::with_capacity(tri_row_idx.len());
+    for j in 0..n {
+        for &i in &tri_row_idx[tri_col_ptr[j] as usize..tri_col_ptr[j + 1] as usize] {
+            let i = i as usize;
+            let (r, c) = (fwd[i], fwd[j]);
+            tri_src.push([find(r, c), if i == j { NONE } else { find(c, r) }]);
+        }
+    }
+    tri_src
+}
+
 impl SparseLdlt {
     /// Symbolic analysis of the symmetric structure of `pattern` with AMD
     /// and METIS, keeping the ordering of fewer factor nonzeros (or the given
@@ -306,110 +458,12 @@ impl SparseLdlt {
             }
             None => vec![Ordering::Amd, Ordering::Metis],
         };
-        // Upper triangle of the structure of A + Aᵀ with every diagonal entry.
-        let (up_col_ptr, up_row_idx) = {
-            let (t_ptr, t_idx) = transpose(n, &pattern.col_ptr, &pattern.row_idx);
-            let mut col_ptr = Vec::with_capacity(n + 1);
-            let mut row_idx = Vec::with_capacity(nnz / 2 + n);
-            col_ptr.push(0);
-            for c in 0..n {
-                let start = row_idx.len();
-                row_idx.extend(
-                    pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]]
-                        .iter()
-                        .chain(&t_idx[t_ptr[c]..t_ptr[c + 1]])
-                        .copied()
-                        .filter(|&r| r < c),
-                );
-                row_idx.push(c);
-                row_idx[start..].sort_unstable();
-                let mut w = start;
-                for k in start..row_idx.len() {
-                    if k == start || row_idx[k] != row_idx[w - 1] {
-                        row_idx[w] = row_idx[k];
-                        w += 1;
-                    }
-                }
-                row_idx.truncate(w);
-                col_ptr.push(row_idx.len());
-            }
-            (col_ptr, row_idx)
-        };
+        let (up_col_ptr, up_row_idx) = upper_pattern(pattern);
         let up = SymbolicSparseColMatRef::new_checked(n, n, &up_col_ptr, None, &up_row_idx);
         let a =
             SymbolicSparseColMatRef::new_checked(n, n, &pattern.col_ptr, None, &pattern.row_idx);
-        // Each candidate's permutation and factor size.
-        let mut best: Option<(Ordering, usize, Vec<usize>, Vec<usize>)> = None;
-        let mut candidates = Vec::new();
-        for o in tried {
-            let (mut fwd, mut inv) = (vec![0usize; n], vec![0usize; n]);
-            let fill = match o {
-                Ordering::Metis => {
-                    if !super::metis::node_nd(a, &mut fwd, &mut inv)? {
-                        continue;
-                    }
-                    let perm = PermRef::new_checked(&fwd, &inv, n);
-                    factorize_symbolic_cholesky(
-                        up,
-                        Side::Upper,
-                        SymmetricOrdering::Custom(perm),
-                        Default::default(),
-                    )
-                    .map_err(lib_err)?
-                    .len_val()
-                }
-                _ => {
-                    let symbolic = factorize_symbolic_cholesky(
-                        up,
-                        Side::Upper,
-                        SymmetricOrdering::Amd,
-                        Default::default(),
-                    )
-                    .map_err(lib_err)?;
-                    let perm = symbolic
-                        .perm()
-                        .ok_or_else(|| SolveError::Library("AMD gave no permutation".into()))?;
-                    let (f, i) = perm.arrays();
-                    fwd.copy_from_slice(f);
-                    inv.copy_from_slice(i);
-                    symbolic.len_val()
-                }
-            };
-            candidates.push((o, fill));
-            if best.as_ref().is_none_or(|b| fill < b.1) {
-                best = Some((o, fill, fwd, inv));
-            }
-        }
-        let (ordering, _, fwd, inv) =
-            best.ok_or_else(|| SolveError::Library("no symmetric ordering succeeded".into()))?;
-        // Upper triangle of P (A + Aᵀ) Pᵀ: entry (r, c) of `up` goes to
-        // (inv r, inv c), in the upper triangle of its column. 32-bit indices
-        // from here on (faer's symbolic factor too): they halve the stored
-        // structure of the triangle and of L's supernodes.
-        let (p_col_ptr, p_row_idx) = {
-            let mut col_ptr = vec![0u32; n + 1];
-            for c in 0..n {
-                for &r in &up_row_idx[up_col_ptr[c]..up_col_ptr[c + 1]] {
-                    col_ptr[inv[r].max(inv[c]) + 1] += 1;
-                }
-            }
-            for c in 0..n {
-                col_ptr[c + 1] += col_ptr[c];
-            }
-            let mut next = col_ptr[..n].to_vec();
-            let mut row_idx = vec![0u32; up_row_idx.len()];
-            for c in 0..n {
-                for &r in &up_row_idx[up_col_ptr[c]..up_col_ptr[c + 1]] {
-                    let (pr, pc) = (inv[r].min(inv[c]), inv[r].max(inv[c]));
-                    row_idx[next[pc] as usize] = pr as u32;
-                    next[pc] += 1;
-                }
-            }
-            for c in 0..n {
-                row_idx[col_ptr[c] as usize..col_ptr[c + 1] as usize].sort_unstable();
-            }
-            (col_ptr, row_idx)
-        };
+        let (ordering, candidates, fwd, inv) = best_ordering(tried, a, up)?;
+        let (p_col_ptr, p_row_idx) = permuted_upper(&up_col_ptr, &up_row_idx, &inv);
         drop((up_col_ptr, up_row_idx));
         let symbolic = factorize_symbolic_cholesky(
             SymbolicSparseColMatRef::new_checked(n, n, &p_col_ptr, None, &p_row_idx),
@@ -429,21 +483,7 @@ impl SparseLdlt {
         } else {
             (p_col_ptr, p_row_idx)
         };
-        // Position of (r, c) in A, by column: a sorted row search.
-        let find = |r: usize, c: usize| -> u32 {
-            let s = pattern.col_ptr[c];
-            pattern.row_idx[s..pattern.col_ptr[c + 1]]
-                .binary_search(&r)
-                .map_or(NONE, |k| (s + k) as u32)
-        };
-        let mut tri_src = Vec::with_capacity(tri_row_idx.len());
-        for j in 0..n {
-            for &i in &tri_row_idx[tri_col_ptr[j] as usize..tri_col_ptr[j + 1] as usize] {
-                let i = i as usize;
-                let (r, c) = (fwd[i], fwd[j]);
-                tri_src.push([find(r, c), if i == j { NONE } else { find(c, r) }]);
-            }
-        }
+        let tri_src = entry_sources(pattern, &fwd, &tri_col_ptr, &tri_row_idx);
         let off_diagonal = tri_row_idx.len() - n;
         let multiply_adds = multiply_adds(&symbolic);
         let par_asked = par;
