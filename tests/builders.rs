@@ -337,9 +337,14 @@ fn three_d_ground_points_bodies_and_distance_forms() {
 
 #[test]
 fn truss_sections_and_slider_kinds_are_honoured() {
-    let mut b = ModelBuilder::new(2).unwrap();
-    b.node("a", &[0.0, 0.0], None, 1.0).unwrap();
-    b.node("c", &[2.0, 0.0], None, 1.0).unwrap();
+    // Two 1 kg nodes 2 m apart.
+    let two_nodes = || {
+        let mut b = ModelBuilder::new(2).unwrap();
+        b.node("a", &[0.0, 0.0], None, 1.0).unwrap();
+        b.node("c", &[2.0, 0.0], None, 1.0).unwrap();
+        b
+    };
+    let mut b = two_nodes();
     // The section's values reach the element, named as in model files.
     let bad = TrussSection {
         ea: -1.0,
@@ -374,9 +379,7 @@ fn truss_sections_and_slider_kinds_are_honoured() {
     .unwrap();
     // The truss's own mass (rho A L = 1 kg) joins the nodes' 2 kg: 1^T M 1
     // counts it once per direction.
-    let mut m = ModelBuilder::new(2).unwrap();
-    m.node("a", &[0.0, 0.0], None, 1.0).unwrap();
-    m.node("c", &[2.0, 0.0], None, 1.0).unwrap();
+    let mut m = two_nodes();
     m.truss(
         "t",
         "a",

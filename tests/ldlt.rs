@@ -11,6 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::bench::export_case;
+use common::residual::backward_error;
 use common::scratch::temp_dir;
 use common::{model_path, run_file};
 use flexmb::assembly::Pattern;
@@ -277,20 +278,6 @@ fn unknown_factorization_is_refused() {
             Factorization::from_name(name).unwrap()
         );
     }
-}
-
-/// `‖b − A x‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞)`, computed here from the caller's matrix.
-fn backward_error(p: &Pattern, v: &[f64], x: &[f64], b: &[f64]) -> f64 {
-    let mut r = b.to_vec();
-    let mut rows = vec![0.0f64; p.dim];
-    for (c, &xc) in x.iter().enumerate() {
-        for k in p.col_ptr[c]..p.col_ptr[c + 1] {
-            r[p.row_idx[k]] -= v[k] * xc;
-            rows[p.row_idx[k]] += v[k].abs();
-        }
-    }
-    let norm = |u: &[f64]| u.iter().fold(0.0f64, |m, y| m.max(y.abs()));
-    norm(&r) / (norm(&rows) * norm(x) + norm(b))
 }
 
 /// The step-1 Newton systems (pattern, values, right-hand side) of the L2

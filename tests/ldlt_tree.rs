@@ -11,6 +11,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::bench::export_case;
+use common::residual::backward_error;
 use common::scratch::temp_dir;
 use flexmb::assembly::Pattern;
 use flexmb::bench::{matrix_file, run_case, Problem};
@@ -30,20 +31,6 @@ fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
 
 fn bits_equal(a: &[f64], b: &[f64]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-}
-
-/// Normwise backward error of `x` for `A x = b`.
-fn backward_error(p: &Pattern, v: &[f64], x: &[f64], b: &[f64]) -> f64 {
-    let mut r = b.to_vec();
-    let mut rows = vec![0.0f64; p.dim];
-    for (c, &xc) in x.iter().enumerate() {
-        for k in p.col_ptr[c]..p.col_ptr[c + 1] {
-            r[p.row_idx[k]] -= v[k] * xc;
-            rows[p.row_idx[k]] += v[k].abs();
-        }
-    }
-    let norm = |u: &[f64]| u.iter().fold(0.0f64, |m, y| m.max(y.abs()));
-    norm(&r) / (norm(&rows) * norm(x) + norm(b))
 }
 
 /// `[K Bᵀ; B 0]`: `K` the 7-point Laplacian of a `g³` grid plus the identity,

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod cantilever;
 pub mod disk;
 pub mod fd;
+pub mod residual;
 pub mod scratch;
 
 use flexmb::input::{load_model_file, ModelFile};
