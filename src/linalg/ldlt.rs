@@ -743,7 +743,7 @@ impl SparseLdlt {
     }
 
     /// Whether the numeric factorization is the tree-parallel one
-    /// ([`TreeFactor`]) rather than faer's.
+    /// (`linalg::supernodal_factor`) rather than faer's.
     pub fn tree_factor(&self) -> bool {
         self.tree_factor.is_some()
     }

@@ -664,10 +664,10 @@ impl Integrator for Bdf {
         Ok(())
     }
 
-    /// One step of DDASTP: attempts (blocks 1–4, [`Bdf::attempt`]) until
-    /// one passes the error test (block 5, [`Bdf::error_estimate`]), then
-    /// the next order and step (block 6, [`Bdf::accept`]); a failed attempt
-    /// is restored and cut (block 7, [`Bdf::reject`]).
+    /// One step of DDASTP: attempts (blocks 1–4, `Bdf::attempt`) until
+    /// one passes the error test (block 5, `Bdf::error_estimate`), then
+    /// the next order and step (block 6, `Bdf::accept`); a failed attempt
+    /// is restored and cut (block 7, `Bdf::reject`).
     fn advance(
         &mut self,
         sys: &System<'_>,
