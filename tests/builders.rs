@@ -337,6 +337,10 @@ fn three_d_ground_points_bodies_and_distance_forms() {
 
 #[test]
 fn truss_sections_and_slider_kinds_are_honoured() {
+    const SECTION: TrussSection = TrussSection {
+        ea: 10.0,
+        rho_a: 0.5,
+    };
     // Two 1 kg nodes 2 m apart.
     let two_nodes = || {
         let mut b = ModelBuilder::new(2).unwrap();
@@ -366,31 +370,11 @@ fn truss_sections_and_slider_kinds_are_honoured() {
         .unwrap_err();
     assert_eq!(e.field, Some("mass_per_length"), "{e}");
     assert_eq!(TrussSection::massless(3.0).rho_a, 0.0);
-    b.truss(
-        "t",
-        "a",
-        "c",
-        &TrussSection {
-            ea: 10.0,
-            rho_a: 0.5,
-        },
-        None,
-    )
-    .unwrap();
+    b.truss("t", "a", "c", &SECTION, None).unwrap();
     // The truss's own mass (rho A L = 1 kg) joins the nodes' 2 kg: 1^T M 1
     // counts it once per direction.
     let mut m = two_nodes();
-    m.truss(
-        "t",
-        "a",
-        "c",
-        &TrussSection {
-            ea: 10.0,
-            rho_a: 0.5,
-        },
-        None,
-    )
-    .unwrap();
+    m.truss("t", "a", "c", &SECTION, None).unwrap();
     let model = m.build().unwrap();
     let asm = flexmb::assembly::Assembler::new(&model);
     let mut m1 = vec![0.0; 4];

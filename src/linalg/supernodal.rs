@@ -102,13 +102,7 @@ pub(crate) fn cut(
     share: f64,
 ) -> Cut {
     let ns = symbolic.n_supernodes();
-    let n = symbolic.nrows();
-    let begin = symbolic.supernode_begin();
-    let end = symbolic.supernode_end();
-    let mut super_of = vec![0u32; n];
-    for s in 0..ns {
-        super_of[begin[s] as usize..end[s] as usize].fill(s as u32);
-    }
+    let super_of = supernode_of_columns(symbolic);
     // Parents (after their children: a pattern holds later columns only)
     // and subtree weights.
     let mut parent = vec![NONE; ns];
@@ -400,4 +394,14 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
         sum += x * y;
     }
     sum
+}
+
+/// The supernode of each column of `symbolic`'s factor.
+pub(crate) fn supernode_of_columns(symbolic: &SymbolicSupernodalCholesky<u32>) -> Vec<u32> {
+    let (begin, end) = (symbolic.supernode_begin(), symbolic.supernode_end());
+    let mut super_of = vec![0u32; symbolic.nrows()];
+    for s in 0..symbolic.n_supernodes() {
+        super_of[begin[s] as usize..end[s] as usize].fill(s as u32);
+    }
+    super_of
 }

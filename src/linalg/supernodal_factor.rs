@@ -141,10 +141,7 @@ impl TreeFactor {
         let n = symbolic.nrows();
         let begin = symbolic.supernode_begin();
         let end = symbolic.supernode_end();
-        let mut super_of = vec![0u32; n];
-        for s in 0..ns {
-            super_of[begin[s] as usize..end[s] as usize].fill(s as u32);
-        }
+        let super_of = super::supernodal::supernode_of_columns(symbolic);
         // Descendants of each supernode: the supernodes its pattern rows
         // meet (consecutive rows of one supernode counted once).
         let each_target = |d: usize, f: &mut dyn FnMut(usize)| {
