@@ -536,6 +536,39 @@ fn full_disk_is_refused_before_and_reported_plainly_mid_run() {
     );
 }
 
+/// An adaptive method's estimate is a bound (`max_steps`, a million steps by
+/// default): past the free space it is a warning, not a refusal, and the run
+/// (the rolling disk, 7 steps, 0.16 MB) completes on a 1 MiB file system.
+#[test]
+fn adaptive_bound_past_the_free_space_warns_and_runs() {
+    let dir = scratch("tmpfs_adaptive");
+    let keep = scratch("tmpfs_adaptive_kept");
+    let file = dir.join("x.h5");
+    let run = [
+        "run",
+        "models/rolling_disk.toml",
+        "-q",
+        "-o",
+        file.to_str().unwrap(),
+    ];
+    let Some(o) = flexmb_on_tmpfs("1m", &dir, &keep, &run) else {
+        return;
+    };
+    let t = output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    for word in [
+        "warning:",
+        "up to max_steps = 1000000 steps",
+        "bytes free on the file system of",
+        "the run goes on",
+    ] {
+        assert!(t.contains(word), "missing '{word}': {t}");
+    }
+    let kept = read_hdf5_run(&keep.join("x.h5")).unwrap();
+    assert_eq!(kept.status, "completed");
+    assert_eq!(kept.time.len(), 8);
+}
+
 /// A batch whose cases each fit the free space but together do not is
 /// refused before any case runs (exit 2, no case file), naming the total and
 /// the free space; with --force the cases run until the disk is full.

@@ -95,9 +95,12 @@ impl SizeEstimate {
     }
 
     /// Refuses the estimate when it exceeds `limit` bytes (the soft limit,
-    /// `[output] max_bytes`) or the space available on the file system that
-    /// holds `path` (when that can be read: a missing folder is reported when
-    /// the file is created).
+    /// `[output] max_bytes`) or, for an exact row count, the space available
+    /// on the file system that holds `path` (when that can be read: a missing
+    /// folder is reported when the file is created). An adaptive method's
+    /// bound past the free space is not refused (its real step count is
+    /// usually far below `max_steps`): [`SizeEstimate::free_space_warning`]
+    /// says so, and a disk that fills stops the run with the file readable.
     pub fn check(&self, path: &Path, limit: f64) -> Result<(), SizeError> {
         if self.bytes > limit {
             return Err(SizeError::Limit {
@@ -105,20 +108,35 @@ impl SizeEstimate {
                 limit,
             });
         }
+        match self.past_free_space(path) {
+            Some(e) if self.max_steps.is_none() => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// For an adaptive method's bound (`max_steps` set) past the space free
+    /// on `path`'s file system: the warning to print before the run.
+    pub fn free_space_warning(&self, path: &Path) -> Option<String> {
+        self.max_steps?;
+        self.past_free_space(path).map(|e| {
+            format!(
+                "{e}; the run goes on, as the bound is rarely reached: a disk that fills \
+                 stops it (exit 5) with the file readable up to its last flush"
+            )
+        })
+    }
+
+    fn past_free_space(&self, path: &Path) -> Option<SizeError> {
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        if let Ok(free) = fs4::available_space(dir) {
-            if self.bytes > free as f64 {
-                return Err(SizeError::FreeSpace {
-                    estimate: *self,
-                    free: free as f64,
-                    dir: dir.display().to_string(),
-                });
-            }
-        }
-        Ok(())
+        let free = fs4::available_space(dir).ok()? as f64;
+        (self.bytes > free).then(|| SizeError::FreeSpace {
+            estimate: *self,
+            free,
+            dir: dir.display().to_string(),
+        })
     }
 
     fn describe(&self) -> String {

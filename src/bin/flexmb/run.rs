@@ -72,6 +72,9 @@ pub(crate) fn run(args: &RunArgs) -> ExitCode {
             eprintln!("error: {}: {e}", path.display());
             return ExitCode::from(EXIT_USAGE);
         }
+        if let Some(w) = estimate.free_space_warning(path) {
+            eprintln!("warning: {}: {w}", path.display());
+        }
     }
     // Fixed steps: a bar of steps; adaptive steps: a bar of time (per mille of t_end).
     let steps = config.nominal_steps();
