@@ -564,7 +564,7 @@ fn adaptive_bound_past_the_free_space_warns_and_runs() {
     ] {
         assert!(t.contains(word), "missing '{word}': {t}");
     }
-    let kept = read_hdf5_run(&keep.join("x.h5")).unwrap();
+    let kept = read_hdf5_run(keep.join("x.h5")).unwrap();
     assert_eq!(kept.status, "completed");
     assert_eq!(kept.time.len(), 8);
 }
