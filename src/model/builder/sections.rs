@@ -224,7 +224,8 @@ impl ModelBuilder {
 
     /// Clamps node `node` to the ground where it is: a ground pin `id` at
     /// its initial position and, for a beam node, a slope joint
-    /// `{id}_slope` holding its initial slope direction.
+    /// `{id}_slope` holding its initial slope direction; a 3-D body (a
+    /// beam3d node) gets the `fixed` joint `id` to the ground.
     pub fn clamp(&mut self, id: &str, node: &str) -> Result<(), BuildError> {
         let at = PointRef::entity(node);
         let position = self.entity_position(node, [0.0; 3]).ok_or_else(|| {
@@ -238,6 +239,11 @@ impl ModelBuilder {
         let beam = match self.entities.get(node) {
             Some(Entity::BeamNode(_)) => true,
             Some(Entity::Node(_)) => false,
+            Some(Entity::Body3(..)) => {
+                // A 3-D body (a beam3d node): welded to the ground where it is.
+                let ground = PointRef::Ground([position[0], position[1], position[2]]);
+                return self.joint3d(id, &ground, &at, super::Joint3d::Fixed);
+            }
             _ => {
                 return Err(err(
                     "joint",

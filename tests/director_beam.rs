@@ -1,0 +1,386 @@
+//! The geometrically exact 3-D beam in directors (`beam3d`,
+//! src/element/beam3d.rs) on the standard benchmarks of
+//! docs/validation/beam3d.md: linear cantilever statics (bending with shear,
+//! torsion), the roll-up of a cantilever into a full circle by a tip moment,
+//! the tip torque, the 45-degree bend (models/bend45.toml), the cantilever's
+//! frequencies by `flexmb modes`, and bad input. Run with `--nocapture` to
+//! see the measured numbers.
+
+use flexmb::element::RodSection;
+use flexmb::input::{load_model_file, load_model_str};
+use flexmb::load::{TimeFunction, TorqueFrame};
+use flexmb::model::{Model, ModelBuilder, PointRef, RodLine, RodPath};
+use flexmb::modes::{linearize, modes, LinearizeAt, ModeOptions};
+use flexmb::statics::{solve_static, StaticOptions};
+
+mod common;
+
+/// A square-ish section: EA, GA, GJ, EI1, EI2 and inertias.
+fn section(ei1: f64, ei2: f64, gj: f64, ga: f64) -> RodSection {
+    RodSection {
+        ea: 1e4 * ei1.max(ei2),
+        ga1: ga,
+        ga2: ga,
+        gj,
+        ei1,
+        ei2,
+        rho_a: 0.0,
+        rho_i1: 0.0,
+        rho_i2: 0.0,
+    }
+}
+
+/// A cantilever along x of length `len`, clamped at x = 0, `n` elements of
+/// `order`, d1 = y, d2 = z; the tip node is `tip`.
+fn cantilever(n: usize, order: usize, len: f64, s: &RodSection) -> ModelBuilder {
+    let mut b = ModelBuilder::new(3).unwrap();
+    b.line_of_beam3d(&RodLine {
+        nodes: "n",
+        element_ids: "e",
+        path: RodPath::Straight {
+            from: [0.0; 3],
+            to: [len, 0.0, 0.0],
+        },
+        elements: n,
+        order,
+        orientation: [0.0, 1.0, 0.0],
+        section: *s,
+        lumped: false,
+        last_node: Some("tip"),
+    })
+    .unwrap();
+    b.clamp("root", "n0").unwrap();
+    b
+}
+
+/// Index of DOF `name`.
+fn dof(m: &Model, name: &str) -> usize {
+    m.dofs
+        .names()
+        .iter()
+        .position(|n| n == name)
+        .unwrap_or_else(|| panic!("no DOF {name}"))
+}
+
+/// The error message of model text that must not build.
+fn load_err(text: &str) -> String {
+    match load_model_str(text, "t.toml") {
+        Ok(_) => panic!("the model built"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn solve(m: &Model, steps: u32) -> Vec<f64> {
+    let opts = StaticOptions {
+        steps,
+        ..StaticOptions::default()
+    };
+    solve_static(m, &opts).expect("static solve converges").u
+}
+
+/// Linear statics: tip force P along d2 gives `P L^3/(3 EI1) + P L/GA`
+/// (Timoshenko), a tip torque T the twist `T L / GJ`, exactly for any mesh
+/// (linear twist) and to the mesh's accuracy for bending.
+#[test]
+fn cantilever_linear_statics() {
+    let (len, ei1, ei2, gj, ga): (f64, f64, f64, f64, f64) = (2.0, 3.0, 5.0, 1.7, 400.0);
+    let s = section(ei1, ei2, gj, ga);
+    let (p, t): (f64, f64) = (1e-6, 1e-6);
+    let exact = p * len.powi(3) / (3.0 * ei1) + p * len / ga;
+    for (n, order, tol) in [(16, 1, 2e-3), (4, 2, 1e-10), (8, 2, 1e-10)] {
+        let mut b = cantilever(n, order, len, &s);
+        b.point_force("P", &PointRef::entity("tip"), &[0.0, 0.0, p])
+            .unwrap();
+        b.torque3d(
+            "T",
+            "tip",
+            [t, 0.0, 0.0],
+            TorqueFrame::Spatial,
+            TimeFunction::default(),
+        )
+        .unwrap();
+        let m = b.build().unwrap();
+        let u = solve(&m, 1);
+        let w = u[dof(&m, "tip.z")];
+        let twist = u[dof(&m, "tip.d1z")].atan2(u[dof(&m, "tip.d1y")]);
+        let (ew, et) = (
+            (w - exact).abs() / exact,
+            (twist - t * len / gj).abs() / (t * len / gj),
+        );
+        println!(
+            "cantilever {n} x order {order}: deflection {w:.6e} (exact {exact:.6e}, rel {ew:.2e}), \
+             twist rel error {et:.2e}"
+        );
+        assert!(ew < tol, "deflection {ew:.2e}");
+        assert!(et < 1e-6, "twist {et:.2e}");
+    }
+}
+
+/// Roll-up: the tip moment `M = 2 pi EI / L` bends the cantilever into a
+/// full circle: the tip returns to the root (within 1e-3 L at 16 quadratic
+/// elements, 20 load steps) with its d3 back along x (to the mesh's
+/// accuracy); a tip torque twists it by exactly `T L / GJ` at any size.
+#[test]
+fn cantilever_rolls_up_into_a_circle_and_twists() {
+    let (len, ei): (f64, f64) = (10.0, 2.0);
+    let s = section(ei, ei, 1.5, 1e4);
+    for (n, order) in [(16, 2), (32, 1)] {
+        let mut b = cantilever(n, order, len, &s);
+        // About -y: the beam (along x) curls upward in the x-z plane.
+        let m = 2.0 * std::f64::consts::PI * ei / len;
+        b.torque3d(
+            "M",
+            "tip",
+            [0.0, -m, 0.0],
+            TorqueFrame::Spatial,
+            TimeFunction::default(),
+        )
+        .unwrap();
+        let model = b.build().unwrap();
+        // 10 load steps (36 degrees each) do not converge at step 7; 20 do.
+        let u = solve(&model, 20);
+        let tip = [
+            u[dof(&model, "tip.x")],
+            u[dof(&model, "tip.y")],
+            u[dof(&model, "tip.z")],
+        ];
+        let gap = tip.iter().map(|x| x * x).sum::<f64>().sqrt() / len;
+        let turn = u[dof(&model, "tip.d3z")].atan2(u[dof(&model, "tip.d3x")]);
+        println!(
+            "roll-up, {n} x order {order}: tip {tip:?}, |tip - root| / L = {gap:.2e}, \
+             tip rotation - 2 pi = {turn:.2e} rad"
+        );
+        if order == 2 {
+            assert!(gap < 1e-3, "gap {gap:.2e}");
+            assert!(turn.abs() < 2.5e-3, "rotation error {turn:.2e}");
+        }
+    }
+    // A large tip torque: the twist T L / GJ = 1.2 rad. The interpolated
+    // directors shorten between the nodes (K_3 = sin(2 D)/(2 h) for a twist
+    // D per linear element): the twist converges to it, at fourth order with
+    // quadratic elements (measured: 1.2e-4, 7.6e-6, 4.7e-7 rad).
+    let mut errors = Vec::new();
+    for n in [4, 8, 16] {
+        let mut b = cantilever(n, 2, len, &s);
+        let t = 1.2 * 1.5 / len;
+        b.torque3d(
+            "T",
+            "tip",
+            [t, 0.0, 0.0],
+            TorqueFrame::Spatial,
+            TimeFunction::default(),
+        )
+        .unwrap();
+        let model = b.build().unwrap();
+        let u = solve(&model, 4);
+        let twist = u[dof(&model, "tip.d1z")].atan2(u[dof(&model, "tip.d1y")]);
+        println!("tip torque, {n} quadratic elements: twist {twist:.10} (exact 1.2)");
+        errors.push((twist - 1.2).abs());
+    }
+    let order = (errors[1] / errors[2]).log2();
+    println!("tip torque: errors {errors:?}, observed order {order:.2}");
+    assert!(errors[2] < 1e-6 && order > 3.5, "{errors:?}");
+}
+
+/// The 45-degree bend (models/bend45.toml) converges with `flexmb static`'s
+/// defaults; its tip displacement is within 0.5 % (vector norm of the
+/// difference over the norm) of the converged value of the exact arc and of
+/// Simo & Vu-Quoc's (docs/validation/beam3d.md).
+#[test]
+fn bend45_matches_the_literature() {
+    let file = load_model_file(common::model_path("bend45")).expect("bend45 builds");
+    let m = &file.model;
+    let u = solve_static(m, &StaticOptions::default())
+        .expect("converges with the defaults")
+        .u;
+    let d: Vec<f64> = ["tip.x", "tip.y", "tip.z"]
+        .iter()
+        .zip([70.710_678_118_654_76, -29.289_321_881_345_245, 0.0])
+        .map(|(n, x0)| u[dof(m, n)] - x0)
+        .collect();
+    for (name, reference) in [
+        // Kynema's 15-node LSFE (its converged digits), docs/validation/beam3d.md.
+        ("Kynema LSFE, converged", [-23.6460, 13.7208, 53.5776]),
+        // Simo & Vu-Quoc 1986, 8 elements (tip (15.79, 47.23, 53.37) in their axes).
+        ("Simo & Vu-Quoc 1986", [-23.48, 13.50, 53.37]),
+    ] {
+        let diff: f64 = (0..3)
+            .map(|k| (d[k] - reference[k]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let size: f64 = reference.iter().map(|x| x * x).sum::<f64>().sqrt();
+        println!(
+            "bend45 tip displacement {d:?} vs {name} {reference:?}: {:.3} %",
+            100.0 * diff / size
+        );
+        assert!(diff / size < 5e-3, "{name}: {:.3} %", 100.0 * diff / size);
+    }
+}
+
+/// Bad input: clear errors naming the element or line and the field.
+#[test]
+fn bad_input_is_a_clear_error() {
+    let head = r#"
+dimension = 3
+[[body]]
+id = "a"
+attitude = "directors"
+position = [0.0, 0.0, 0.0]
+orientation = [0.7071067811865476, 0.0, 0.7071067811865476, 0.0]
+mass = 0.0
+inertia = [0.0, 0.0, 0.0]
+[[body]]
+id = "b"
+attitude = "directors"
+position = [1.0, 0.0, 0.0]
+orientation = [0.7071067811865476, 0.0, 0.7071067811865476, 0.0]
+mass = 0.0
+inertia = [0.0, 0.0, 0.0]
+[[body]]
+id = "e"
+position = [2.0, 0.0, 0.0]
+mass = 1.0
+inertia = [1.0, 1.0, 1.0]
+"#;
+    let el = |nodes: &str, ei1: f64| {
+        format!(
+            "{head}[[element]]\ntype = \"beam3d\"\nid = \"el\"\nnodes = {nodes}\nea = 1.0\nga1 = 1.0\n\
+             ga2 = 1.0\ngj = 1.0\nei1 = {ei1}\nei2 = 1.0\n"
+        )
+    };
+    // The orientation above turns d3 onto -x... (0.707, 0, 0.707, 0) is +90 deg
+    // about y: d3 = (1, 0, 0) along the axis a -> b.
+    assert!(load_model_str(&el("[\"a\", \"b\"]", 1.0), "t.toml").is_ok());
+    for (text, expect) in [
+        (
+            el("[\"a\", \"b\"]", 0.0),
+            "element 'el' (field `ei1`): bending stiffness EI1 must be positive",
+        ),
+        (
+            el("[\"a\", \"b\"]", -2.0),
+            "bending stiffness EI1 must be positive, got -2",
+        ),
+        (el("[\"a\", \"e\"]", 1.0), "'e' is not a director body"),
+        (
+            el("[\"a\"]", 1.0),
+            "a beam3d element has 2 or 3 nodes, got 1",
+        ),
+        (el("[\"a\", \"a\"]", 1.0), "node 'a' is listed twice"),
+        (el("[\"b\", \"a\"]", 1.0), "d3 is not along the beam axis"),
+        (el("[\"a\", \"x\"]", 1.0), "node or body 'x' is not defined"),
+    ] {
+        let e = load_err(&text);
+        assert!(e.contains(expect), "{e}\n  expected: {expect}");
+    }
+    // A zero-length element: two bodies at one point.
+    let zero = el("[\"a\", \"b\"]", 1.0)
+        .replace("position = [1.0, 0.0, 0.0]", "position = [0.0, 0.0, 0.0]");
+    let e = load_err(&zero);
+    assert!(e.contains("zero length"), "{e}");
+    // A line whose orientation vector is parallel to its axis.
+    let line = r#"
+dimension = 3
+[[beam3d_line]]
+nodes = "n"
+element_ids = "e"
+from = [0.0, 0.0, 0.0]
+to = [1.0, 0.0, 0.0]
+elements = 2
+orientation = [2.0, 0.0, 0.0]
+section = { ea = 1.0, ga1 = 1.0, ga2 = 1.0, gj = 1.0, ei1 = 1.0, ei2 = 1.0 }
+"#;
+    let e = load_err(line);
+    assert!(
+        e.contains("t.toml:9:")
+            && e.contains("beam3d_line 'n' (field `orientation`)")
+            && e.contains("parallel to the beam axis"),
+        "{e}"
+    );
+    let e = load_err(&line.replace("gj = 1.0", "gj = 0.0"));
+    assert!(
+        e.contains("section `gj`: torsional stiffness GJ must be positive"),
+        "{e}"
+    );
+}
+
+/// `flexmb modes` on a clamped steel rod (L = 1, diameter 0.02): the first
+/// three bending frequencies (each a pair, EI1 = EI2) against
+/// Euler–Bernoulli, `(beta_n L)^2 sqrt(EI / (rho A L^4))`, and the first
+/// torsion frequency against Saint-Venant, `pi/2 sqrt(GJ / (rho Ip)) / L`,
+/// within 0.5 % at 10 quadratic elements.
+#[test]
+fn cantilever_frequencies() {
+    use std::f64::consts::PI;
+    let (e, nu, rho, d, len): (f64, f64, f64, f64, f64) = (2.1e11, 0.3, 7850.0, 0.02, 1.0);
+    let g = e / (2.0 * (1.0 + nu));
+    let a = PI * d * d / 4.0;
+    let i = PI * d.powi(4) / 64.0;
+    let kappa = 6.0 * (1.0 + nu) / (7.0 + 6.0 * nu);
+    let s = RodSection {
+        ea: e * a,
+        ga1: kappa * g * a,
+        ga2: kappa * g * a,
+        gj: g * 2.0 * i,
+        ei1: e * i,
+        ei2: e * i,
+        rho_a: rho * a,
+        rho_i1: rho * i,
+        rho_i2: rho * i,
+    };
+    let model = cantilever(10, 2, len, &s).build().unwrap();
+    let sys = linearize(&model, &LinearizeAt::Initial).unwrap();
+    let found = modes(
+        &sys,
+        &ModeOptions {
+            count: 12,
+            ..ModeOptions::default()
+        },
+    )
+    .unwrap();
+    let names = model.dofs.names();
+    let translation = |shape: &[f64]| -> f64 {
+        names
+            .iter()
+            .zip(shape)
+            .filter(|(n, _)| n.ends_with(".x") || n.ends_with(".y") || n.ends_with(".z"))
+            .map(|(_, x)| x.abs())
+            .fold(0.0, f64::max)
+    };
+    let all = |shape: &[f64]| shape.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let (mut bending, mut torsion) = (Vec::new(), Vec::new());
+    for m in &found.modes {
+        if translation(&m.shape) < 1e-8 * all(&m.shape) {
+            torsion.push(m.omega);
+        } else {
+            bending.push(m.omega);
+        }
+    }
+    let w0 = (s.ei1 / (s.rho_a * len.powi(4))).sqrt();
+    for (k, bl) in [
+        1.875_104_068_711_961,
+        4.694_091_132_974_175,
+        7.854_757_438_237_613,
+    ]
+    .iter()
+    .enumerate()
+    {
+        let exact = bl * bl * w0;
+        for w in &bending[2 * k..2 * k + 2] {
+            let rel = (w - exact) / exact;
+            println!(
+                "bending mode {}: {w:.4} rad/s, Euler-Bernoulli {exact:.4} ({:+.3} %)",
+                k + 1,
+                100.0 * rel
+            );
+            assert!(rel.abs() < 5e-3, "bending {}: {:.3} %", k + 1, 100.0 * rel);
+        }
+    }
+    let exact = PI / 2.0 * (s.gj / (s.rho_i1 + s.rho_i2)).sqrt() / len;
+    let rel = (torsion[0] - exact) / exact;
+    println!(
+        "torsion mode 1: {:.4} rad/s, Saint-Venant {exact:.4} ({:+.3} %)",
+        torsion[0],
+        100.0 * rel
+    );
+    assert!(rel.abs() < 5e-3, "torsion: {:.3} %", 100.0 * rel);
+}
