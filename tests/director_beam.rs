@@ -384,3 +384,73 @@ fn cantilever_frequencies() {
     );
     assert!(rel.abs() < 5e-3, "torsion: {:.3} %", 100.0 * rel);
 }
+
+/// Spatial angular momentum about the origin of a model made of 3-vector
+/// slots only (positions and directors): `sum_slots q x (M v)` (the conjugate
+/// momenta of the constant mass matrix).
+fn angular_momentum(mass: &sprs::CsMat<f64>, u: &[f64], v: &[f64]) -> [f64; 3] {
+    let mut mv = vec![0.0; u.len()];
+    for (&x, (r, c)) in mass.iter() {
+        mv[r] += x * v[c];
+    }
+    let mut l = [0.0; 3];
+    for (q, p) in u.chunks_exact(3).zip(mv.chunks_exact(3)) {
+        l[0] += q[1] * p[2] - q[2] * p[1];
+        l[1] += q[2] * p[0] - q[0] * p[2];
+        l[2] += q[0] * p[1] - q[1] * p[0];
+    }
+    l
+}
+
+/// The flying beam (models/flying_beam.toml, after Simo & Vu-Quoc 1988)
+/// with the midpoint scheme and option dg: after the loads stop (t = 5) the
+/// total energy and the angular momentum are constant to round-off; the
+/// midpoint rule converges at second order (three step sizes).
+#[test]
+fn flying_beam_conserves_energy_and_angular_momentum() {
+    let file = || load_model_file(common::model_path("flying_beam")).expect("model builds");
+    let mass = flexmb::assembly::Assembler::new(&file().model)
+        .mass_matrix()
+        .clone();
+    let over = |dt: f64, t_end: f64| flexmb::integrate::IntegratorSpec {
+        dt: Some(dt),
+        t_end: Some(t_end),
+        ..Default::default()
+    };
+    let (summary, rec) = common::run_file(file(), &over(0.01, 10.0));
+    assert!(summary.failure.is_none(), "{}", summary.line());
+    let free: Vec<usize> = (0..rec.time.len())
+        .filter(|&k| rec.time[k] >= 5.0 - 1e-9)
+        .collect();
+    let (k0, e0) = (free[0], rec.energy[free[0]].total);
+    let l0 = angular_momentum(&mass, &rec.u[k0], &rec.v[k0]);
+    let ln = l0.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let (mut de, mut dl) = (0.0f64, 0.0f64);
+    for &k in &free {
+        de = de.max((rec.energy[k].total - e0).abs() / e0.abs());
+        let l = angular_momentum(&mass, &rec.u[k], &rec.v[k]);
+        dl = dl.max((0..3).map(|a| (l[a] - l0[a]).abs()).fold(0.0, f64::max) / ln);
+    }
+    let l_start = angular_momentum(&mass, &rec.u[0], &rec.v[0]);
+    println!(
+        "flying beam, dt 0.01, t in [5, 10]: energy {e0:.6e}, relative drift {de:.2e}; angular \
+         momentum {l0:.6?} (|L| {ln:.4e}; at t = 0 {l_start:.2?}), relative drift {dl:.2e}"
+    );
+    assert!(de < 1e-12, "energy drift {de:.2e}");
+    assert!(dl < 1e-12, "angular momentum drift {dl:.2e}");
+    assert!(ln > 1.0, "the loads left the beam spinning");
+    // Second order: the positions at t = 6 for dt = 0.04, 0.02, 0.01.
+    let finals: Vec<Vec<f64>> = [0.04, 0.02, 0.01]
+        .iter()
+        .map(|&dt| {
+            let (s, r) = common::run_file(file(), &over(dt, 6.0));
+            assert!(s.failure.is_none(), "{}", s.line());
+            r.u.last().unwrap().clone()
+        })
+        .collect();
+    let e1 = common::max_diff(&finals[0], &finals[1]);
+    let e2 = common::max_diff(&finals[1], &finals[2]);
+    let order = (e1 / e2).log2();
+    println!("flying beam at t = 6: |u(0.04) - u(0.02)| = {e1:.3e}, |u(0.02) - u(0.01)| = {e2:.3e}, order {order:.3}");
+    assert!((order - 2.0).abs() < 0.2, "order {order}");
+}
