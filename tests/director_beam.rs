@@ -454,3 +454,68 @@ fn flying_beam_conserves_energy_and_angular_momentum() {
     println!("flying beam at t = 6: |u(0.04) - u(0.02)| = {e1:.3e}, |u(0.02) - u(0.01)| = {e2:.3e}, order {order:.3}");
     assert!((order - 2.0).abs() < 0.2, "order {order}");
 }
+
+/// Joints on beam nodes: a stiff beam3d (L = 1, rho A = 1) hanging from a
+/// `revolute` joint (axis y) with a rigid 3-D body welded (`fixed`) to its
+/// tip, and the same beam on a `spherical` joint: the small-oscillation
+/// frequency about the hanging equilibrium (`flexmb modes --at static`) is
+/// the compound pendulum's `w^2 = g (rho A L^2 / 2 + m L) / (rho A L^3 / 3 +
+/// m L^2 + J + rho_i L)`, up to the beam's flexibility (EI = 1e6: relative
+/// 1e-6).
+#[test]
+fn joints_on_beam_nodes_make_a_compound_pendulum() {
+    let text = |root: &str, tip: &str| {
+        format!(
+            r#"
+dimension = 3
+gravity = [0.0, 0.0, -9.81]
+[[beam3d_line]]
+nodes = "n"
+element_ids = "e"
+from = [0.0, 0.0, 0.0]
+to = [0.0, 0.0, -1.0]
+elements = 4
+order = 2
+orientation = [1.0, 0.0, 0.0]
+last_node = "tip"
+section = {{ ea = 1e8, ga1 = 1e8, ga2 = 1e8, gj = 1e6, ei1 = 1e6, ei2 = 1e6, rho_a = 1.0, rho_i1 = 1e-4, rho_i2 = 1e-4 }}
+[[body]]
+id = "weight"
+position = [0.0, 0.0, -1.0]
+mass = 0.5
+inertia = [0.01, 0.01, 0.01]
+{root}
+{tip}
+"#
+        )
+    };
+    let revolute = "[[joint]]\nid = \"hinge\"\ntype = \"revolute\"\na = { ground = [0.0, 0.0, 0.0] }\nb = \"n0\"\naxis = [0.0, 1.0, 0.0]";
+    let spherical = "[[joint]]\nid = \"ball\"\ntype = \"spherical\"\na = { ground = [0.0, 0.0, 0.0] }\nb = \"n0\"";
+    let weld = "[[joint]]\nid = \"weld\"\ntype = \"fixed\"\na = \"tip\"\nb = \"weight\"";
+    // The swing turns d1 (or d2) at w: + rho_i L.
+    let exact = (9.81 * (0.5 + 0.5) / (1.0 / 3.0 + 0.5 + 0.01 + 1e-4_f64)).sqrt();
+    for (name, root) in [("revolute", revolute), ("spherical", spherical)] {
+        let file = load_model_str(&text(root, weld), "pendulum.toml").expect("builds");
+        let sys = linearize(&file.model, &LinearizeAt::Static(StaticOptions::default()))
+            .expect("linearizes about the hanging equilibrium");
+        let found = modes(
+            &sys,
+            &ModeOptions {
+                count: 4,
+                ..ModeOptions::default()
+            },
+        )
+        .unwrap();
+        let w: Vec<f64> = found.modes.iter().map(|m| m.omega).collect();
+        // The spherical joint leaves the spin about the vertical: w = 0
+        // (-6e-3 here: the dense solver's round-off, eps w_max^2).
+        let swing: Vec<f64> = w.iter().copied().filter(|w| w.abs() > 0.1).collect();
+        let rel = (swing[0] - exact) / exact;
+        println!("{name}: frequencies {w:.8?}, compound pendulum {exact:.8} ({rel:.2e})");
+        assert!(rel.abs() < 1e-5, "{name}: {rel:.2e}");
+        if name == "spherical" {
+            let rel2 = (swing[1] - exact) / exact;
+            assert!(rel2.abs() < 1e-5, "second swing plane {rel2:.2e}");
+        }
+    }
+}
