@@ -215,6 +215,27 @@ fn bend45_matches_the_literature() {
         );
         assert!(diff / size < 5e-3, "{name}: {:.3} %", 100.0 * diff / size);
     }
+    // Component by component against the converged exact arc (32 quadratic
+    // elements; the element converges to Kynema's value on Kynema's
+    // geometry to 2.5e-8, test below).
+    let text = std::fs::read_to_string(common::model_path("bend45")).unwrap();
+    let fine = load_model_str(
+        &text.replace("elements = 8", "elements = 32"),
+        "bend45_32.toml",
+    )
+    .expect("refined bend45 builds")
+    .model;
+    let uf = solve(&fine, 10);
+    for (k, n) in ["tip.x", "tip.y", "tip.z"].iter().enumerate() {
+        let x0 = u[dof(m, n)] - d[k];
+        let converged = uf[dof(&fine, n)] - x0;
+        let rel = (d[k] - converged) / converged;
+        println!(
+            "bend45 {n}: 8 quadratic {:.6}, 32 quadratic {converged:.6} ({rel:.2e})",
+            d[k]
+        );
+        assert!(rel.abs() < 5e-3, "{n}: {rel:.2e}");
+    }
 }
 
 /// Bad input: clear errors naming the element or line and the field.
@@ -571,4 +592,64 @@ fn spin_up_conserves_energy_and_axial_angular_momentum() {
     let order = (errors[1] / errors[2]).log2();
     println!("spin-up: L_z(15) - impulse, relative: {errors:?}, order {order:.3}");
     assert!((order - 2.0).abs() < 0.2, "order {order}");
+}
+
+/// Kynema's converged 45-degree bend, reproduced: its regression test
+/// (`static_curved_composite_beam_bending.cpp`) builds the reference axis
+/// from three points (root, mid-arc, tip) given against the parameter x, so
+/// its beam lies on the parabola `y(x)` through them, not on the arc. On
+/// that parabola (64 quadratic elements, nodes equally spaced in x) the tip
+/// displacement agrees with Kynema's 15-node spectral element
+/// (-23.6459716009047, 13.7208006040058, 53.5776450626987): measured
+/// 2.5e-8, -4.1e-9, 1.7e-8 relative.
+#[test]
+fn bend45_on_kynemas_parabola_matches_its_converged_value() {
+    let (xm, ym, xt, yt) = (3.82683e+01, -7.61205e+00, 7.07107e+01, -2.92893e+01);
+    // y = a x + b x^2 through (xm, ym) and (xt, yt).
+    let b = (ym / xm - yt / xt) / (xm - xt);
+    let a = ym / xm - b * xm;
+    let s = RodSection {
+        ea: 100.0e5,
+        ga1: 41.6667e5,
+        ga2: 41.6667e5,
+        gj: 8.333e5,
+        ei1: 8.333e5,
+        ei2: 8.333e5,
+        rho_a: 0.0,
+        rho_i1: 0.0,
+        rho_i2: 0.0,
+    };
+    let mut bld = ModelBuilder::new(3).unwrap();
+    let n = 128;
+    let ids: Vec<String> = (0..=n).map(|k| format!("n{k}")).collect();
+    for (k, id) in ids.iter().enumerate() {
+        let x = xt * k as f64 / n as f64;
+        bld.beam3d_node(
+            id,
+            [x, a * x + b * x * x, 0.0],
+            [1.0, a + 2.0 * b * x, 0.0],
+            [0.0, 0.0, 1.0],
+            "orientation",
+        )
+        .unwrap();
+    }
+    for k in 0..n / 2 {
+        let nodes = [&ids[2 * k], &ids[2 * k + 1], &ids[2 * k + 2]].map(String::as_str);
+        bld.beam3d(&format!("e{k}"), &nodes, &s, false).unwrap();
+    }
+    bld.clamp("root", "n0").unwrap();
+    bld.point_force("P", &PointRef::entity(&ids[n]), &[0.0, 0.0, 600.0])
+        .unwrap();
+    let m = bld.build().unwrap();
+    let u = solve(&m, 10);
+    let tip = &ids[n];
+    let d = [
+        u[dof(&m, &format!("{tip}.x"))] - xt,
+        u[dof(&m, &format!("{tip}.y"))] - yt,
+        u[dof(&m, &format!("{tip}.z"))],
+    ];
+    let kynema = [-23.6459716009047, 13.7208006040058, 53.5776450626987];
+    let rel: Vec<f64> = (0..3).map(|k| (d[k] - kynema[k]) / kynema[k]).collect();
+    println!("bend45 on Kynema's parabola: {d:?}, relative to Kynema {rel:?}");
+    assert!(rel.iter().all(|r| r.abs() < 1e-6), "{rel:?}");
 }
