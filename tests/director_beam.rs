@@ -9,7 +9,7 @@
 use flexmb::element::RodSection;
 use flexmb::input::{load_model_file, load_model_str};
 use flexmb::load::{TimeFunction, TorqueFrame};
-use flexmb::model::{Model, ModelBuilder, PointRef, RodLine, RodPath};
+use flexmb::model::{Model, ModelBuilder, PointRef, RodLine, RodPath, Shape};
 use flexmb::modes::{linearize, modes, LinearizeAt, ModeOptions};
 use flexmb::statics::{solve_static, StaticOptions};
 
@@ -317,6 +317,27 @@ section = { ea = 1.0, ga1 = 1.0, ga2 = 1.0, gj = 1.0, ei1 = 1.0, ei2 = 1.0 }
             && e.contains("parallel to the beam axis"),
         "{e}"
     );
+    // A material instead of the section: builds; a shape without its size
+    // or an unknown one does not.
+    let material = |m: &str| {
+        line.replace(
+            "orientation = [2.0, 0.0, 0.0]",
+            "orientation = [0.0, 1.0, 0.0]",
+        )
+        .replace(
+            "section = { ea = 1.0, ga1 = 1.0, ga2 = 1.0, gj = 1.0, ei1 = 1.0, ei2 = 1.0 }",
+            &format!("material = {{ e = 2.1e11, nu = 0.3, rho = 7850.0, {m} }}"),
+        )
+    };
+    assert!(load_model_str(
+        &material("shape = \"rectangle\", width = 0.02, height = 0.01"),
+        "t.toml"
+    )
+    .is_ok());
+    let e = load_err(&material("shape = \"rectangle\", width = 0.02"));
+    assert!(e.contains("shape 'rectangle' needs `height`"), "{e}");
+    let e = load_err(&material("shape = \"hexagon\""));
+    assert!(e.contains("unknown shape 'hexagon'"), "{e}");
     let e = load_err(&line.replace("gj = 1.0", "gj = 0.0"));
     assert!(
         e.contains("section `gj`: torsional stiffness GJ must be positive"),
@@ -348,6 +369,17 @@ fn cantilever_frequencies() {
         rho_i1: rho * i,
         rho_i2: rho * i,
     };
+    // The same section from the material and the shape.
+    let from = RodSection::from_material(e, nu, rho, Shape::Circle { diameter: d }).unwrap();
+    for (x, y) in [
+        (from.ea, s.ea),
+        (from.ga1, s.ga1),
+        (from.gj, s.gj),
+        (from.ei2, s.ei2),
+        (from.rho_i1, s.rho_i1),
+    ] {
+        assert!((x - y).abs() <= 1e-14 * y, "{from:?} vs {s:?}");
+    }
     let model = cantilever(10, 2, len, &s).build().unwrap();
     let sys = linearize(&model, &LinearizeAt::Initial).unwrap();
     let found = modes(
@@ -652,4 +684,47 @@ fn bend45_on_kynemas_parabola_matches_its_converged_value() {
     let rel: Vec<f64> = (0..3).map(|k| (d[k] - kynema[k]) / kynema[k]).collect();
     println!("bend45 on Kynema's parabola: {d:?}, relative to Kynema {rel:?}");
     assert!(rel.iter().all(|r| r.abs() < 1e-6), "{rel:?}");
+}
+
+/// The shear-rigid limit recovers the existing Euler–Bernoulli beam: a
+/// cantilever (L = 1, EI = 1, EA = 1e6) under a tip force P = 3 EI / L^2
+/// (large deflection) as 32 quadratic beam3d elements with GA = 1e8 and as
+/// 32 ANCF beams (`type = "beam"`, 3-D) end at the same tip position.
+#[test]
+fn shear_rigid_limit_recovers_the_euler_bernoulli_beam() {
+    use flexmb::model::{BeamSection, LineIds};
+    let p = 3.0;
+    let mut b = cantilever(32, 2, 1.0, &{
+        let mut s = section(1.0, 1.0, 1.0, 1e8);
+        s.ea = 1e6;
+        s
+    });
+    b.point_force("P", &PointRef::entity("tip"), &[0.0, 0.0, -p])
+        .unwrap();
+    let rod = b.build().unwrap();
+    let ur = solve(&rod, 10);
+    let mut b = ModelBuilder::new(3).unwrap();
+    let ids = LineIds {
+        nodes: "a",
+        elements: "b",
+    };
+    let section = BeamSection {
+        ea: 1e6,
+        ei: 1.0,
+        rho_a: 0.0,
+    };
+    b.line_of_beams(ids, &[0.0; 3], &[1.0, 0.0, 0.0], 32, &section)
+        .unwrap();
+    b.clamp("root", "a0").unwrap();
+    b.point_force("P", &PointRef::entity("a32"), &[0.0, 0.0, -p])
+        .unwrap();
+    let ancf = b.build().unwrap();
+    let ua = solve(&ancf, 10);
+    let r = [ur[dof(&rod, "tip.x")], ur[dof(&rod, "tip.z")]];
+    let a = [ua[dof(&ancf, "a32.x")], ua[dof(&ancf, "a32.z")]];
+    let diff = ((r[0] - a[0]).powi(2) + (r[1] - a[1]).powi(2)).sqrt();
+    println!(
+        "tip force 3 EI/L^2: beam3d tip (x, z) {r:?}, ANCF beam {a:?}, difference {diff:.2e} L"
+    );
+    assert!(diff < 1e-5, "{diff:.2e}");
 }

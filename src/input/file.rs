@@ -15,7 +15,7 @@ use crate::load::{TimeFunction, TorqueFrame};
 use crate::model::{
     BeamSection, Body2d, Body3dSpec, BuildError, DistanceKind, EnergyTerm, Generator, Joint3d,
     LineIds, Model, ModelBuilder, PointRef, ProbeTarget, ResidualLevel, RodLine, RodPath,
-    RotationalSpringDamper, SliderKind, SpringDamper, TrussSection,
+    RotationalSpringDamper, Shape, SliderKind, SpringDamper, TrussSection,
 };
 use crate::output::{OutputConfig, OutputInterval};
 
@@ -555,15 +555,8 @@ fn add_beam3d_line(b: &mut ModelBuilder, l: &Beam3dLineSpec) -> Result<(), Build
                     .into(),
             )),
         };
-    let s = l.section;
-    let line = RodLine {
-        nodes: id,
-        element_ids: &l.element_ids,
-        path,
-        elements: l.elements,
-        order: l.order,
-        orientation: v3("orientation", &l.orientation)?,
-        section: RodSection {
+    let section = match (&l.section, &l.material) {
+        (Some(s), None) => RodSection {
             ea: s.ea,
             ga1: s.ga1,
             ga2: s.ga2,
@@ -574,6 +567,53 @@ fn add_beam3d_line(b: &mut ModelBuilder, l: &Beam3dLineSpec) -> Result<(), Build
             rho_i1: s.rho_i1,
             rho_i2: s.rho_i2,
         },
+        (None, Some(m)) => {
+            let size = |f: &'static str, x: Option<f64>| {
+                x.ok_or_else(|| bad("material", format!("shape '{}' needs `{f}`", m.shape)))
+            };
+            let shape = match m.shape.as_str() {
+                "rectangle" => Shape::Rectangle {
+                    width: size("width", m.width)?,
+                    height: size("height", m.height)?,
+                },
+                "circle" => Shape::Circle {
+                    diameter: size("diameter", m.diameter)?,
+                },
+                "tube" => Shape::Tube {
+                    outer: size("outer", m.outer)?,
+                    inner: size("inner", m.inner)?,
+                },
+                other => {
+                    return Err(bad(
+                        "material",
+                        format!("unknown shape '{other}' (rectangle, circle, tube)"),
+                    ))
+                }
+            };
+            RodSection::from_material(m.e, m.nu, m.rho, shape).map_err(|e| {
+                bad(
+                    "material",
+                    format!("`{}`: {}", e.field.unwrap_or("material"), e.message),
+                )
+            })?
+        }
+        _ => {
+            return Err(bad(
+                "section",
+                "give `section = { ea, ga1, ga2, gj, ei1, ei2, .. }` or `material = { e, nu, \
+                 rho, shape, .. }`, one of the two"
+                    .into(),
+            ))
+        }
+    };
+    let line = RodLine {
+        nodes: id,
+        element_ids: &l.element_ids,
+        path,
+        elements: l.elements,
+        order: l.order,
+        orientation: v3("orientation", &l.orientation)?,
+        section,
         lumped: lumped_mass("beam3d_line", id, l.mass.as_deref())?,
         last_node: l.last_node.as_deref(),
     };

@@ -202,12 +202,41 @@ pub struct Beam3dLineSpec {
     pub order: usize,
     /// Reference direction of the section axis d1.
     pub orientation: Vec<f64>,
-    /// The section.
-    pub section: RodSectionSpec,
+    /// The section (or `material`).
+    pub section: Option<RodSectionSpec>,
+    /// A material and a shape instead of `section`.
+    pub material: Option<RodMaterialSpec>,
     /// `consistent` (default) or `lumped`.
     pub mass: Option<String>,
     /// Id of the last node (default `{nodes}{elements * order}`).
     pub last_node: Option<String>,
+}
+
+/// A material and a cross-section shape: `{ e, nu, rho, shape = "rectangle"
+/// | "circle" | "tube", width, height | diameter | outer, inner }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RodMaterialSpec {
+    /// Young's modulus.
+    pub e: f64,
+    /// Poisson's ratio (default 0).
+    #[serde(default)]
+    pub nu: f64,
+    /// Density (default 0).
+    #[serde(default)]
+    pub rho: f64,
+    /// `rectangle`, `circle` or `tube`.
+    pub shape: String,
+    /// Rectangle: width along d1.
+    pub width: Option<f64>,
+    /// Rectangle: height along d2.
+    pub height: Option<f64>,
+    /// Circle: diameter.
+    pub diameter: Option<f64>,
+    /// Tube: outer diameter.
+    pub outer: Option<f64>,
+    /// Tube: inner diameter.
+    pub inner: Option<f64>,
 }
 
 fn one() -> usize {

@@ -14,7 +14,7 @@ pub use joints::{DistanceKind, SliderKind};
 pub use probe::ProbeTarget;
 pub use rigid3d::{Body3dSpec, Joint3d};
 pub use rods::{RodLine, RodPath};
-pub use sections::{BeamSection, LineIds, Shape, TrussSection};
+pub use sections::{BeamSection, LineIds, RodShape, Shape, TrussSection};
 
 use std::any::TypeId;
 use std::collections::HashMap;

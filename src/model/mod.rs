@@ -14,7 +14,7 @@ pub use builder::{
     Body2d, Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget,
     RotationalSpringDamper, SpringDamper,
 };
-pub use builder::{RodLine, RodPath};
+pub use builder::{RodLine, RodPath, RodShape};
 pub use dof::{DofKind, DofMap};
 pub use generate::{
     hanging_beam, hanging_truss_chain, rigid_chain, slider_crank_flexible,

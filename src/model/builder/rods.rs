@@ -82,6 +82,54 @@ impl RodSection {
     }
 }
 
+impl RodSection {
+    /// The section of `shape` (see [`super::Shape::rod`]) in a material of
+    /// Young's modulus `e`, Poisson's ratio `nu` (G = E / (2 (1 + nu))) and
+    /// density `rho`: EA, kGA (both directions), GJ, EI1, EI2, rho A and the
+    /// director inertias `rho_i1 = rho I2`, `rho_i2 = rho I1`.
+    ///
+    /// ```
+    /// use flexmb::element::RodSection;
+    /// use flexmb::model::Shape;
+    ///
+    /// let s = RodSection::from_material(1e7, 0.0, 0.0, Shape::Rectangle { width: 1.0, height: 1.0 })?;
+    /// assert_eq!(s.ea, 1e7);
+    /// assert!((s.ei1 - 1e7 / 12.0).abs() < 1e-9 && s.ei2 == s.ei1);
+    /// assert!((s.ga1 - 5.0 / 6.0 * 5e6).abs() < 1e-6 && (s.gj / 5e6 - 0.1406).abs() < 1e-3);
+    /// # Ok::<(), flexmb::model::BuildError>(())
+    /// ```
+    pub fn from_material(
+        e: f64,
+        nu: f64,
+        rho: f64,
+        shape: super::Shape,
+    ) -> Result<RodSection, BuildError> {
+        positive_named("section", "material", "e", "Young's modulus E", e)?;
+        nonnegative_named("section", "material", "rho", "density", rho)?;
+        if !(nu > -1.0 && nu < 0.5) {
+            return Err(err(
+                "section",
+                "material",
+                Some("nu"),
+                format!("Poisson's ratio must be in (-1, 0.5), got {nu}"),
+            ));
+        }
+        let r = shape.rod(nu)?;
+        let g = e / (2.0 * (1.0 + nu));
+        Ok(RodSection {
+            ea: e * r.area,
+            ga1: r.shear_factor * g * r.area,
+            ga2: r.shear_factor * g * r.area,
+            gj: g * r.j,
+            ei1: e * r.i1,
+            ei2: e * r.i2,
+            rho_a: rho * r.area,
+            rho_i1: rho * r.i2,
+            rho_i2: rho * r.i1,
+        })
+    }
+}
+
 /// `v` without its component along the unit `t`, normalized; `None` when
 /// (nearly) parallel.
 fn normal_part(v: &Vector3<f64>, t: &Vector3<f64>) -> Option<Vector3<f64>> {
