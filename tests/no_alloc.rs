@@ -156,6 +156,10 @@ fn time_loop_does_not_allocate() {
     let (top, spec) = shipped("heavy_top");
     assert_eq!(allocations_in_steps(&top, &spec), 0, "heavy top");
 
+    // The geometrically exact 3-D beam's discrete gradient (midpoint, dg).
+    let (beam, spec) = shipped("flying_beam");
+    assert_eq!(allocations_in_steps(&beam, &spec), 0, "flying beam3d");
+
     // The Runge–Kutta paths: adaptive DOPRI5 with PStab and dense output,
     // Baumgarte, and fixed-step RK4 and DOPRI5 with PStab (converged passes) on
     // configuration-dependent inertia.

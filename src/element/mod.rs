@@ -12,6 +12,7 @@
 //! eqs. 4.44–4.45) override [`Element::eom_force`].
 
 mod beam;
+mod beam3d;
 pub mod gonzalez;
 mod rigid3d;
 mod spring;
@@ -19,13 +20,14 @@ mod thin_beam;
 mod truss;
 
 pub use beam::{Beam, Beam2d, Beam3d, BeamShape, BeamShapes};
+pub use beam3d::{DirectorBeam, RodSection, SectionResultants};
 pub use rigid3d::{EulerKinetic, Rigid3d, RigidDirectors};
 pub use spring::{RotationalSpringDamper, SpringDamper};
 pub use thin_beam::{AxialSpring, Bending};
 pub use truss::Truss;
 
 /// Largest number of local DOFs of any element or joint (sizes stack buffers).
-pub const MAX_LOCAL_DOFS: usize = 24;
+pub const MAX_LOCAL_DOFS: usize = 36;
 
 /// Weights that place a displacement-level quantity q at the EOM time level:
 /// `q~ = q_n + c1dt * qdot_n + c2dt2 * qddot_n + c3 * (q_{n+1} - q_n)`

@@ -4,18 +4,18 @@
 use std::path::Path;
 
 use super::spec::{
-    BodySpec, ElementSpec, JointSpec, LineSpec, LoadSpec, ModelSpec, NodeSpec, Numbers, OutputSpec,
-    PointSpec, ProbeSpec, SCHEMA_VERSION,
+    Beam3dLineSpec, BodySpec, ElementSpec, JointSpec, LineSpec, LoadSpec, ModelSpec, NodeSpec,
+    Numbers, OutputSpec, PointSpec, ProbeSpec, SCHEMA_VERSION,
 };
 use crate::attitude::Attitude;
-use crate::element::EulerKinetic;
+use crate::element::{EulerKinetic, RodSection};
 use crate::integrate::{is_key, takes, IntegratorConfig, IntegratorSpec};
 use crate::joint::Curve;
 use crate::load::{TimeFunction, TorqueFrame};
 use crate::model::{
     BeamSection, Body2d, Body3dSpec, BuildError, DistanceKind, EnergyTerm, Generator, Joint3d,
-    LineIds, Model, ModelBuilder, PointRef, ProbeTarget, ResidualLevel, RotationalSpringDamper,
-    SliderKind, SpringDamper, TrussSection,
+    LineIds, Model, ModelBuilder, PointRef, ProbeTarget, ResidualLevel, RodLine, RodPath,
+    RotationalSpringDamper, Shape, SliderKind, SpringDamper, TrussSection,
 };
 use crate::output::{OutputConfig, OutputInterval};
 
@@ -231,6 +231,29 @@ fn probe_target(p: &ProbeSpec, dim: usize) -> (&str, Result<ProbeTarget, BuildEr
                 [point_ref(&chord[0], dim), point_ref(&chord[1], dim)],
             )),
         ),
+        ProbeSpec::Section {
+            name,
+            element,
+            component,
+            point,
+        } => (
+            name,
+            match crate::model::SECTION_COMPONENTS
+                .iter()
+                .position(|c| c == component)
+            {
+                Some(c) => Ok(ProbeTarget::Section {
+                    element: element.clone(),
+                    component: c,
+                    point: *point,
+                }),
+                None => Err(bad(
+                    name,
+                    "component",
+                    format!("unknown section component '{component}' (q1, q2, n, m1, m2, t)"),
+                )),
+            },
+        ),
         ProbeSpec::Multiplier { name, joint, row } => (
             name,
             Ok(ProbeTarget::Multiplier {
@@ -291,6 +314,9 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
     }
     for l in &spec.line {
         add_line(&mut b, l.get_ref()).map_err(|e| loc.build_error(l.span(), e))?;
+    }
+    for l in &spec.beam3d_line {
+        add_beam3d_line(&mut b, l.get_ref()).map_err(|e| loc.build_error(l.span(), e))?;
     }
     for j in &spec.joint {
         add_joint(&mut b, dim, j.get_ref()).map_err(|e| loc.build_error(j.span(), e))?;
@@ -358,6 +384,35 @@ fn add_element(b: &mut ModelBuilder, dim: usize, el: &ElementSpec) -> Result<(),
                 rho_a: *rho_a,
             };
             b.beam(id, &nodes[0], &nodes[1], &section, *length)
+        }
+        ElementSpec::Beam3d {
+            id,
+            nodes,
+            ea,
+            ga1,
+            ga2,
+            gj,
+            ei1,
+            ei2,
+            rho_a,
+            rho_i1,
+            rho_i2,
+            mass,
+        } => {
+            let section = RodSection {
+                ea: *ea,
+                ga1: *ga1,
+                ga2: *ga2,
+                gj: *gj,
+                ei1: *ei1,
+                ei2: *ei2,
+                rho_a: *rho_a,
+                rho_i1: *rho_i1,
+                rho_i2: *rho_i2,
+            };
+            let lumped = lumped_mass("element", id, mass.as_deref())?;
+            let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
+            b.beam3d(id, &nodes, &section, lumped)
         }
         ElementSpec::Truss {
             id,
@@ -444,6 +499,137 @@ fn add_line(b: &mut ModelBuilder, l: &LineSpec) -> Result<(), BuildError> {
             }
             e
         })?;
+    Ok(())
+}
+
+/// `mass = "consistent" | "lumped"` of a beam3d element or line: whether lumped.
+fn lumped_mass(what: &'static str, id: &str, mass: Option<&str>) -> Result<bool, BuildError> {
+    match mass {
+        None | Some("consistent") => Ok(false),
+        Some("lumped") => Ok(true),
+        Some(m) => Err(BuildError {
+            what,
+            id: id.to_string(),
+            field: Some("mass"),
+            message: format!("unknown mass '{m}' (consistent, lumped)"),
+        }),
+    }
+}
+
+/// Adds a `[[beam3d_line]]`: a straight line (`to`) or an arc (`center`,
+/// `axis`, `angle`) of beam3d elements.
+fn add_beam3d_line(b: &mut ModelBuilder, l: &Beam3dLineSpec) -> Result<(), BuildError> {
+    let id = l.nodes.as_str();
+    let bad = |field: &'static str, message: String| BuildError {
+        what: "beam3d_line",
+        id: id.to_string(),
+        field: Some(field),
+        message,
+    };
+    let v3 = |field: &'static str, x: &[f64]| -> Result<[f64; 3], BuildError> {
+        if x.len() == 3 {
+            Ok([x[0], x[1], x[2]])
+        } else {
+            Err(bad(
+                field,
+                format!("expected 3 components, got {}", x.len()),
+            ))
+        }
+    };
+    let from = v3("from", &l.from)?;
+    let path =
+        match (&l.to, &l.center, &l.axis, l.angle) {
+            (Some(to), None, None, None) => RodPath::Straight {
+                from,
+                to: v3("to", to)?,
+            },
+            (None, Some(c), Some(a), Some(angle)) => RodPath::Arc {
+                from,
+                center: v3("center", c)?,
+                axis: v3("axis", a)?,
+                angle,
+            },
+            _ => return Err(bad(
+                "to",
+                "give `to` (a straight line) or `center`, `axis` and `angle` (an arc), not both"
+                    .into(),
+            )),
+        };
+    let section = match (&l.section, &l.material) {
+        (Some(s), None) => RodSection {
+            ea: s.ea,
+            ga1: s.ga1,
+            ga2: s.ga2,
+            gj: s.gj,
+            ei1: s.ei1,
+            ei2: s.ei2,
+            rho_a: s.rho_a,
+            rho_i1: s.rho_i1,
+            rho_i2: s.rho_i2,
+        },
+        (None, Some(m)) => {
+            let size = |f: &'static str, x: Option<f64>| {
+                x.ok_or_else(|| bad("material", format!("shape '{}' needs `{f}`", m.shape)))
+            };
+            let shape = match m.shape.as_str() {
+                "rectangle" => Shape::Rectangle {
+                    width: size("width", m.width)?,
+                    height: size("height", m.height)?,
+                },
+                "circle" => Shape::Circle {
+                    diameter: size("diameter", m.diameter)?,
+                },
+                "tube" => Shape::Tube {
+                    outer: size("outer", m.outer)?,
+                    inner: size("inner", m.inner)?,
+                },
+                other => {
+                    return Err(bad(
+                        "material",
+                        format!("unknown shape '{other}' (rectangle, circle, tube)"),
+                    ))
+                }
+            };
+            RodSection::from_material(m.e, m.nu, m.rho, shape).map_err(|e| {
+                bad(
+                    "material",
+                    format!("`{}`: {}", e.field.unwrap_or("material"), e.message),
+                )
+            })?
+        }
+        _ => {
+            return Err(bad(
+                "section",
+                "give `section = { ea, ga1, ga2, gj, ei1, ei2, .. }` or `material = { e, nu, \
+                 rho, shape, .. }`, one of the two"
+                    .into(),
+            ))
+        }
+    };
+    let line = RodLine {
+        nodes: id,
+        element_ids: &l.element_ids,
+        path,
+        elements: l.elements,
+        order: l.order,
+        orientation: v3("orientation", &l.orientation)?,
+        section,
+        lumped: lumped_mass("beam3d_line", id, l.mass.as_deref())?,
+        last_node: l.last_node.as_deref(),
+    };
+    b.line_of_beam3d(&line).map_err(|mut e| {
+        // The section's numbers sit on the `section = { .. }` line.
+        if let Some(
+            f @ ("ea" | "ga1" | "ga2" | "gj" | "ei1" | "ei2" | "rho_a" | "rho_i1" | "rho_i2"),
+        ) = e.field
+        {
+            if e.what == "beam3d_line" {
+                e.message = format!("section `{f}`: {}", e.message);
+                e.field = Some("section");
+            }
+        }
+        e
+    })?;
     Ok(())
 }
 

@@ -37,6 +37,9 @@ pub struct ModelSpec {
     /// Lines of beam elements (nodes and elements generated).
     #[serde(default)]
     pub line: Vec<Spanned<LineSpec>>,
+    /// Lines (straight or arcs) of geometrically exact 3-D beams.
+    #[serde(default)]
+    pub beam3d_line: Vec<Spanned<Beam3dLineSpec>>,
     /// Joints.
     #[serde(default)]
     pub joint: Vec<Spanned<JointSpec>>,
@@ -144,6 +147,102 @@ pub struct LineSpec {
     pub section: SectionSpec,
 }
 
+/// The section of a geometrically exact 3-D beam (`beam3d` element keys,
+/// or a `beam3d_line`'s `section = { .. }`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RodSectionSpec {
+    /// Axial stiffness EA.
+    pub ea: f64,
+    /// Shear stiffness along d1.
+    pub ga1: f64,
+    /// Shear stiffness along d2.
+    pub ga2: f64,
+    /// Torsional stiffness GJ.
+    pub gj: f64,
+    /// Bending stiffness about d1.
+    pub ei1: f64,
+    /// Bending stiffness about d2.
+    pub ei2: f64,
+    /// Mass per unit length (default 0).
+    #[serde(default)]
+    pub rho_a: f64,
+    /// Director inertia of d1, rho int xi_1^2 dA (default 0).
+    #[serde(default)]
+    pub rho_i1: f64,
+    /// Director inertia of d2, rho int xi_2^2 dA (default 0).
+    #[serde(default)]
+    pub rho_i2: f64,
+}
+
+/// `[[beam3d_line]]`: a straight line (`to`) or a circular arc (`center`,
+/// `axis`, `angle`) of beam3d elements
+/// ([`crate::model::ModelBuilder::line_of_beam3d`]).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Beam3dLineSpec {
+    /// Prefix of the node ids.
+    pub nodes: String,
+    /// Prefix of the element ids.
+    pub element_ids: String,
+    /// First node's position.
+    pub from: Vec<f64>,
+    /// Last node's position (straight line).
+    pub to: Option<Vec<f64>>,
+    /// A point of the arc's axis (arc).
+    pub center: Option<Vec<f64>>,
+    /// Direction of the arc's axis (arc).
+    pub axis: Option<Vec<f64>>,
+    /// Angle swept by the arc, rad, right-handed about `axis` (arc).
+    pub angle: Option<f64>,
+    /// Number of elements (>= 1).
+    pub elements: usize,
+    /// 1: 2-node elements (default), 2: 3-node elements.
+    #[serde(default = "one")]
+    pub order: usize,
+    /// Reference direction of the section axis d1.
+    pub orientation: Vec<f64>,
+    /// The section (or `material`).
+    pub section: Option<RodSectionSpec>,
+    /// A material and a shape instead of `section`.
+    pub material: Option<RodMaterialSpec>,
+    /// `consistent` (default) or `lumped`.
+    pub mass: Option<String>,
+    /// Id of the last node (default `{nodes}{elements * order}`).
+    pub last_node: Option<String>,
+}
+
+/// A material and a cross-section shape: `{ e, nu, rho, shape = "rectangle"
+/// | "circle" | "tube", width, height | diameter | outer, inner }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RodMaterialSpec {
+    /// Young's modulus.
+    pub e: f64,
+    /// Poisson's ratio (default 0).
+    #[serde(default)]
+    pub nu: f64,
+    /// Density (default 0).
+    #[serde(default)]
+    pub rho: f64,
+    /// `rectangle`, `circle` or `tube`.
+    pub shape: String,
+    /// Rectangle: width along d1.
+    pub width: Option<f64>,
+    /// Rectangle: height along d2.
+    pub height: Option<f64>,
+    /// Circle: diameter.
+    pub diameter: Option<f64>,
+    /// Tube: outer diameter.
+    pub outer: Option<f64>,
+    /// Tube: inner diameter.
+    pub inner: Option<f64>,
+}
+
+fn one() -> usize {
+    1
+}
+
 /// A beam cross section `{ ea = .., ei = .., rho_a = .. }`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -197,6 +296,37 @@ pub enum ElementSpec {
         rho_a: f64,
         /// Reference length (default: initial distance of the nodes).
         length: Option<f64>,
+    },
+    /// Geometrically exact 3-D beam (Simo–Reissner rod in directors) on 2
+    /// or 3 director bodies.
+    Beam3d {
+        /// Unique id.
+        id: String,
+        /// The nodes: 3-D bodies with `attitude = "directors"`.
+        nodes: Vec<String>,
+        /// Axial stiffness EA.
+        ea: f64,
+        /// Shear stiffness along d1.
+        ga1: f64,
+        /// Shear stiffness along d2.
+        ga2: f64,
+        /// Torsional stiffness GJ.
+        gj: f64,
+        /// Bending stiffness about d1.
+        ei1: f64,
+        /// Bending stiffness about d2.
+        ei2: f64,
+        /// Mass per unit length (default 0).
+        #[serde(default)]
+        rho_a: f64,
+        /// Director inertia of d1 (default 0).
+        #[serde(default)]
+        rho_i1: f64,
+        /// Director inertia of d2 (default 0).
+        #[serde(default)]
+        rho_i2: f64,
+        /// `consistent` (default) or `lumped`.
+        mass: Option<String>,
     },
     /// Green-strain truss.
     Truss {
@@ -618,6 +748,18 @@ pub enum ProbeSpec {
         point: PointSpec,
         /// The chord's two ends.
         chord: [PointSpec; 2],
+    },
+    /// A section force or moment of a beam3d element at a Gauss point.
+    Section {
+        /// Probe name.
+        name: String,
+        /// Element id (a beam3d element).
+        element: String,
+        /// `q1`, `q2`, `n`, `m1`, `m2` or `t`.
+        component: String,
+        /// Gauss point (default 0).
+        #[serde(default)]
+        point: usize,
     },
     /// A joint multiplier.
     Multiplier {

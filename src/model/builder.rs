@@ -7,12 +7,14 @@ mod joints;
 mod loads;
 mod probe;
 mod rigid3d;
+mod rods;
 mod sections;
 
 pub use joints::{DistanceKind, SliderKind};
 pub use probe::ProbeTarget;
 pub use rigid3d::{Body3dSpec, Joint3d};
-pub use sections::{BeamSection, LineIds, Shape, TrussSection};
+pub use rods::{RodLine, RodPath};
+pub use sections::{BeamSection, LineIds, RodShape, Shape, TrussSection};
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -349,6 +351,8 @@ pub struct ModelBuilder {
     beam_shapes: BeamShapes,
     /// Probes, with a multiplier reference (joint id, row) resolved at `build`.
     probes: Vec<(super::Probe, Option<(String, usize)>)>,
+    /// The beam3d elements with their global DOFs (for section probes).
+    rods: HashMap<String, (crate::element::DirectorBeam, Vec<usize>)>,
 }
 
 fn finite(what: &'static str, id: &str, field: &'static str, xs: &[f64]) -> Result<(), BuildError> {
@@ -389,6 +393,7 @@ impl ModelBuilder {
             gravity: [0.0; 3],
             beam_shapes: BeamShapes::default(),
             probes: Vec::new(),
+            rods: HashMap::new(),
         })
     }
 

@@ -14,6 +14,7 @@ pub use builder::{
     Body2d, Body3dSpec, BuildError, Joint3d, ModelBuilder, PointRef, ProbeTarget,
     RotationalSpringDamper, SpringDamper,
 };
+pub use builder::{RodLine, RodPath, RodShape};
 pub use dof::{DofKind, DofMap};
 pub use generate::{
     hanging_beam, hanging_truss_chain, rigid_chain, slider_crank_flexible,
@@ -21,6 +22,7 @@ pub use generate::{
     SliderCrankParams, MAX_GENERATED_DOFS,
 };
 pub use probe::{pair_points, EnergyTerm, Probe, ProbeKind, ProbePoint, ResidualLevel};
+pub use probe::{SectionPoint, SECTION_COMPONENTS};
 
 use crate::element::ElementSet;
 use crate::joint::{ConstraintLevel, JointSet};

@@ -5,6 +5,7 @@
 //! references, joint rows; [`super::ModelBuilder`]), so evaluating it needs
 //! only the step record ([`crate::output`] evaluates and summarizes them).
 
+use crate::element::DirectorBeam;
 use crate::point::{Point, PointPair};
 
 /// An energy term.
@@ -78,6 +79,8 @@ pub enum ProbeKind {
         /// Spatial dimension.
         dim: usize,
     },
+    /// A section force or moment of a beam3d element.
+    Section(Box<SectionPoint>),
     /// A multiplier (global row).
     Multiplier(usize),
     /// An energy term.
@@ -108,4 +111,31 @@ pub fn pair_points(pair: &PointPair, dofs: &[usize]) -> [ProbePoint; 2] {
             dofs: dofs[na..].to_vec(),
         },
     ]
+}
+
+/// Names of the section resultants of a beam3d element, in the order of
+/// [`DirectorBeam::section_resultants`]: shear forces, axial force, bending
+/// moments, torque.
+pub const SECTION_COMPONENTS: [&str; 6] = ["q1", "q2", "n", "m1", "m2", "t"];
+
+/// One section resultant of one beam3d element at one Gauss point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SectionPoint {
+    /// The element.
+    pub beam: DirectorBeam,
+    /// Its global DOFs.
+    pub dofs: Vec<usize>,
+    /// Index into [`SECTION_COMPONENTS`].
+    pub component: usize,
+    /// Gauss point.
+    pub point: usize,
+}
+
+impl SectionPoint {
+    /// The resultant at the global state `u`.
+    pub fn value(&self, u: &[f64]) -> f64 {
+        let mut q = [0.0; crate::element::MAX_LOCAL_DOFS];
+        crate::element::gather(u, &self.dofs, &mut q);
+        self.beam.section_resultants(&q[..self.dofs.len()])[self.point][self.component]
+    }
 }

@@ -32,6 +32,7 @@ impl Probe {
                     norm([d[0] - s * e[0], d[1] - s * e[1], d[2] - s * e[2]])
                 }
             }
+            ProbeKind::Section(s) => s.value(rec.u),
             ProbeKind::Multiplier(r) => rec.lambda[*r],
             ProbeKind::Energy(t) => match t {
                 EnergyTerm::Kinetic => rec.energy.kinetic,

@@ -16,6 +16,15 @@ pub enum ProbeTarget {
     Distance(PointRef, PointRef),
     /// Transverse deflection of a point from the chord through two others.
     Deflection(PointRef, [PointRef; 2]),
+    /// A section resultant of a beam3d element.
+    Section {
+        /// Element id.
+        element: String,
+        /// Index into [`crate::model::SECTION_COMPONENTS`].
+        component: usize,
+        /// Gauss point.
+        point: usize,
+    },
     /// Multiplier `row` of joint `joint`.
     Multiplier {
         /// Joint id.
@@ -111,6 +120,37 @@ impl ModelBuilder {
                     chord,
                     dim: self.dim,
                 }
+            }
+            ProbeTarget::Section {
+                element,
+                component,
+                point,
+            } => {
+                let (beam, dofs) = self.rods.get(element).ok_or_else(|| {
+                    err(
+                        "probe",
+                        name,
+                        Some("element"),
+                        format!("'{element}' is not a beam3d element"),
+                    )
+                })?;
+                if *point >= beam.gauss_points() || *component >= 6 {
+                    return Err(err(
+                        "probe",
+                        name,
+                        Some("point"),
+                        format!(
+                            "element '{element}' has {} Gauss point(s) and 6 components",
+                            beam.gauss_points()
+                        ),
+                    ));
+                }
+                ProbeKind::Section(Box::new(crate::model::SectionPoint {
+                    beam: beam.clone(),
+                    dofs: dofs.clone(),
+                    component: *component,
+                    point: *point,
+                }))
             }
             ProbeTarget::Multiplier { joint, row } => {
                 pending = Some((joint.clone(), *row));

@@ -202,7 +202,12 @@ impl ModelBuilder {
         ] {
             finite("body", id, field, x)?;
         }
-        positive_named("body", id, "mass", "mass", b.mass)?;
+        if b.attitude == Attitude::Directors {
+            // A beam3d node is a director body without own mass.
+            super::nonnegative_named("body", id, "mass", "mass", b.mass)?;
+        } else {
+            positive_named("body", id, "mass", "mass", b.mass)?;
+        }
         let norm = b.orientation.iter().map(|x| x * x).sum::<f64>().sqrt();
         if (norm - 1.0).abs() > 1e-6 {
             return Err(err(

@@ -67,6 +67,69 @@ impl Shape {
     }
 }
 
+/// The section constants of a shape for a 3-D beam with torsion: area A,
+/// second moments `I1 = int xi_2^2 dA` (bending about d1) and
+/// `I2 = int xi_1^2 dA`, torsion constant J and Cowper's shear factor k
+/// (G. R. Cowper, "The shear coefficient in Timoshenko's beam theory",
+/// J. Appl. Mech. 33 (1966) 335–340) for Poisson's ratio `nu`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RodShape {
+    /// Area.
+    pub area: f64,
+    /// Second moment about d1 (the rectangle's width along d1).
+    pub i1: f64,
+    /// Second moment about d2.
+    pub i2: f64,
+    /// Saint-Venant torsion constant.
+    pub j: f64,
+    /// Shear correction factor.
+    pub shear_factor: f64,
+}
+
+impl Shape {
+    /// [`RodShape`] of this shape (rectangle: width along d1, height along
+    /// d2). Torsion constants: circle and tube the polar moment; rectangle
+    /// `a b^3 (1/3 - 0.21 (b/a) (1 - (b/a)^4 / 12))` with `a >= b` (Roark's
+    /// Formulas for Stress and Strain, table 10.7). Shear factors (Cowper
+    /// 1966): rectangle `10 (1 + nu) / (12 + 11 nu)`, circle and tube
+    /// `6 (1 + nu) (1 + m^2)^2 / ((7 + 6 nu) (1 + m^2)^2 + (20 + 12 nu) m^2)`,
+    /// `m` = inner / outer diameter.
+    pub fn rod(&self, nu: f64) -> Result<RodShape, BuildError> {
+        let (area, i) = self.properties()?;
+        let circle = |m: f64| {
+            let q = (1.0 + m * m).powi(2);
+            6.0 * (1.0 + nu) * q / ((7.0 + 6.0 * nu) * q + (20.0 + 12.0 * nu) * m * m)
+        };
+        Ok(match *self {
+            Shape::Rectangle { width, height } => {
+                let (a, b) = (width.max(height), width.min(height));
+                let r = b / a;
+                RodShape {
+                    area,
+                    i1: i,
+                    i2: height * width.powi(3) / 12.0,
+                    j: a * b.powi(3) * (1.0 / 3.0 - 0.21 * r * (1.0 - r.powi(4) / 12.0)),
+                    shear_factor: 10.0 * (1.0 + nu) / (12.0 + 11.0 * nu),
+                }
+            }
+            Shape::Circle { .. } => RodShape {
+                area,
+                i1: i,
+                i2: i,
+                j: 2.0 * i,
+                shear_factor: circle(0.0),
+            },
+            Shape::Tube { outer, inner } => RodShape {
+                area,
+                i1: i,
+                i2: i,
+                j: 2.0 * i,
+                shear_factor: circle(inner / outer),
+            },
+        })
+    }
+}
+
 /// The section of an Euler–Bernoulli beam: axial stiffness `ea` (N),
 /// bending stiffness `ei` (N m^2) and mass per unit length `rho_a` (kg/m),
 /// named so that they cannot be swapped unnoticed.
@@ -224,7 +287,8 @@ impl ModelBuilder {
 
     /// Clamps node `node` to the ground where it is: a ground pin `id` at
     /// its initial position and, for a beam node, a slope joint
-    /// `{id}_slope` holding its initial slope direction.
+    /// `{id}_slope` holding its initial slope direction; a 3-D body (a
+    /// beam3d node) gets the `fixed` joint `id` to the ground.
     pub fn clamp(&mut self, id: &str, node: &str) -> Result<(), BuildError> {
         let at = PointRef::entity(node);
         let position = self.entity_position(node, [0.0; 3]).ok_or_else(|| {
@@ -238,6 +302,11 @@ impl ModelBuilder {
         let beam = match self.entities.get(node) {
             Some(Entity::BeamNode(_)) => true,
             Some(Entity::Node(_)) => false,
+            Some(Entity::Body3(..)) => {
+                // A 3-D body (a beam3d node): welded to the ground where it is.
+                let ground = PointRef::Ground([position[0], position[1], position[2]]);
+                return self.joint3d(id, &ground, &at, super::Joint3d::Fixed);
+            }
             _ => {
                 return Err(err(
                     "joint",
