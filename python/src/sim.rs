@@ -1,0 +1,449 @@
+//! `flexmb.run` (a whole run, as `flexmb run` does) and `flexmb.Simulation`
+//! (the stepping handle, [`flexmb::run::Stepper`]). Both release the GIL
+//! while they step and look for Ctrl-C between steps: a pending
+//! `KeyboardInterrupt` stops the run at the end of the step (the output
+//! file closed as `interrupted`) and is raised then.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
+
+use flexmb::integrate::{IntegratorConfig, State};
+use flexmb::output::{Recording, Results};
+use flexmb::run::{RunSummary, Simulation, Stepper};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::convert::{finite_f64, vector};
+use crate::errors::{from_simulation, from_step, guard, Error};
+use crate::model::{guard_plain, Guarded, PyModel};
+use crate::results::{read_file, results_dict};
+
+/// How often a run without the GIL takes it back to look for signals and
+/// to call the progress callback.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The signal number a `KeyboardInterrupt` stops a run with (SIGINT).
+const SIGINT: usize = 2;
+
+/// Looks for signals (and calls `progress(t, step)`) at most every
+/// [`POLL`], taking the GIL back briefly; the first Python error (a
+/// `KeyboardInterrupt`, or one raised by the callback) is kept and the run
+/// told to stop at the end of its step.
+struct Poller<'a> {
+    last: Instant,
+    progress: Option<&'a Py<PyAny>>,
+    pending: Option<PyErr>,
+    stop: Arc<AtomicUsize>,
+}
+
+impl<'a> Poller<'a> {
+    fn new(progress: Option<&'a Py<PyAny>>) -> Self {
+        Poller {
+            last: Instant::now(),
+            progress,
+            pending: None,
+            stop: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Called after each step; true when the caller should stop.
+    fn poll(&mut self, t: f64, step: u64) -> bool {
+        if self.pending.is_some() {
+            return true;
+        }
+        if self.last.elapsed() < POLL {
+            return false;
+        }
+        self.last = Instant::now();
+        let progress = self.progress;
+        let result = Python::attach(|py| {
+            py.check_signals()?;
+            if let Some(cb) = progress {
+                cb.call1(py, (t, step))?;
+            }
+            Ok::<(), PyErr>(())
+        });
+        if let Err(e) = result {
+            self.pending = Some(e);
+            self.stop.store(SIGINT, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+}
+
+/// What a run gives back: its histories and the method's totals, or the
+/// error that stopped it.
+struct Outcome {
+    results: Results,
+    stats: Vec<(String, f64)>,
+    summary: RunSummary,
+}
+
+/// run(model, t_end=None, output=None, progress=None, force=False, **settings) -> dict
+#[pyfunction]
+#[pyo3(signature = (model, t_end=None, output=None, progress=None, force=false, **settings))]
+pub fn run<'py>(
+    py: Python<'py>,
+    model: &PyModel,
+    t_end: Option<f64>,
+    output: Option<&Bound<'py, PyAny>>,
+    progress: Option<Py<PyAny>>,
+    force: bool,
+    settings: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    if let Some(t) = t_end {
+        finite_f64(t, "t_end")?;
+    }
+    let output: Option<PathBuf> = match output {
+        Some(o) if !o.is_none() => Some(
+            o.extract()
+                .map_err(|_| PyTypeError::new_err("output: expected a str or os.PathLike"))?,
+        ),
+        _ => None,
+    };
+    let progress = progress.filter(|p| !p.is_none(py));
+    if let Some(p) = &progress {
+        if !p.bind(py).is_callable() {
+            return Err(PyTypeError::new_err(
+                "progress: expected a callable(t, step)",
+            ));
+        }
+    }
+    let config = model.config(py, None, t_end, settings)?;
+    let file = Arc::clone(&model.file);
+    if let (Some(path), false) = (&output, force) {
+        let estimate = flexmb::run::output_estimate(&file.model, &config, &file.output, &file.text);
+        estimate.check(path, file.output.max_bytes).map_err(|e| {
+            crate::errors::OutputError::new_err(format!(
+                "{}: {e} (force=True runs anyway)",
+                path.display()
+            ))
+        })?;
+    }
+    let mut poller = Poller::new(progress.as_ref());
+    let outcome = py.detach(|| {
+        guard_plain(|| {
+            let sim = Simulation::new(file.model.clone()).stop_on(Arc::clone(&poller.stop));
+            let mut each = |s: &State| {
+                poller.poll(s.t, s.step);
+            };
+            match &output {
+                Some(path) => {
+                    let summary = sim
+                        .run_to_file(&config, &file.text, &file.output, Some(path), &mut each)
+                        .map_err(|e| from_run_file_plain(&e))?;
+                    let (results, stats) =
+                        read_file(path).map_err(|e| RunError::Output(e.to_string()))?;
+                    Ok(Outcome {
+                        results,
+                        stats,
+                        summary,
+                    })
+                }
+                None => {
+                    let counters = config
+                        .statistics()
+                        .iter()
+                        .filter(|s| s.integer)
+                        .map(|s| s.name);
+                    let mut rec = Results::new(Recording::all()).with_counters(counters);
+                    let summary = sim
+                        .run(&config, &file.text, &file.output, &mut rec, &mut each)
+                        .map_err(|e| RunError::Output(e.to_string()))?;
+                    Ok(Outcome {
+                        results: rec,
+                        stats: summary.stats.clone(),
+                        summary,
+                    })
+                }
+            }
+        })
+    });
+    let outcome = outcome.map_err(|e| match e {
+        Guarded::Err(RunError::Output(m)) => crate::errors::OutputError::new_err(m),
+        Guarded::Panic(m) => Error::new_err(m),
+    })?;
+    let Outcome {
+        results,
+        stats,
+        summary,
+    } = outcome;
+    let d = guard(|| results_dict(py, results, stats))?;
+    d.set_item("summary", summary.line())?;
+    d.set_item("steps", summary.steps)?;
+    d.set_item("wall_seconds", summary.wall_seconds)?;
+    if let Some(e) = poller.pending.take() {
+        // Ctrl-C (or the progress callback's error) after the step, with
+        // the file closed as `interrupted`.
+        if let Ok(v) = e.value(py).getattr("__dict__") {
+            let _ = v.set_item("result", &d);
+        }
+        return Err(e);
+    }
+    if let Some(failure) = &summary.failure {
+        let err = from_step(py, failure);
+        let _ = err.value(py).setattr("result", &d);
+        return Err(err);
+    }
+    Ok(d)
+}
+
+/// An output error of a run, as text (made into `flexmb.OutputError` once
+/// the GIL is back).
+enum RunError {
+    Output(String),
+}
+
+fn from_run_file_plain(e: &flexmb::run::RunFileError) -> RunError {
+    RunError::Output(e.to_string())
+}
+
+/// A simulation in progress: `advance_to`, `step`, and the state between steps.
+#[pyclass(module = "flexmb", name = "Simulation", subclass)]
+pub struct PySimulation {
+    stepper: Mutex<Stepper<'static>>,
+    config: IntegratorConfig,
+    model: Py<PyModel>,
+}
+
+impl PySimulation {
+    /// The stepper, or an error when another thread is stepping it (waiting
+    /// for it while holding the GIL would deadlock with that thread's
+    /// signal polls).
+    fn lock(&self) -> PyResult<MutexGuard<'_, Stepper<'static>>> {
+        self.stepper.try_lock().map_err(|e| match e {
+            TryLockError::WouldBlock => {
+                PyRuntimeError::new_err("the simulation is busy: another thread is stepping it")
+            }
+            TryLockError::Poisoned(_) => {
+                Error::new_err("the simulation was poisoned by an earlier internal error")
+            }
+        })
+    }
+}
+
+#[pymethods]
+impl PySimulation {
+    #[new]
+    #[pyo3(signature = (model, method=None, record=false, **settings))]
+    fn new(
+        py: Python<'_>,
+        model: Bound<'_, PyModel>,
+        method: Option<String>,
+        record: bool,
+        settings: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let m = model.get();
+        let config = m.config(py, method, None, settings)?;
+        let file = Arc::clone(&m.file);
+        let stepper = py
+            .detach(|| guard_plain(|| Stepper::new(file.model.clone(), &config)))
+            .map_err(|e| match e {
+                Guarded::Err(e) => from_simulation(py, &e),
+                Guarded::Panic(m) => Error::new_err(m),
+            })?;
+        let stepper = if record {
+            stepper.record(Recording::all())
+        } else {
+            stepper
+        };
+        Ok(PySimulation {
+            stepper: Mutex::new(stepper),
+            config,
+            model: model.unbind(),
+        })
+    }
+
+    /// Steps until the time is `t` (GIL released; Ctrl-C stops at the end
+    /// of a step and raises KeyboardInterrupt).
+    #[pyo3(signature = (t, progress=None))]
+    fn advance_to(&self, py: Python<'_>, t: f64, progress: Option<Py<PyAny>>) -> PyResult<()> {
+        let mut sim = self.lock()?;
+        sim.check_advance(t).map_err(|e| from_simulation(py, &e))?;
+        let progress = progress.filter(|p| !p.is_none(py));
+        let mut poller = Poller::new(progress.as_ref());
+        let stepper = &mut *sim;
+        let r = py.detach(|| {
+            guard_plain(|| {
+                while stepper.time() < t {
+                    stepper.step(t)?;
+                    if poller.poll(stepper.time(), stepper.steps()) {
+                        break;
+                    }
+                }
+                Ok(())
+            })
+        });
+        if let Some(e) = poller.pending.take() {
+            return Err(e);
+        }
+        r.map_err(|e| match e {
+            Guarded::Err(e) => from_step(py, &e),
+            Guarded::Panic(m) => Error::new_err(m),
+        })
+    }
+
+    /// One step toward `t_stop` (default: the model's `t_end` while it is
+    /// ahead, else as far again: the method's own step); returns the new time.
+    #[pyo3(signature = (t_stop=None))]
+    fn step(&self, py: Python<'_>, t_stop: Option<f64>) -> PyResult<f64> {
+        let mut sim = self.lock()?;
+        // Without a stop time: the model's t_end while it is ahead, then a
+        // horizon as far again (a finite stop the method steps toward with
+        // its own step: dt, or the adaptive step).
+        let stop = t_stop.unwrap_or_else(|| {
+            let (t, t_end) = (sim.time(), self.config.t_end);
+            if t < t_end {
+                t_end
+            } else {
+                t + t.abs().max(t_end.abs()).max(1.0)
+            }
+        });
+        let stepper = &mut *sim;
+        py.detach(|| guard_plain(|| stepper.step(stop).map(|_| stepper.time())))
+            .map_err(|e| match e {
+                Guarded::Err(e) => from_step(py, &e),
+                Guarded::Panic(m) => Error::new_err(m),
+            })
+    }
+
+    /// The current time.
+    #[getter]
+    fn t(&self) -> PyResult<f64> {
+        Ok(self.lock()?.time())
+    }
+
+    /// Steps taken.
+    #[getter]
+    fn steps(&self) -> PyResult<u64> {
+        Ok(self.lock()?.steps())
+    }
+
+    /// Positions now (a copy).
+    #[getter]
+    fn u<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(vector(py, self.lock()?.state().u.clone()))
+    }
+
+    /// Velocities now.
+    #[getter]
+    fn v<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(vector(py, self.lock()?.state().v.clone()))
+    }
+
+    /// Accelerations now.
+    #[getter]
+    fn a<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let (a, _) = guard(|| Ok(self.lock()?.acceleration_and_multipliers()))?;
+        Ok(vector(py, a))
+    }
+
+    /// Multipliers now.
+    #[getter]
+    fn lam<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let (_, lam) = guard(|| Ok(self.lock()?.acceleration_and_multipliers()))?;
+        Ok(vector(py, lam))
+    }
+
+    /// Kinetic, potential and total energy, and the work of the
+    /// non-conservative forces since t = 0.
+    fn energy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let e = guard(|| Ok(self.lock()?.energy()))?;
+        let d = PyDict::new(py);
+        d.set_item("kinetic", e.kinetic)?;
+        d.set_item("potential", e.potential)?;
+        d.set_item("total", e.total)?;
+        d.set_item("external_work", e.external_work)?;
+        Ok(d)
+    }
+
+    /// Max-norms of the constraint residuals at position, velocity and
+    /// acceleration level.
+    fn constraint_residuals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = guard(|| Ok(self.lock()?.constraint_residuals()))?;
+        let d = PyDict::new(py);
+        d.set_item("position", c.position)?;
+        d.set_item("velocity", c.velocity)?;
+        d.set_item("acceleration", c.acceleration)?;
+        Ok(d)
+    }
+
+    /// The position coordinate `name` (e.g. `bob.x`).
+    fn position(&self, py: Python<'_>, name: &str) -> PyResult<f64> {
+        self.lock()?
+            .position(name)
+            .map_err(|e| from_simulation(py, &e))
+    }
+
+    /// The velocity of coordinate `name`.
+    fn velocity(&self, py: Python<'_>, name: &str) -> PyResult<f64> {
+        self.lock()?
+            .velocity(name)
+            .map_err(|e| from_simulation(py, &e))
+    }
+
+    /// The model's probe `name` now.
+    fn probe(&self, py: Python<'_>, name: &str) -> PyResult<f64> {
+        let sim = self.lock()?;
+        guard(|| sim.probe(name).map_err(|e| from_simulation(py, &e)))
+    }
+
+    /// The method's statistics so far (name -> total).
+    #[getter]
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let sim = self.lock()?;
+        let d = PyDict::new(py);
+        d.set_item("newton_iterations", sim.newton_iterations())?;
+        let counts: Vec<(&str, u64)> = sim.counts().collect();
+        for (name, x) in sim.stats() {
+            match counts.iter().find(|c| c.0 == name) {
+                Some((_, c)) => d.set_item(name, *c)?,
+                None => d.set_item(name, x)?,
+            }
+        }
+        Ok(d)
+    }
+
+    /// The method's name and settings, as the output file's attributes give them.
+    #[getter]
+    fn method(&self) -> String {
+        self.config.label()
+    }
+
+    /// The model.
+    #[getter]
+    fn model(&self, py: Python<'_>) -> Py<PyModel> {
+        self.model.clone_ref(py)
+    }
+
+    /// The histories since the start (`record=True`), as `flexmb.run`'s
+    /// fields; None when not recording.
+    fn _results<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let sim = self.lock()?;
+        let Some(r) = sim.results() else {
+            return Ok(None);
+        };
+        let mut r = r.clone();
+        let _ = flexmb::output::Recorder::finish(
+            &mut r,
+            &flexmb::output::RunStatus::Completed,
+            sim.time(),
+        );
+        let stats = sim.stats().map(|(n, x)| (n.to_string(), x)).collect();
+        guard(|| results_dict(py, r, stats)).map(Some)
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        let sim = self.lock()?;
+        Ok(format!(
+            "<flexmb.Simulation t = {} after {} steps, {}>",
+            sim.time(),
+            sim.steps(),
+            self.config.label()
+        ))
+    }
+}
