@@ -209,7 +209,9 @@ def sweep(sweep_file_or_dict: Any, out_dir: Any, jobs: Optional[int] = None,
     dict of columns (NumPy float arrays for the numeric ones, lists of str
     for ``case``, the parameters given as text, ``status`` and
     ``failure_reason``). A dict stands for a sweep file's tables; its
-    ``base`` is relative to the current folder."""
+    ``base`` is relative to the current folder. Ctrl-C starts no further
+    case: the running ones finish, the summary lists the finished ones, and
+    ``KeyboardInterrupt`` is raised."""
     path = _flexmb.sweep(sweep_file_or_dict, out_dir, jobs, threads, force)
     with open(path, newline="") as f:
         rows = list(_csv.reader(f))

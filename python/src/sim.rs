@@ -23,7 +23,7 @@ use crate::results::{read_file, results_dict};
 
 /// How often a run without the GIL takes it back to look for signals and
 /// to call the progress callback.
-const POLL: Duration = Duration::from_millis(20);
+pub(crate) const POLL: Duration = Duration::from_millis(20);
 
 /// The signal number a `KeyboardInterrupt` stops a run with (SIGINT).
 const SIGINT: usize = 2;
@@ -172,6 +172,10 @@ pub fn run<'py>(
         stats,
         summary,
     } = outcome;
+    if let (Some(cb), None) = (&progress, &poller.pending) {
+        // The last call: the bar ends where the run did.
+        cb.call1(py, (summary.t_end_reached, summary.steps))?;
+    }
     let d = guard(|| results_dict(py, results, stats))?;
     d.set_item("summary", summary.line())?;
     d.set_item("steps", summary.steps)?;
@@ -284,7 +288,11 @@ impl PySimulation {
         r.map_err(|e| match e {
             Guarded::Err(e) => from_step(py, &e),
             Guarded::Panic(m) => Error::new_err(m),
-        })
+        })?;
+        if let Some(cb) = &progress {
+            cb.call1(py, (stepper.time(), stepper.steps()))?;
+        }
+        Ok(())
     }
 
     /// One step toward `t_stop` (default: the model's `t_end` while it is
@@ -397,7 +405,6 @@ impl PySimulation {
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let sim = self.lock()?;
         let d = PyDict::new(py);
-        d.set_item("newton_iterations", sim.newton_iterations())?;
         let counts: Vec<(&str, u64)> = sim.counts().collect();
         for (name, x) in sim.stats() {
             match counts.iter().find(|c| c.0 == name) {

@@ -2,6 +2,8 @@
 //! parallel, one HDF5 file each, `summary.csv` and `summary.h5`).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use flexmb::batch::{run_batch, summary_file_name, BatchOptions, Shard, Sweep};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -11,6 +13,7 @@ use pyo3::types::PyDict;
 use crate::convert::toml_table;
 use crate::errors::{from_model, Error, OutputError};
 use crate::model::{guard_plain, Guarded};
+use crate::sim::POLL;
 
 /// _sweep(sweep, out_dir, jobs=None, threads=None, force=False) -> str: runs
 /// the sweep (a sweep file's path, or a dict of its tables whose `base` is
@@ -49,20 +52,46 @@ pub fn sweep(
         Sweep::from_file_with(&path, force)
     }
     .map_err(|e| from_model(py, &e))?;
+    // Ctrl-C: no further case starts, the running ones finish and the
+    // summary lists the finished ones (as `flexmb batch`); then
+    // KeyboardInterrupt. The sweep runs on its own thread while this one
+    // looks for signals without the GIL, taking it every POLL.
+    let stop = Arc::new(AtomicBool::new(false));
     let opts = BatchOptions {
         out: out.clone(),
         jobs,
         threads,
         shard: Shard { index: 0, count: 1 },
         resume: false,
-        stop: None,
+        stop: Some(Arc::clone(&stop)),
         force,
     };
-    py.detach(|| guard_plain(|| run_batch(&parsed, &opts, &|_| {})))
-        .map_err(|e| match e {
-            Guarded::Err(e) => OutputError::new_err(e.to_string()),
-            Guarded::Panic(m) => Error::new_err(m),
-        })?;
+    let (result, pending) = py.detach(|| {
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| guard_plain(|| run_batch(&parsed, &opts, &|_| {})));
+            let mut pending = None;
+            while !worker.is_finished() {
+                std::thread::sleep(POLL);
+                if pending.is_none() {
+                    if let Err(e) = Python::attach(|py| py.check_signals()) {
+                        pending = Some(e);
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            let result = worker
+                .join()
+                .unwrap_or_else(|_| Err(Guarded::Panic("the sweep thread panicked".into())));
+            (result, pending)
+        })
+    });
+    result.map_err(|e| match e {
+        Guarded::Err(e) => OutputError::new_err(e.to_string()),
+        Guarded::Panic(m) => Error::new_err(m),
+    })?;
+    if let Some(e) = pending {
+        return Err(e);
+    }
     Ok(out
         .join(summary_file_name(Shard { index: 0, count: 1 }))
         .display()

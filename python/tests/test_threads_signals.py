@@ -51,10 +51,15 @@ def test_advance_to_releases_the_gil():
 
 def test_progress_callback_is_called(pendulum):
     calls = []
-    # 2000 steps of the double pendulum: long enough for a few 20 ms polls.
+    # Every 20 ms or so, and once at the end.
     flexmb.run(pendulum, t_end=20.0, progress=lambda t, step: calls.append((t, step)))
     assert calls and all(0 < t <= 20.0 for t, _ in calls)
+    assert calls[-1] == (20.0, 2000)
     flexmb.run(pendulum, t_end=0.05, progress=True)
+    sim = flexmb.Simulation(pendulum)
+    calls.clear()
+    sim.advance_to(0.5, progress=lambda t, step: calls.append((t, step)))
+    assert calls[-1] == (sim.t, 50)
 
 
 CHILD = textwrap.dedent("""
@@ -105,3 +110,37 @@ def test_simulation_busy_in_another_thread_is_an_error_not_a_deadlock():
     worker.join()
     assert seen is not None and "busy" in seen
     assert abs(sim.t - 0.5) < 1e-12
+
+
+SWEEP_CHILD = textwrap.dedent("""
+    import csv, os, sys, flexmb
+    sweep = {"base": sys.argv[1], "set": {"integrator": {"t_end": 1.0}, "output": {"every": 100}},
+             "parameters": {"generator": {"elements": [100, 101, 102, 103, 104, 105, 106, 107]}}}
+    print("ready", flush=True)
+    try:
+        flexmb.sweep(sweep, sys.argv[2], jobs=1)
+    except KeyboardInterrupt:
+        rows = list(csv.DictReader(open(os.path.join(sys.argv[2], "summary.csv"))))
+        print("KeyboardInterrupt", len(rows), flush=True)
+        sys.exit(0)
+    print("finished", flush=True)
+    sys.exit(3)
+""")
+
+
+def test_sigint_stops_a_sweep_after_the_running_case(tmp_path):
+    p = subprocess.Popen([sys.executable, "-c", SWEEP_CHILD, model_path("hanging_beam"),
+                          str(tmp_path / "sweep")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(2.0)
+    p.send_signal(signal.SIGINT)
+    try:
+        stdout, stderr = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise AssertionError("the sweep did not stop on SIGINT")
+    assert p.returncode == 0, (p.returncode, stdout, stderr)
+    words = stdout.split()
+    # The running case finished; no further case started.
+    assert words[0] == "KeyboardInterrupt" and 1 <= int(words[1]) < 8, stdout
