@@ -23,6 +23,12 @@ fn _panic_for_tests() -> PyResult<()> {
 
 #[pymodule]
 fn _flexmb(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The pool the runs step on (sim.rs), with the command line's 8 MiB
+    // stacks (src/bin/flexmb/main.rs); RAYON_NUM_THREADS sets its size. A
+    // global pool another extension built first is used as it is.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(8 << 20)
+        .build_global();
     errors::register(m)?;
     m.add_class::<model::PyModel>()?;
     m.add_class::<sim::PySimulation>()?;

@@ -5,9 +5,10 @@
 //! file closed as `interrupted`) and is raised then.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use flexmb::integrate::{IntegratorConfig, State};
 use flexmb::output::{Recording, Results};
@@ -28,51 +29,87 @@ pub(crate) const POLL: Duration = Duration::from_millis(20);
 /// The signal number a `KeyboardInterrupt` stops a run with (SIGINT).
 const SIGINT: usize = 2;
 
-/// Looks for signals (and calls `progress(t, step)`) at most every
-/// [`POLL`], taking the GIL back briefly; the first Python error (a
-/// `KeyboardInterrupt`, or one raised by the callback) is kept and the run
-/// told to stop at the end of its step.
-struct Poller<'a> {
-    last: Instant,
-    progress: Option<&'a Py<PyAny>>,
-    pending: Option<PyErr>,
+/// Where a run on the pool is, for the waiting thread's progress calls,
+/// and the flag that stops it at the end of a step.
+struct Shared {
+    /// Time reached (f64 bits).
+    t: AtomicU64,
+    /// Steps taken.
+    step: AtomicU64,
+    /// Nonzero: stop at the end of the step (the signal number).
     stop: Arc<AtomicUsize>,
 }
 
-impl<'a> Poller<'a> {
-    fn new(progress: Option<&'a Py<PyAny>>) -> Self {
-        Poller {
-            last: Instant::now(),
-            progress,
-            pending: None,
+impl Shared {
+    fn new() -> Self {
+        Shared {
+            t: AtomicU64::new(0f64.to_bits()),
+            step: AtomicU64::new(0),
             stop: Arc::new(AtomicUsize::new(0)),
         }
     }
 
-    /// Called after each step; true when the caller should stop.
-    fn poll(&mut self, t: f64, step: u64) -> bool {
-        if self.pending.is_some() {
-            return true;
-        }
-        if self.last.elapsed() < POLL {
-            return false;
-        }
-        self.last = Instant::now();
-        let progress = self.progress;
-        let result = Python::attach(|py| {
-            py.check_signals()?;
-            if let Some(cb) = progress {
-                cb.call1(py, (t, step))?;
-            }
-            Ok::<(), PyErr>(())
-        });
-        if let Err(e) = result {
-            self.pending = Some(e);
-            self.stop.store(SIGINT, Ordering::Relaxed);
-            return true;
-        }
-        false
+    /// Called by the run after each step.
+    fn at(&self, t: f64, step: u64) {
+        self.t.store(t.to_bits(), Ordering::Relaxed);
+        self.step.store(step, Ordering::Relaxed);
     }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) != 0
+    }
+}
+
+/// Runs `work` on a worker of rayon's pool, as the command line runs its
+/// time loop (`with_threads` in src/bin/flexmb/main.rs: the parallel loops
+/// of assembly and factorization then split on the pool without a
+/// hand-over per loop), while this thread waits without the GIL and every
+/// [`POLL`] takes it back briefly to look for signals and call
+/// `progress(t, step)`. Signals are only seen on the main thread, which is
+/// why the waiting thread polls and the pool steps. The first Python error
+/// (a `KeyboardInterrupt`, or one the callback raised) is returned beside
+/// the work's result, after the work stopped at the end of its step.
+fn on_pool<T: Send>(
+    py: Python<'_>,
+    progress: Option<&Py<PyAny>>,
+    shared: &Shared,
+    work: impl FnOnce() -> T + Send,
+) -> (T, Option<PyErr>) {
+    py.detach(|| {
+        rayon::in_place_scope(|scope| {
+            let (tx, rx) = mpsc::channel();
+            scope.spawn(move |_| {
+                let _ = tx.send(work());
+            });
+            let mut pending: Option<PyErr> = None;
+            loop {
+                match rx.recv_timeout(POLL) {
+                    Ok(result) => return (result, pending),
+                    Err(mpsc::RecvTimeoutError::Timeout) if pending.is_none() => {
+                        let t = f64::from_bits(shared.t.load(Ordering::Relaxed));
+                        let step = shared.step.load(Ordering::Relaxed);
+                        let polled = Python::attach(|py| {
+                            py.check_signals()?;
+                            if let Some(cb) = progress {
+                                cb.call1(py, (t, step))?;
+                            }
+                            Ok::<(), PyErr>(())
+                        });
+                        if let Err(e) = polled {
+                            pending = Some(e);
+                            shared.stop.store(SIGINT, Ordering::Relaxed);
+                        }
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    // The work is guarded (no panic leaves it): its sender
+                    // is dropped only after sending.
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        unreachable!("the pool's work ended without a result")
+                    }
+                }
+            }
+        })
+    })
 }
 
 /// What a run gives back: its histories and the method's totals, or the
@@ -124,18 +161,16 @@ pub fn run<'py>(
             ))
         })?;
     }
-    let mut poller = Poller::new(progress.as_ref());
-    let outcome = py.detach(|| {
+    let shared = Shared::new();
+    let (outcome, pending) = on_pool(py, progress.as_ref(), &shared, || {
         guard_plain(|| {
-            let sim = Simulation::new(file.model.clone()).stop_on(Arc::clone(&poller.stop));
-            let mut each = |s: &State| {
-                poller.poll(s.t, s.step);
-            };
+            let sim = Simulation::new(file.model.clone()).stop_on(Arc::clone(&shared.stop));
+            let mut each = |s: &State| shared.at(s.t, s.step);
             match &output {
                 Some(path) => {
                     let summary = sim
                         .run_to_file(&config, &file.text, &file.output, Some(path), &mut each)
-                        .map_err(|e| from_run_file_plain(&e))?;
+                        .map_err(|e| RunError::Output(e.to_string()))?;
                     let (results, stats) =
                         read_file(path).map_err(|e| RunError::Output(e.to_string()))?;
                     Ok(Outcome {
@@ -172,7 +207,7 @@ pub fn run<'py>(
         stats,
         summary,
     } = outcome;
-    if let (Some(cb), None) = (&progress, &poller.pending) {
+    if let (Some(cb), None) = (&progress, &pending) {
         // The last call: the bar ends where the run did.
         cb.call1(py, (summary.t_end_reached, summary.steps))?;
     }
@@ -180,7 +215,7 @@ pub fn run<'py>(
     d.set_item("summary", summary.line())?;
     d.set_item("steps", summary.steps)?;
     d.set_item("wall_seconds", summary.wall_seconds)?;
-    if let Some(e) = poller.pending.take() {
+    if let Some(e) = pending {
         // Ctrl-C (or the progress callback's error) after the step, with
         // the file closed as `interrupted`.
         if let Ok(v) = e.value(py).getattr("__dict__") {
@@ -200,10 +235,6 @@ pub fn run<'py>(
 /// the GIL is back).
 enum RunError {
     Output(String),
-}
-
-fn from_run_file_plain(e: &flexmb::run::RunFileError) -> RunError {
-    RunError::Output(e.to_string())
 }
 
 /// A simulation in progress: `advance_to`, `step`, and the state between steps.
@@ -269,20 +300,18 @@ impl PySimulation {
         let mut sim = self.lock()?;
         sim.check_advance(t).map_err(|e| from_simulation(py, &e))?;
         let progress = progress.filter(|p| !p.is_none(py));
-        let mut poller = Poller::new(progress.as_ref());
+        let shared = Shared::new();
         let stepper = &mut *sim;
-        let r = py.detach(|| {
+        let (r, pending) = on_pool(py, progress.as_ref(), &shared, || {
             guard_plain(|| {
-                while stepper.time() < t {
+                while stepper.time() < t && !shared.stopped() {
                     stepper.step(t)?;
-                    if poller.poll(stepper.time(), stepper.steps()) {
-                        break;
-                    }
+                    shared.at(stepper.time(), stepper.steps());
                 }
                 Ok(())
             })
         });
-        if let Some(e) = poller.pending.take() {
+        if let Some(e) = pending {
             return Err(e);
         }
         r.map_err(|e| match e {
