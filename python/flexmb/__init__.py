@@ -144,7 +144,7 @@ def _as_model(model: Any) -> Model:
 
 
 def run(model: Any, t_end: Optional[float] = None, output: Any = None, progress: Any = False,
-        force: bool = False, **settings: Any) -> Result:
+        force: bool = False, record: bool = True, **settings: Any) -> Result:
     """Runs ``model`` from its initial state to ``t_end`` (default: the model's).
 
     ``settings`` are ``[integrator]`` keys of the model file (``method``,
@@ -155,6 +155,9 @@ def run(model: Any, t_end: Optional[float] = None, output: Any = None, progress:
     is called as ``progress(t, step)`` every 20 ms or so. The GIL is
     released while the run steps; Ctrl-C stops it at the end of a step
     (the file closed as ``interrupted``) and raises ``KeyboardInterrupt``.
+    ``record=False`` (without ``output``) keeps the energies, residuals,
+    probes and statistics but not the states ``u``, ``v``, ``a``, ``lam``
+    (empty arrays then), for large models.
     A step failure raises ``ConvergenceError`` or ``SingularSystemError``
     whose ``.result`` holds the run up to the failure.
     """
@@ -170,7 +173,7 @@ def run(model: Any, t_end: Optional[float] = None, output: Any = None, progress:
     elif progress not in (False, None):
         raise TypeError("progress: expected True, False or a callable(t, step)")
     try:
-        fields = _flexmb.run(model, t_end, output, callback, force, **settings)
+        fields = _flexmb.run(model, t_end, output, callback, force, record, **settings)
     except Error as e:
         if isinstance(getattr(e, "result", None), dict):
             e.result = Result(e.result)

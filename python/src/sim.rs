@@ -120,9 +120,13 @@ struct Outcome {
     summary: RunSummary,
 }
 
-/// run(model, t_end=None, output=None, progress=None, force=False, **settings) -> dict
+/// run(model, t_end=None, output=None, progress=None, force=False, record=True, **settings) -> dict
+///
+/// `record=False` (without `output`) keeps the energies, constraint
+/// residuals, probes and statistics of every row but not `u`, `v`, `a`,
+/// `lam` (a large model's states, as `flexmb run` without `-o` keeps none).
 #[pyfunction]
-#[pyo3(signature = (model, t_end=None, output=None, progress=None, force=false, **settings))]
+#[pyo3(signature = (model, t_end=None, output=None, progress=None, force=false, record=true, **settings))]
 pub fn run<'py>(
     py: Python<'py>,
     model: &PyModel,
@@ -130,6 +134,7 @@ pub fn run<'py>(
     output: Option<&Bound<'py, PyAny>>,
     progress: Option<Py<PyAny>>,
     force: bool,
+    record: bool,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     if let Some(t) = t_end {
@@ -185,7 +190,19 @@ pub fn run<'py>(
                         .iter()
                         .filter(|s| s.integer)
                         .map(|s| s.name);
-                    let mut rec = Results::new(Recording::all()).with_counters(counters);
+                    let what = if record {
+                        Recording::all()
+                    } else {
+                        Recording {
+                            energy: true,
+                            constraints: true,
+                            newton: true,
+                            probes: true,
+                            stats: true,
+                            ..Recording::default()
+                        }
+                    };
+                    let mut rec = Results::new(what).with_counters(counters);
                     let summary = sim
                         .run(&config, &file.text, &file.output, &mut rec, &mut each)
                         .map_err(|e| RunError::Output(e.to_string()))?;

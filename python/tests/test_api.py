@@ -76,6 +76,14 @@ def test_run_probes_and_settings():
     assert r3.integrator != r.integrator
 
 
+def test_run_without_states(pendulum):
+    full, light = flexmb.run(pendulum, t_end=0.1), flexmb.run(pendulum, t_end=0.1, record=False)
+    assert light.u.shape == (0, 6) and light.lam.shape == (0, 4)
+    assert light.time.tobytes() == full.time.tobytes()
+    assert light.energy["total"].tobytes() == full.energy["total"].tobytes()
+    assert light.stats == full.stats
+
+
 def test_run_accepts_a_path():
     r = flexmb.run(model_path("double_pendulum"), t_end=0.02)
     assert r.u.shape == (3, 6)
