@@ -22,7 +22,7 @@ def test_model_error_location():
     assert e.value.field == "mas"
     with pytest.raises(flexmb.ModelError) as e:
         flexmb.loads('dimension = 2\n[[node]]\nid = "p"\nposition = [0.0]\nmass = 1.0\n')
-    assert e.value.line is not None and "p" in str(e.value)
+    assert e.value.line == 4 and e.value.field == "position" and "node 'p'" in str(e.value)
 
 
 def test_model_error_missing_file():
