@@ -127,6 +127,8 @@ struct Outcome {
 /// `lam` (a large model's states, as `flexmb run` without `-o` keeps none).
 #[pyfunction]
 #[pyo3(signature = (model, t_end=None, output=None, progress=None, force=false, record=true, **settings))]
+// One argument per keyword of the Python signature.
+#[allow(clippy::too_many_arguments)]
 pub fn run<'py>(
     py: Python<'py>,
     model: &PyModel,
