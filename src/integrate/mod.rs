@@ -322,8 +322,10 @@ pub fn largest_entries(model: &Model, residual: &[f64], k: usize) -> Vec<(String
         .collect()
 }
 
-/// A time integration method: it owns its step.
-pub trait Integrator {
+/// A time integration method: it owns its step. `Send`, so that a
+/// stepping handle can move between threads (the Python package steps
+/// with the interpreter lock released).
+pub trait Integrator: Send {
     /// Descriptive name, e.g. `GSSSS V0(1,1,0), option 2, a-form`.
     fn name(&self) -> String;
     /// Parameters for the output metadata.

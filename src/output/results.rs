@@ -137,6 +137,12 @@ impl Matrix {
         &self.data
     }
 
+    /// All values, row-major, without a copy (the Python package hands
+    /// them to NumPy as they are).
+    pub fn into_vec(self) -> Vec<f64> {
+        self.data
+    }
+
     /// Appends a row of [`Matrix::cols`] values (amortized growth only).
     fn push(&mut self, row: &[f64]) {
         debug_assert_eq!(row.len(), self.cols);

@@ -330,6 +330,18 @@ impl<'a> Stepper<'a> {
     /// Steps until the time is `t`. Advancing in pieces takes the same steps
     /// as one call when the pieces end on the method's step grid.
     pub fn advance_to(&mut self, t: f64) -> Result<(), SimulationError> {
+        self.check_advance(t)?;
+        while self.state.t < t {
+            self.step(t)?;
+        }
+        Ok(())
+    }
+
+    /// The checks of [`Stepper::advance_to`] without stepping: `t` finite,
+    /// not before the current time, and (fixed steps) within the step
+    /// count limit. A caller stepping to `t` in its own loop (the Python
+    /// package, which looks for Ctrl-C between steps) checks with it first.
+    pub fn check_advance(&self, t: f64) -> Result<(), SimulationError> {
         let from = self.state.t;
         if !t.is_finite() {
             return Err(SimulationError::Time {
@@ -348,9 +360,6 @@ impl<'a> Stepper<'a> {
         if let Some(dt) = self.fixed_step {
             // The command line's limit on t_end / dt, for the steps left.
             check_step_count(dt, t - from)?;
-        }
-        while self.state.t < t {
-            self.step(t)?;
         }
         Ok(())
     }
