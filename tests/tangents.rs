@@ -39,7 +39,6 @@
 //! Run with `--nocapture` to see the observed errors.
 
 use flexmb::assembly::{Assembler, Pattern, SaddleSystem};
-use flexmb::attitude::Attitude;
 use flexmb::element::{
     Element, EomLevel, EulerKinetic, LevelWeights, RotationalSpringDamper, SpringDamper, Truss,
 };
@@ -53,6 +52,7 @@ use flexmb::joint::{
     LinearCombination, Motion, PathJoint, Point, PointPair, Prescribed, Side, Slider, Slope,
     SlopeTarget, Vector,
 };
+use flexmb::kinematics::attitude::Attitude;
 use flexmb::load::{BodyTorque, PointLoad, TimeFunction, TorqueFrame};
 use flexmb::model::{
     Body2d, Body3dSpec, Joint3d, Model, ModelBuilder, PointRef, RotationalSpringDamper as Rsd,
@@ -1647,7 +1647,7 @@ fn mechanism3d(attitude: Attitude, kinetic: EulerKinetic) -> Model {
     .unwrap();
     // b2's point (-0.2, ...) in its frame must sit at c: solve by placing the
     // joint at b2's centre offset expressed in the body frame.
-    let s2 = flexmb::rotation::rotate_back(&q2, &[-0.2, 0.6, -0.1]);
+    let s2 = flexmb::kinematics::rotation::rotate_back(&q2, &[-0.2, 0.6, -0.1]);
     b.joint3d(
         "cross",
         &ax("b1", [-0.3, -0.5, 0.2]),

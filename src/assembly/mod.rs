@@ -484,11 +484,6 @@ impl Assembler {
     }
 }
 
-/// Dot product.
-pub fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
 /// out += M x for a CSC matrix M.
 fn mass_mul(m: &CsMat<f64>, x: &[f64], out: &mut [f64]) {
     for (c, col) in m.outer_iterator().enumerate() {

@@ -25,7 +25,7 @@
 
 use super::gonzalez::discrete_gradient;
 use super::{force_at_level, Element, EomLevel, MAX_LOCAL_DOFS};
-use crate::point::{PointPair, MAX_PAIR_DOFS};
+use crate::kinematics::point::{PointPair, MAX_PAIR_DOFS};
 
 /// A translational spring-damper-actuator between two points.
 #[derive(Debug, Clone)]

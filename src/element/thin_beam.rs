@@ -35,14 +35,7 @@
 //! small, and a smooth Newton tangent.
 
 use super::{force_at_level, Element, EomLevel};
-
-fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn norm(a: &[f64; 3]) -> f64 {
-    dot(a, a).sqrt()
-}
+use crate::kinematics::vec3::{dot, norm};
 
 fn scale(s: f64, a: &[f64; 3]) -> [f64; 3] {
     [s * a[0], s * a[1], s * a[2]]

@@ -11,6 +11,7 @@
 //! gradient: `(u_{n+1} - u_n).P~ = V(u_{n+1}) - V(u_n)`.
 
 use super::{Element, EomLevel};
+use crate::kinematics::vec3::dot;
 
 /// A Green-strain truss between two points in `dim` = 2 or 3 dimensions.
 #[derive(Debug, Clone)]
@@ -64,10 +65,6 @@ impl Truss {
             }
         }
     }
-}
-
-fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
 /// Sign (-1 for node 1, +1 for node 2) and axis of local DOF i.

@@ -9,7 +9,7 @@
 //! serves every correction of a step (Algorithm 3.3, step 2).
 
 use crate::assembly::{diagnose_singular, SaddleSystem};
-use crate::linalg::SaddlePointSolver;
+use crate::linalg::{max_abs, SaddlePointSolver};
 
 use super::newton::{self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict};
 use super::{StepError, System};
@@ -396,8 +396,4 @@ impl NonlinearSystem for PositionNewton<'_, '_, '_> {
     fn verdict(&mut self, _correction: &Correction, _iteration: u32) -> Option<Verdict> {
         Some(Verdict::Continue)
     }
-}
-
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }

@@ -27,6 +27,7 @@ mod schur;
 mod sparse;
 mod supernodal;
 mod supernodal_factor;
+mod vector;
 
 pub use band::{BandLu, BAND_MAX};
 pub use capture::{rhs_path, MatrixExport};
@@ -39,6 +40,7 @@ pub use market::{read_matrix, read_vector, write_matrix, write_vector};
 pub use pattern::Pattern;
 pub use schur::{DiagonalSchur, MIN_PIVOT_RATIO};
 pub use sparse::{Ordering, OrderingCost, SparseLu};
+pub use vector::{dot, max_abs};
 
 use capture::Capture;
 use fixed::{fixed_lu, FixedLu};

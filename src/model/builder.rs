@@ -19,10 +19,10 @@ use std::collections::HashMap;
 
 use super::dof::{point_components, DofMap, BODY2D_COMPONENTS};
 use super::{LoadEntry, Model};
-use crate::attitude::Attitude;
 use crate::element::{BeamShapes, Element, ElementBlock, ElementSet};
 use crate::joint::{Joint, JointBlock, JointSet};
-use crate::point::{Point, PointPair};
+use crate::kinematics::attitude::Attitude;
+use crate::kinematics::point::{Point, PointPair};
 
 /// A model-building error: which entity, which field, what is wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -74,10 +74,10 @@ pub mod blocks;
 pub mod reduce;
 mod step;
 
-use crate::assembly::{dot, DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
+use crate::assembly::{DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
 use crate::element::{EomLevel, LevelWeights};
 use crate::integrate::AttrValue;
-use crate::linalg::{SaddlePointSolver, SolveError};
+use crate::linalg::{dot, max_abs, SaddlePointSolver, SolveError};
 
 use super::initial::consistent_initial;
 use super::newton::{self, Failure, LineSearch, NewtonStop, Policy, Refactor, RoundOff};
@@ -290,10 +290,6 @@ struct Workspace {
     stepped: bool,
     /// kappa of the last fill.
     kappa: f64,
-}
-
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }
 
 /// Refuses what the energy proofs of Lens and Cardona do not cover, naming it.

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::element::{EomLevel, LevelWeights};
 use crate::integrate::AttrValue;
-use crate::linalg::{SaddlePointSolver, SolveError};
+use crate::linalg::{max_abs, SaddlePointSolver, SolveError};
 
 use super::predictor::{Outcome, Predictor, PredictorChoice};
 use super::residual::{constraint_force, fill_step, ConstraintForce, StepInput};
@@ -566,10 +566,6 @@ fn refuse_velocity_constraints(model: &crate::model::Model) -> Result<(), StepEr
             ),
         }),
     }
-}
-
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }
 
 /// A converged step: Newton iterations, factorizations, line-search

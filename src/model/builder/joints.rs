@@ -63,7 +63,7 @@ impl ModelBuilder {
             ));
         }
         let lock = if prismatic {
-            let theta = |p: &crate::point::Point, at: usize| {
+            let theta = |p: &crate::kinematics::point::Point, at: usize| {
                 matches!(p, Point::Body2 { .. }).then(|| self.u0[dofs[at + 2]])
             };
             let tb = theta(&pair.b, pair.a.ndof()).ok_or_else(|| {

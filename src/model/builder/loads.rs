@@ -1,8 +1,8 @@
 //! Loads: point forces, body torques (planar and spatial) and gravity.
 
+use crate::kinematics::point::Point;
 use crate::load::{BodyTorque, Load, PointLoad, TimeFunction, TorqueFrame};
 use crate::model::LoadEntry;
-use crate::point::Point;
 
 use super::{err, finite, BuildError, Entity, ModelBuilder, PointRef};
 

@@ -9,12 +9,12 @@
 use nalgebra::{Matrix3, Vector3};
 
 use super::{err, finite, positive_named, BuildError, Entity, ModelBuilder, PointRef};
-use crate::attitude::Attitude;
 use crate::element::{EulerKinetic, Rigid3d, RigidDirectors};
 use crate::joint::{
     Coincident, DirectorConstraints, DiskContact, DiskGeometry, DiskRolling, DotJoint, DotRow,
     EulerNormalization, Point, Side, Vector,
 };
+use crate::kinematics::attitude::Attitude;
 use crate::model::dof::DofKind;
 
 /// Component labels and kinds of a 3-D rigid body.
