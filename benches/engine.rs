@@ -337,7 +337,7 @@ fn beam_element_in<const D: usize>(c: &mut Criterion, name: &str) {
     };
     g.bench_function("midpoint discrete gradient", |b| {
         b.iter(|| {
-            el.eom_force(std::hint::black_box(&lvl), &mut f, Some(&mut k));
+            el.discrete_gradient(std::hint::black_box(&lvl), &mut f, Some(&mut k));
             k[9]
         })
     });

@@ -56,10 +56,14 @@ pub enum ElementEval<'a> {
     /// `P(u)` with the tangent `K(u) = dP/du`.
     At(&'a [f64]),
     /// The force at an interpolated time level of a one-step scheme
-    /// ([`crate::element::Element::eom_force`]: `P(u~)`, an independent strain
-    /// approximation, or the discrete gradient `P(u_n, u_{n+1})` for midpoint
-    /// weights) with its derivative with respect to u_{n+1}.
+    /// ([`crate::element::Element::eom_force`]: `P(u~)` or an independent
+    /// strain approximation) with its derivative with respect to u_{n+1}.
     Level(EomLevel<'a>),
+    /// The discrete gradient `P_d(u_n, u_{n+1})` of the energy-conserving
+    /// midpoint methods ([`crate::element::Element::discrete_gradient`];
+    /// the level has the midpoint weights) with its derivative with respect
+    /// to u_{n+1}.
+    DiscreteGradient(EomLevel<'a>),
 }
 
 /// A multiplier vector formed from two: `(1 - w) first + w second`.

@@ -822,7 +822,7 @@ fn add_half_step_terms(
     clear(tmp);
     sys.asm.add_element_forces(
         sys.model,
-        &ElementEval::Level(level(from, to)),
+        &ElementEval::DiscreteGradient(level(from, to)),
         Some(1.0),
         tmp,
     );
@@ -830,7 +830,7 @@ fn add_half_step_terms(
         clear(sw);
         sys.asm.add_element_forces(
             sys.model,
-            &ElementEval::Level(level(to, from)),
+            &ElementEval::DiscreteGradient(level(to, from)),
             Some(1.0),
             sw,
         );
