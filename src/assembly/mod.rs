@@ -66,6 +66,18 @@ pub enum ElementEval<'a> {
     DiscreteGradient(EomLevel<'a>),
 }
 
+/// What [`Assembler::set_rate_rows`] writes besides the rows `B v + Phi_t`.
+#[derive(Debug, Clone, Copy)]
+pub enum RateRows<'a> {
+    /// Nothing: the residual rows only.
+    Residual,
+    /// Their derivative with respect to u, with B(u, t) evaluated.
+    Evaluate,
+    /// Their derivative, with B(u, t) read from the constraint rows of the
+    /// same u and t that [`Assembler::set_constraint_rows`] wrote.
+    Known(&'a SaddleSystem),
+}
+
 /// A multiplier vector formed from two: `(1 - w) first + w second`.
 #[derive(Debug, Clone, Copy)]
 pub struct MultiplierMix<'a> {

@@ -74,7 +74,9 @@ pub mod blocks;
 pub mod reduce;
 mod step;
 
-use crate::assembly::{DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
+use crate::assembly::{
+    DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, RateRows, SaddleSystem,
+};
 use crate::element::{EomLevel, LevelWeights};
 use crate::integrate::AttrValue;
 use crate::linalg::{dot, max_abs, SaddlePointSolver, SolveError};
@@ -1127,7 +1129,7 @@ fn fill_alpha_kappa(
     // the coordinate column (B, the velocity column, came with Rf, Re).
     for (q, v, t, row) in [(q1, v1, t1, 2), (qj, vj, t_n, 3)] {
         clear(tmp);
-        asm.set_rate_rows_from(model, rows_at[row - 2], q, v, t, tmp);
+        asm.set_rate_rows(model, q, v, t, RateRows::Known(rows_at[row - 2]), tmp);
         res[row * nb + n..(row + 1) * nb].copy_from_slice(&tmp.residual[n..]);
         add_scaled(tmp, None, blocks, &[(blk(row, row - 2), 1.0)]);
     }
