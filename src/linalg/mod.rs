@@ -518,11 +518,7 @@ impl SaddlePointSolver {
         if self.factored && self.capture.is_none() {
             if let (true, Some(schur)) = (self.schur_active, &mut self.schur) {
                 schur.solve_pair(a, b);
-                return if a.iter().chain(b.iter()).all(|v| v.is_finite()) {
-                    Ok(())
-                } else {
-                    Err(SolveError::NonFinite)
-                };
+                return finite(a.iter().chain(b.iter()));
             }
         }
         self.solve(a)?;
@@ -542,11 +538,7 @@ impl SaddlePointSolver {
             (&self.capture, self.schur_active, &self.backend)
         {
             s.solve_columns(rhs);
-            return if rhs.iter().all(|v| v.is_finite()) {
-                Ok(())
-            } else {
-                Err(SolveError::NonFinite)
-            };
+            return finite(rhs.iter());
         }
         let dim = self.dim;
         for col in rhs.chunks_mut(dim) {
@@ -592,11 +584,7 @@ impl SaddlePointSolver {
         }
         if let (true, Some(schur)) = (self.schur_active, &mut self.schur) {
             schur.solve(rhs);
-            return if rhs.iter().all(|v| v.is_finite()) {
-                Ok(())
-            } else {
-                Err(SolveError::NonFinite)
-            };
+            return finite(rhs.iter());
         }
         let dim = self.dim;
         let par = self.par;
@@ -616,11 +604,7 @@ impl SaddlePointSolver {
             Backend::Sparse(lu) => lu.solve(rhs),
             Backend::Ldlt(p) => p.solve(rhs, par, self.refine_tol)?,
         }
-        if rhs.iter().all(|v| v.is_finite()) {
-            Ok(())
-        } else {
-            Err(SolveError::NonFinite)
-        }
+        finite(rhs.iter())
     }
 }
 
@@ -674,6 +658,14 @@ impl LdltPath {
             .expect("the LU is factored before it solves")
             .solve(rhs);
         Ok(())
+    }
+}
+
+/// `Ok` when every entry of a solution is finite, else [`SolveError::NonFinite`].
+fn finite<'a>(mut x: impl Iterator<Item = &'a f64>) -> Result<(), SolveError> {
+    match x.all(|v| v.is_finite()) {
+        true => Ok(()),
+        false => Err(SolveError::NonFinite),
     }
 }
 

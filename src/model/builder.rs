@@ -38,6 +38,19 @@ pub struct BuildError {
     pub message: String,
 }
 
+/// The error of a two-node element `id` whose ends are both node `a`.
+fn distinct_ends(id: &str, a: &str, b: &str) -> Result<(), BuildError> {
+    match a == b {
+        true => Err(err(
+            "element",
+            id,
+            Some("nodes"),
+            format!("both ends are node '{a}'"),
+        )),
+        false => Ok(()),
+    }
+}
+
 /// A finite value > 0, or an error naming `field` and the quantity `name`.
 fn positive_named(
     what: &'static str,
@@ -472,14 +485,12 @@ impl ModelBuilder {
             velocity: v,
             angular_velocity,
         } = body;
-        if self.dim != 2 {
-            return Err(err(
-                "body",
-                id,
-                None,
-                "planar rigid bodies need a model with dimension = 2".into(),
-            ));
-        }
+        self.need_dimension(
+            2,
+            "body",
+            id,
+            "planar rigid bodies need a model with dimension = 2",
+        )?;
         finite("body", id, "position", &p)?;
         finite("body", id, "velocity", &v)?;
         finite("body", id, "angle", &[angle, angular_velocity])?;
@@ -527,14 +538,7 @@ impl ModelBuilder {
     fn two_nodes(&self, id: &str, a: &str, b: &str) -> Result<Vec<usize>, BuildError> {
         let mut dofs = self.node_dofs("element", id, a)?;
         dofs.extend(self.node_dofs("element", id, b)?);
-        if a == b {
-            return Err(err(
-                "element",
-                id,
-                Some("nodes"),
-                format!("both ends are node '{a}'"),
-            ));
-        }
+        distinct_ends(id, a, b)?;
         Ok(dofs)
     }
 
@@ -721,6 +725,39 @@ fn check_initial_constraints(model: &Model) -> Result<(), BuildError> {
 }
 
 impl ModelBuilder {
+    /// `Ok` in a model of dimension `dim`, else the error `why` on the
+    /// entity `what` `id`.
+    fn need_dimension(
+        &self,
+        dim: usize,
+        what: &'static str,
+        id: &str,
+        why: &str,
+    ) -> Result<(), BuildError> {
+        match self.dim == dim {
+            true => Ok(()),
+            false => Err(err(what, id, None, why.into())),
+        }
+    }
+
+    /// What `pick` reads of the body `body` that entity `what` `id` names
+    /// (field `body`), or an error: `body` is not defined, or is not a `kind`
+    /// (`pick` gives `None`).
+    fn body_entity<T>(
+        &self,
+        what: &'static str,
+        id: &str,
+        body: &str,
+        kind: &str,
+        pick: impl FnOnce(&Entity) -> Option<T>,
+    ) -> Result<T, BuildError> {
+        let Some(e) = self.entities.get(body) else {
+            let why = format!("body '{body}' is not defined");
+            return Err(err(what, id, Some("body"), why));
+        };
+        pick(e).ok_or_else(|| err(what, id, Some("body"), format!("'{body}' is not a {kind}")))
+    }
+
     /// Global DOFs of an entity (node or body), for code that builds models programmatically.
     pub fn entity_dofs(&self, id: &str) -> Option<&[usize]> {
         self.entities.get(id).map(Entity::dofs)

@@ -7,7 +7,8 @@ use crate::kinematics::vec3::{dot, norm};
 use crate::model::dof::beam_components;
 
 use super::{
-    err, nonnegative, positive_named, separated, BeamSection, BuildError, Entity, ModelBuilder,
+    distinct_ends, err, nonnegative, positive_named, separated, BeamSection, BuildError, Entity,
+    ModelBuilder,
 };
 
 /// Euler–Bernoulli beams (planar and spatial): beam nodes, beam elements,
@@ -109,14 +110,7 @@ impl ModelBuilder {
     ) -> Result<(), BuildError> {
         let mut dofs = self.beam_node_dofs("element", id, "nodes", a)?.to_vec();
         dofs.extend_from_slice(self.beam_node_dofs("element", id, "nodes", b)?);
-        if a == b {
-            return Err(err(
-                "element",
-                id,
-                Some("nodes"),
-                format!("both ends are node '{a}'"),
-            ));
-        }
+        distinct_ends(id, a, b)?;
         section.check("element", id)?;
         let BeamSection { ea, ei, rho_a } = *section;
         let dim = self.dim;
