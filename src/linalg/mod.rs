@@ -241,38 +241,20 @@ impl SaddlePointSolver {
                 dense_factor::lu_in_place_scratch::<usize, f64>(dim, dim, par, Default::default()),
                 dense_solve::solve_in_place_scratch::<usize, f64>(dim, 1, par),
             ]);
-            return Ok(SaddlePointSolver {
-                dim,
-                backend: Backend::Dense {
-                    lu: vec![0.0; dim * dim],
-                    tol: vec![0.0; dim],
-                    dense_index,
-                    perm: vec![0; dim],
-                    perm_inv: vec![0; dim],
-                    small: fixed_lu(dim),
-                },
-                mem: MemBuffer::new(req),
-                par,
-                factored: false,
-                schur: None,
-                schur_active: false,
-                capture: None,
-                refine_tol: REFINE_TOL,
-            });
+            let backend = Backend::Dense {
+                lu: vec![0.0; dim * dim],
+                tol: vec![0.0; dim],
+                dense_index,
+                perm: vec![0; dim],
+                perm_inv: vec![0; dim],
+                small: fixed_lu(dim),
+            };
+            return Ok(Self::unfactored(dim, backend, req, par));
         }
         if !force_sparse {
             if let Some(band) = BandLu::new(pattern) {
-                return Ok(SaddlePointSolver {
-                    dim,
-                    backend: Backend::Band(Box::new(band)),
-                    mem: MemBuffer::new(StackReq::EMPTY),
-                    par,
-                    factored: false,
-                    schur: None,
-                    schur_active: false,
-                    capture: None,
-                    refine_tol: REFINE_TOL,
-                });
+                let backend = Backend::Band(Box::new(band));
+                return Ok(Self::unfactored(dim, backend, StackReq::EMPTY, par));
             }
         }
         let symmetric = match choice {
@@ -293,17 +275,23 @@ impl SaddlePointSolver {
         } else {
             Backend::Sparse(Box::new(SparseLu::new(pattern, None, par)?))
         };
-        Ok(SaddlePointSolver {
+        Ok(Self::unfactored(dim, backend, StackReq::EMPTY, par))
+    }
+
+    /// A solver on `backend` with stack memory `req`, before its first
+    /// factorization.
+    fn unfactored(dim: usize, backend: Backend, req: StackReq, par: Par) -> Self {
+        SaddlePointSolver {
             dim,
             backend,
-            mem: MemBuffer::new(StackReq::EMPTY),
+            mem: MemBuffer::new(req),
             par,
             factored: false,
             schur: None,
             schur_active: false,
             capture: None,
             refine_tol: REFINE_TOL,
-        })
+        }
     }
 
     /// As [`Self::new`], but a system above [`FIXED_MAX`] unknowns whose
@@ -315,17 +303,13 @@ impl SaddlePointSolver {
     pub fn preferring_band(pattern: &Pattern, force_sparse: bool) -> Result<Self, SolveError> {
         if !force_sparse && pattern.dim > FIXED_MAX {
             if let Some(band) = BandLu::new(pattern) {
-                return Ok(SaddlePointSolver {
-                    dim: pattern.dim,
-                    backend: Backend::Band(Box::new(band)),
-                    mem: MemBuffer::new(StackReq::EMPTY),
-                    par: Par::Seq,
-                    factored: false,
-                    schur: None,
-                    schur_active: false,
-                    capture: None,
-                    refine_tol: REFINE_TOL,
-                });
+                let backend = Backend::Band(Box::new(band));
+                return Ok(Self::unfactored(
+                    pattern.dim,
+                    backend,
+                    StackReq::EMPTY,
+                    Par::Seq,
+                ));
             }
         }
         Self::new(pattern, force_sparse)

@@ -51,6 +51,26 @@ fn distinct_ends(id: &str, a: &str, b: &str) -> Result<(), BuildError> {
     }
 }
 
+/// `Ok` for a finite `x` with `in_range`, or the error "`name` must be
+/// `range`, got `x`" naming `field` of entity `what` `id`.
+fn finite_in(
+    [what, field]: [&'static str; 2],
+    id: &str,
+    name: &str,
+    x: f64,
+    (in_range, range): (bool, &str),
+) -> Result<(), BuildError> {
+    match in_range && x.is_finite() {
+        true => Ok(()),
+        false => Err(err(
+            what,
+            id,
+            Some(field),
+            format!("{name} must be {range}, got {x}"),
+        )),
+    }
+}
+
 /// A finite value > 0, or an error naming `field` and the quantity `name`.
 fn positive_named(
     what: &'static str,
@@ -59,16 +79,7 @@ fn positive_named(
     name: &str,
     x: f64,
 ) -> Result<(), BuildError> {
-    if x > 0.0 && x.is_finite() {
-        Ok(())
-    } else {
-        Err(err(
-            what,
-            id,
-            Some(field),
-            format!("{name} must be positive, got {x}"),
-        ))
-    }
+    finite_in([what, field], id, name, x, (x > 0.0, "positive"))
 }
 
 /// A finite value >= 0, or an error naming `field` and the quantity `name`.
@@ -79,16 +90,7 @@ fn nonnegative_named(
     name: &str,
     x: f64,
 ) -> Result<(), BuildError> {
-    if x >= 0.0 && x.is_finite() {
-        Ok(())
-    } else {
-        Err(err(
-            what,
-            id,
-            Some(field),
-            format!("{name} must be zero or positive, got {x}"),
-        ))
-    }
+    finite_in([what, field], id, name, x, (x >= 0.0, "zero or positive"))
 }
 
 /// A finite value >= 0, or an error naming `field`.
