@@ -337,7 +337,7 @@ fn beam_element_in<const D: usize>(c: &mut Criterion, name: &str) {
     };
     g.bench_function("midpoint discrete gradient", |b| {
         b.iter(|| {
-            el.eom_force(std::hint::black_box(&lvl), &mut f, Some(&mut k));
+            el.discrete_gradient(std::hint::black_box(&lvl), &mut f, Some(&mut k));
             k[9]
         })
     });
@@ -357,12 +357,12 @@ fn beam_element(c: &mut Criterion) {
 /// the director body's orthonormality rows (Jacobian + curvature; the body
 /// itself has a constant mass) and the torque loads on 3-D bodies.
 fn other_elements(c: &mut Criterion) {
-    use flexmb::attitude::Attitude;
     use flexmb::element::{
         AxialSpring, Bending, Element, EulerKinetic, MidpointStart, RateForce, RateState, Rigid3d,
         SpringDamper, Truss,
     };
     use flexmb::joint::{DirectorConstraints, Joint, Point, PointPair};
+    use flexmb::kinematics::attitude::Attitude;
     use flexmb::load::{BodyTorque, TimeFunction, TorqueFrame};
     let mut g = c.benchmark_group("element");
     let mut buf = vec![0.0; 10 + 3 * 100];
@@ -387,7 +387,7 @@ fn other_elements(c: &mut Criterion) {
     let pair = PointPair {
         a: Point::Body3 {
             offset: [0.1, 0.2, 0.0],
-            attitude: flexmb::attitude::Attitude::EulerParameters,
+            attitude: flexmb::kinematics::attitude::Attitude::EulerParameters,
         },
         b: Point::Node { dim: 3 },
     };

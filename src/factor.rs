@@ -10,8 +10,8 @@ use std::time::Instant;
 use faer::Par;
 
 use crate::linalg::{
-    read_matrix, read_vector, rhs_path, structurally_symmetric, BandLu, Ordering, OrderingCost,
-    Pattern, SolveError, SparseLdlt, SparseLu, LDLT_MIN,
+    max_abs, read_matrix, read_vector, rhs_path, structurally_symmetric, BandLu, Ordering,
+    OrderingCost, Pattern, SolveError, SparseLdlt, SparseLu, LDLT_MIN,
 };
 
 /// Iterative refinement steps at most (stops earlier at round-off).
@@ -180,10 +180,6 @@ fn matvec(col_ptr: &[usize], row_idx: &[usize], values: &[f64], x: &[f64], y: &m
     }
 }
 
-fn inf_norm(v: &[f64]) -> f64 {
-    v.iter().fold(0.0, |m, x| m.max(x.abs()))
-}
-
 /// Factors the matrix in `matrix` (`repeat` >= 1 times) and solves with the
 /// right-hand side in `rhs` (default: the `.rhs.mtx` beside the matrix when
 /// it exists, else `A 1`) along `path`.
@@ -324,14 +320,14 @@ fn refine(
             row_sum[pattern.row_idx[k]] += values[k].abs();
         }
     }
-    let a_inf = inf_norm(&row_sum);
+    let a_inf = max_abs(&row_sum);
     let mut r = vec![0.0; n];
     let berr = |x: &[f64], r: &mut [f64]| {
         matvec(&pattern.col_ptr, &pattern.row_idx, values, x, r);
         for (ri, bi) in r.iter_mut().zip(b) {
             *ri = bi - *ri;
         }
-        inf_norm(r) / (a_inf * inf_norm(x) + inf_norm(b))
+        max_abs(r) / (a_inf * max_abs(x) + max_abs(b))
     };
     let mut backward_error = berr(x, &mut r);
     let (backward_error_plain, mut refinements) = match &*lu {

@@ -55,7 +55,6 @@
 #![warn(missing_docs)]
 
 pub mod assembly;
-pub mod attitude;
 #[cfg(feature = "cli")]
 pub mod batch;
 #[cfg(feature = "cli")]
@@ -66,6 +65,7 @@ pub mod fmt;
 pub mod input;
 pub mod integrate;
 pub mod joint;
+pub mod kinematics;
 pub mod linalg;
 pub mod load;
 pub mod model;
@@ -73,8 +73,6 @@ pub mod modes;
 pub mod output;
 #[cfg(feature = "cli")]
 pub mod plot;
-pub mod point;
 pub mod prelude;
-pub mod rotation;
 pub mod run;
 pub mod statics;

@@ -24,7 +24,7 @@ use crate::assembly::{
 use crate::integrate::newton::{
     self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict,
 };
-use crate::linalg::{SaddlePointSolver, SolveError};
+use crate::linalg::{max_abs, SaddlePointSolver, SolveError};
 use crate::model::Model;
 
 /// Settings of a static solve.
@@ -143,10 +143,6 @@ fn fill(
         f_max,
         max_abs(&sys.residual[n..]),
     )
-}
-
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }
 
 /// Solves for the static equilibrium of `model` under its loads and gravity,

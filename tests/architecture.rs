@@ -12,7 +12,7 @@ use std::path::Path;
 /// Floors, lowest first, and the top-level modules on each.
 const FLOORS: &[&[&str]] = &[
     &["linalg", "fmt"],
-    &["rotation", "attitude", "point"],
+    &["kinematics"],
     &["element", "joint", "load"],
     &["model"],
     &["assembly"],

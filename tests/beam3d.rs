@@ -473,7 +473,7 @@ fn beam_attached_to_a_welded_3d_body_equals_the_clamp() {
     let hub = Body3dSpec {
         position: [-0.2, 0.1, 0.0],
         orientation: p,
-        attitude: flexmb::attitude::Attitude::EulerParameters,
+        attitude: flexmb::kinematics::attitude::Attitude::EulerParameters,
         kinetic: Default::default(),
         mass: 1.0,
         inertia: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
@@ -490,7 +490,7 @@ fn beam_attached_to_a_welded_3d_body_equals_the_clamp() {
     .unwrap();
     add_beam_line(&mut b, 3, n, EA, &at_rest);
     // The hub point at the beam root, in body coordinates: R(p)^T (0.2, -0.1, 0).
-    let offset = flexmb::rotation::rotate_back(&p, &[0.2, -0.1, 0.0]);
+    let offset = flexmb::kinematics::rotation::rotate_back(&p, &[0.2, -0.1, 0.0]);
     let root = PointRef::Body {
         body: "hub".into(),
         offset,

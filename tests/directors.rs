@@ -8,9 +8,9 @@
 mod common;
 
 use common::{max_constraint, max_diff, model_path, order, run_file};
-use flexmb::attitude::Attitude;
 use flexmb::input::load_model_str;
 use flexmb::integrate::{IntegratorSpec, OptionChoice};
+use flexmb::kinematics::attitude::Attitude;
 use flexmb::output::MemoryRecorder;
 use flexmb::run::RunSummary;
 use nalgebra::{Matrix3, Vector3};

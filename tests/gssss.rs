@@ -286,3 +286,51 @@ fn integrator_overrides_replace_scheme_or_family() {
     };
     assert_eq!(both.resolve().unwrap_err().field, "family");
 }
+
+/// The schemes that ask the elements for their discrete gradients
+/// (`Variant::midpoint_level`, an exact test of the parameters) are those
+/// whose EOM level is the step's midpoint, `u~ = (u_n + u_{n+1})/2`, in every
+/// form: V0(1,1,rho3) for any rho3, U0(1,1,1) and the two-field form; no
+/// other member on a grid of the admissible (rho1, rho2, rho3).
+#[test]
+fn discrete_gradient_schemes_are_the_midpoint_ones() {
+    use flexmb::integrate::gssss::{two_field_scheme, Variant};
+    let grid = [0.0, 0.3, 0.5, 0.8, 0.99, 1.0];
+    let mut midpoints = vec![];
+    for family in [Family::U0, Family::V0] {
+        for &r2 in &grid {
+            for &r1 in grid.iter().filter(|&&r| r <= r2) {
+                for &r3 in grid.iter().filter(|&&r| r <= r1) {
+                    let coefficients = Gssss::new(family, [r1, r2, r3]).expect("admissible");
+                    for form in [SolveForm::A, SolveForm::V, SolveForm::D] {
+                        let variant = Variant::Single { coefficients, form };
+                        let w = variant.scheme(0.01).level_weights();
+                        assert_eq!(
+                            variant.midpoint_level(),
+                            w.is_midpoint(),
+                            "{} {form:?}: {w:?}",
+                            coefficients.label()
+                        );
+                    }
+                    if coefficients.midpoint_level() {
+                        midpoints.push(coefficients.label());
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(
+        midpoints,
+        [
+            "U0(1,1,1)",
+            "V0(1,1,0)",
+            "V0(1,1,0.3)",
+            "V0(1,1,0.5)",
+            "V0(1,1,0.8)",
+            "V0(1,1,0.99)",
+            "V0(1,1,1)"
+        ]
+    );
+    assert!(Variant::TwoField.midpoint_level());
+    assert!(two_field_scheme(0.01).level_weights().is_midpoint());
+}

@@ -427,7 +427,7 @@ fn free_rigid_body_in_3d_has_six_zero_modes() {
     let spec = flexmb::model::Body3dSpec {
         position: [0.0; 3],
         orientation: [1.0, 0.0, 0.0, 0.0],
-        attitude: flexmb::attitude::Attitude::EulerParameters,
+        attitude: flexmb::kinematics::attitude::Attitude::EulerParameters,
         kinetic: flexmb::element::EulerKinetic::default(),
         mass: 3.0,
         inertia: [[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]],

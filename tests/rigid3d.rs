@@ -10,11 +10,11 @@ use common::{max_abs, max_diff, max_energy_change, model_path, order, rel_err, r
 use flexmb::element::{Element, EulerKinetic, MidpointStart, RateForce, RateState, Rigid3d};
 use flexmb::input::load_model_str;
 use flexmb::integrate::IntegratorSpec;
-use flexmb::output::MemoryRecorder;
-use flexmb::rotation::{
+use flexmb::kinematics::rotation::{
     body_angular_velocity, g_matrix, g_transpose_derivative, rotate, rotate_hessian,
     rotate_jacobian,
 };
+use flexmb::output::MemoryRecorder;
 use flexmb::run::{RunSummary, Simulation};
 use nalgebra::{Matrix3, Vector3, Vector4};
 

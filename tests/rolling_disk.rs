@@ -18,10 +18,10 @@
 mod common;
 
 use flexmb::assembly::Assembler;
-use flexmb::attitude::Attitude;
 use flexmb::input::load_model_file;
 use flexmb::integrate::{system, IntegratorSpec, StepError};
 use flexmb::joint::ConstraintLevel;
+use flexmb::kinematics::attitude::Attitude;
 use flexmb::linalg::SaddlePointSolver;
 use flexmb::model::Model;
 use nalgebra::{DMatrix, DVector};
@@ -68,7 +68,7 @@ fn model_loads_with_consistent_initial_state() {
     // header says.
     let (c, p, vc, wb) = body_state(&Q0, &QD0, 1.0);
     let u_ref: Vec<f64> = c.iter().chain(&p).copied().collect();
-    let pdot = flexmb::rotation::rate_from_body_angular_velocity(&p, &wb);
+    let pdot = flexmb::kinematics::rotation::rate_from_body_angular_velocity(&p, &wb);
     let v_ref: Vec<f64> = vc.iter().chain(&pdot).copied().collect();
     let (du, dv) = (max_diff(&model.u0, &u_ref), max_diff(&model.v0, &v_ref));
     eprintln!("file state vs converted seed state: |du| = {du:.2e}, |dv| = {dv:.2e}");

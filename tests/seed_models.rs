@@ -22,9 +22,9 @@ mod common;
 use common::{axisymmetric_attitude, model_path, order, run_file, shipped_with};
 use flexmb::input::{load_model_file, load_model_with_sets, ModelFile};
 use flexmb::integrate::IntegratorSpec;
+use flexmb::kinematics::rotation::rotate;
 use flexmb::model::Model;
 use flexmb::output::{MemoryRecorder, OutputConfig};
-use flexmb::rotation::rotate;
 use flexmb::run::RunSummary;
 
 fn load(name: &str) -> ModelFile {

@@ -8,7 +8,7 @@ use crate::joint::{DiscreteExtras, JointSet, MAX_ROWS};
 use crate::model::Model;
 
 use super::colour::Disjoint;
-use super::{scatter_set, Assembler, DiscreteOutputs, JointTerms, Local, SaddleSystem};
+use super::{scatter_set, Assembler, DiscreteOutputs, JointTerms, Local, RateRows, SaddleSystem};
 
 impl Assembler {
     /// Writes the constraint rows: `residual[n..] = Phi(u, t) / scale` and,
@@ -47,8 +47,8 @@ impl Assembler {
     }
 
     /// Writes the velocity constraints `residual[n..] = B(u, t) v + Phi_t(u, t)`
-    /// and, with `matrix`, their derivative with respect to u into the row
-    /// block of B: row r is `v^T d^2 Phi_r/du^2 + d(Phi_t)_r/du` (GGL's
+    /// and, as `matrix` says ([`RateRows`]), their derivative with respect to
+    /// u into the row block of B: row r is `v^T d^2 Phi_r/du^2 + d(Phi_t)_r/du` (GGL's
     /// `(G v)_q`, Yen and Petzold eq. 1.3c). `d(Phi_t)/du` of a rheonomic joint is
     /// recovered from `Phi_tt + 2 Phi_tu v` at unit velocities. Position-level
     /// joints only (a velocity-level joint's curvature is not symmetric).
@@ -58,25 +58,15 @@ impl Assembler {
         u: &[f64],
         v: &[f64],
         t: f64,
-        matrix: bool,
+        matrix: RateRows<'_>,
         sys: &mut SaddleSystem,
     ) {
-        self.rate_rows_pass(model, u, v, t, matrix, None, sys);
-    }
-
-    /// [`Self::set_rate_rows`] with the matrix, reading B(u, t) from
-    /// `rows` (constraint rows of the same u and t that
-    /// [`Self::set_constraint_rows`] wrote) instead of evaluating it.
-    pub fn set_rate_rows_from(
-        &self,
-        model: &Model,
-        rows: &SaddleSystem,
-        u: &[f64],
-        v: &[f64],
-        t: f64,
-        sys: &mut SaddleSystem,
-    ) {
-        self.rate_rows_pass(model, u, v, t, true, Some(rows), sys);
+        let (matrix, known_b) = match matrix {
+            RateRows::Residual => (false, None),
+            RateRows::Evaluate => (true, None),
+            RateRows::Known(rows) => (true, Some(rows)),
+        };
+        self.rate_rows_pass(model, u, v, t, matrix, known_b, sys);
     }
 
     #[allow(clippy::too_many_arguments)]

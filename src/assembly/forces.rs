@@ -72,8 +72,9 @@ impl Assembler {
 
     /// Adds every element's internal force, evaluated as `eval` says, into
     /// `residual[..n]` and, with `coef_k = Some(c)`, `c` times its derivative
-    /// into the matrix (the tangent K(u), or for [`ElementEval::Level`] the
-    /// derivative with respect to u_{n+1}: K(u~) c3 or the discrete gradient's).
+    /// into the matrix (the tangent K(u), or for [`ElementEval::Level`] and
+    /// [`ElementEval::DiscreteGradient`] the derivative with respect to
+    /// u_{n+1}: K(u~) c3 or the discrete gradient's).
     pub fn add_element_forces(
         &self,
         model: &Model,
@@ -87,6 +88,11 @@ impl Assembler {
             }
             ElementEval::Level(g) => {
                 self.element_pass(model, sys, coef_k, |b, i, f, k| b.eom_force(i, g, f, k))
+            }
+            ElementEval::DiscreteGradient(g) => {
+                self.element_pass(model, sys, coef_k, |b, i, f, k| {
+                    b.discrete_gradient(i, g, f, k)
+                })
             }
         }
     }

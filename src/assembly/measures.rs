@@ -8,7 +8,8 @@ use crate::load::TimeFunction;
 use crate::model::Model;
 
 use super::colour::ordered_sum;
-use super::{dot, gathered_dot, Assembler};
+use super::{gathered_dot, Assembler};
+use crate::linalg::dot;
 
 /// Kinetic, potential and total energy and the work of external loads.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -56,10 +56,26 @@ pub enum ElementEval<'a> {
     /// `P(u)` with the tangent `K(u) = dP/du`.
     At(&'a [f64]),
     /// The force at an interpolated time level of a one-step scheme
-    /// ([`crate::element::Element::eom_force`]: `P(u~)`, an independent strain
-    /// approximation, or the discrete gradient `P(u_n, u_{n+1})` for midpoint
-    /// weights) with its derivative with respect to u_{n+1}.
+    /// ([`crate::element::Element::eom_force`]: `P(u~)` or an independent
+    /// strain approximation) with its derivative with respect to u_{n+1}.
     Level(EomLevel<'a>),
+    /// The discrete gradient `P_d(u_n, u_{n+1})` of the energy-conserving
+    /// midpoint methods ([`crate::element::Element::discrete_gradient`];
+    /// the level has the midpoint weights) with its derivative with respect
+    /// to u_{n+1}.
+    DiscreteGradient(EomLevel<'a>),
+}
+
+/// What [`Assembler::set_rate_rows`] writes besides the rows `B v + Phi_t`.
+#[derive(Debug, Clone, Copy)]
+pub enum RateRows<'a> {
+    /// Nothing: the residual rows only.
+    Residual,
+    /// Their derivative with respect to u, with B(u, t) evaluated.
+    Evaluate,
+    /// Their derivative, with B(u, t) read from the constraint rows of the
+    /// same u and t that [`Assembler::set_constraint_rows`] wrote.
+    Known(&'a SaddleSystem),
 }
 
 /// A multiplier vector formed from two: `(1 - w) first + w second`.
@@ -482,11 +498,6 @@ impl Assembler {
             zeros: vec![0.0; self.n],
         }
     }
-}
-
-/// Dot product.
-pub fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// out += M x for a CSC matrix M.

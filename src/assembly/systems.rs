@@ -83,25 +83,13 @@ impl Assembler {
     /// Fills the matrix `[W B^T; B 0]` of a projection onto the constraints
     /// at (u, t), with the metric `W = M(u)` (`mass`, Chin eq. 3.68 /
     /// 4.15) or `W = I` (eq. 3.69, for badly scaled or singular masses); the
-    /// residual is left zero.
-    pub fn fill_projection(
-        &self,
-        model: &Model,
-        u: &[f64],
-        t: f64,
-        mass: bool,
-        sys: &mut SaddleSystem,
-    ) {
-        self.fill_projection_with_residuals(model, u, t, mass, sys, None);
-    }
-
-    /// [`Assembler::fill_projection`] that, with `residuals = Some((v, phi,
-    /// rate))`, also writes `Phi(u, t)` into `phi` and `B(u, t) v + Phi_t(u, t)`
-    /// into `rate` (as [`Assembler::constraint_values`] and
+    /// residual is left zero. With `residuals = Some((v, phi, rate))` it
+    /// also writes `Phi(u, t)` into `phi` and `B(u, t) v + Phi_t(u, t)` into
+    /// `rate` (as [`Assembler::constraint_values`] and
     /// [`Assembler::constraint_rates`] do) from the same Jacobian blocks:
     /// PStab's drift test and its matrix at the unstabilized point
     /// (Chin Algorithm 3.3, steps 2–3) with one Jacobian evaluation.
-    pub fn fill_projection_with_residuals(
+    pub fn fill_projection(
         &self,
         model: &Model,
         u: &[f64],

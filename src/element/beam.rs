@@ -39,8 +39,8 @@
 //! du = u1 - u0), which satisfies `du.P_d = V(u1) - V(u0)` exactly, with its
 //! exact derivative with respect to u1. Other weights use P(u~) with c3 K(u~).
 
-use super::gonzalez::discrete_gradient;
-use super::{force_at_level, Element, EomLevel};
+use super::gonzalez::between;
+use super::{Element, EomLevel};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -537,31 +537,13 @@ impl<const D: usize> Element for Beam<D> {
         self.eval(u, f, k);
     }
 
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
-        let n = Self::N;
-        let w = lvl.w;
-        if !w.is_midpoint() {
-            return force_at_level(self, lvl, f, k);
-        }
+    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         // Gonzalez's discrete gradient between u0 = u_n and u1 = u_{n+1}.
         let (u0, u1) = (lvl.u_n, lvl.u_next);
-        let mut um = [0.0; NMAX];
-        let mut du = [0.0; NMAX];
-        for i in 0..n {
-            um[i] = 0.5 * (u0[i] + u1[i]);
-            du[i] = u1[i] - u0[i];
-        }
-        let mut k = k;
-        self.eval(&um[..n], f, k.as_deref_mut());
-        if let Some(k) = k.as_deref_mut() {
-            for x in k[..n * n].iter_mut() {
-                *x *= 0.5;
-            }
-        }
-        let scale: f64 = um[..n]
-            .iter()
-            .fold(self.shape.length, |m, x| m.max(x.abs()));
-        discrete_gradient(&du[..n], scale, f, k, |g1| {
+        let grad = |um: &[f64], f: &mut [f64], k: Option<&mut [f64]>| {
+            self.eval(um, f, k);
+        };
+        between([u0, u1], self.shape.length, f, k, grad, |g1| {
             let v1 = match g1 {
                 Some(g1) => self.eval(u1, g1, None),
                 None => self.energy(u1),

@@ -43,8 +43,9 @@
 //! terms. With the midpoint rule this is why energy and angular momentum can
 //! be conserved (Betsch & Steinmann §5).
 //!
-//! **Discrete gradient** ([`DirectorBeam::discrete_gradient`]): for the
-//! midpoint weights the internal force is
+//! **Discrete gradient** ([`DirectorBeam::strain_discrete_gradient`], the
+//! element's [`Element::discrete_gradient`], asked for by the energy-consistent
+//! methods): the internal force is
 //! `sum w C ((e(q_n) + e(q_{n+1}))/2) B(q_m)` (stresses at the average
 //! strain, strain derivatives at the midpoint; Romero & Armero 2002 §4,
 //! Betsch & Steinmann 2002 §5). Since each strain is quadratic,
@@ -53,6 +54,7 @@
 //! rotations, so the force has no moment: angular momentum is conserved.
 
 use super::{force_at_level, Element, EomLevel};
+use crate::kinematics::vec3::dot;
 
 /// Largest number of nodes.
 const NN: usize = 3;
@@ -145,10 +147,6 @@ fn v3(q: &[f64], at: usize) -> [f64; 3] {
     [q[at], q[at + 1], q[at + 2]]
 }
 
-#[inline]
-fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
 
 /// (k, i, j) cyclic: the directors whose derivatives make K_k.
 const CYCLE: [(usize, usize); 3] = [(1, 2), (2, 0), (0, 1)];
@@ -410,7 +408,13 @@ impl DirectorBeam {
     /// The strain-based discrete gradient between `q0` and `q1` (module
     /// doc): `sum w C ((e(q0) + e(q1))/2 - e0) B(q_m)`, with its derivative
     /// with respect to q1, `sum w C (B(q_m) B(q1)^T / 2 + ((e0 + e1)/2 - e0) H / 2)`.
-    pub fn discrete_gradient(&self, q0: &[f64], q1: &[f64], f: &mut [f64], k: Option<&mut [f64]>) {
+    pub fn strain_discrete_gradient(
+        &self,
+        q0: &[f64],
+        q1: &[f64],
+        f: &mut [f64],
+        k: Option<&mut [f64]>,
+    ) {
         let n = 12 * self.nodes;
         let mut qm = [0.0; NMAX];
         for i in 0..n {
@@ -499,18 +503,18 @@ impl Element for DirectorBeam {
     }
 
     fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
-        if lvl.w.is_midpoint() {
-            self.discrete_gradient(lvl.u_n, lvl.u_next, f, k);
-        } else {
-            force_at_level(self, lvl, f, k);
-        }
+        force_at_level(self, lvl, f, k);
+    }
+
+    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+        self.strain_discrete_gradient(lvl.u_n, lvl.u_next, f, k);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attitude::Attitude;
+    use crate::kinematics::attitude::Attitude;
 
     fn section() -> RodSection {
         RodSection {
@@ -611,7 +615,7 @@ mod tests {
             let q1 = curved(nodes, 0.45);
             let n = 12 * nodes;
             let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
-            e.discrete_gradient(&q0, &q1, &mut f, Some(&mut k));
+            e.strain_discrete_gradient(&q0, &q1, &mut f, Some(&mut k));
             let work: f64 = (0..n).map(|i| (q1[i] - q0[i]) * f[i]).sum();
             let dv = e.potential(&q1) - e.potential(&q0);
             assert!(
@@ -637,8 +641,8 @@ mod tests {
                 let mut qn = q1.clone();
                 qp[j] += h;
                 qn[j] -= h;
-                e.discrete_gradient(&q0, &qp, &mut fp, None);
-                e.discrete_gradient(&q0, &qn, &mut fm, None);
+                e.strain_discrete_gradient(&q0, &qp, &mut fp, None);
+                e.strain_discrete_gradient(&q0, &qn, &mut fm, None);
                 for i in 0..n {
                     ek = ek.max(((fp[i] - fm[i]) / (2.0 * h) - k[i * n + j]).abs() / kmax);
                 }
@@ -660,7 +664,7 @@ mod tests {
             let p = p.map(|x| x / nrm);
             let mut q = q0.clone();
             for slot in 0..4 * nodes {
-                let r = crate::rotation::rotate(&p, &v3(&q0, 3 * slot));
+                let r = crate::kinematics::rotation::rotate(&p, &v3(&q0, 3 * slot));
                 let t = if slot % 4 == 0 { 1.5 } else { 0.0 };
                 for c in 0..3 {
                     q[3 * slot + c] = r[c] + t;

@@ -69,6 +69,39 @@ pub fn add_tangent(du: &[f64], n2: f64, s: f64, g_m: &[f64], g1: &[f64], k: &mut
     }
 }
 
+/// The discrete gradient of an element's potential between `u0` and `u1`
+/// ([`super::Element::discrete_gradient`]) and, when `k` is given, its
+/// derivative with respect to u1: `grad(u_m, f, k)` writes `grad V(u_m)` and
+/// `H(u_m)`, which is halved, `at_ends` is [`discrete_gradient`]'s, and
+/// the floor's scale is the largest of `length` and `|u_m|_inf`.
+pub fn between<G, F>(
+    [u0, u1]: [&[f64]; 2],
+    length: f64,
+    f: &mut [f64],
+    mut k: Option<&mut [f64]>,
+    grad: G,
+    at_ends: F,
+) where
+    G: FnOnce(&[f64], &mut [f64], Option<&mut [f64]>),
+    F: FnOnce(Option<&mut [f64]>) -> (f64, f64),
+{
+    let n = u0.len();
+    let mut um = [0.0; super::MAX_LOCAL_DOFS];
+    let mut du = [0.0; super::MAX_LOCAL_DOFS];
+    for i in 0..n {
+        um[i] = 0.5 * (u0[i] + u1[i]);
+        du[i] = u1[i] - u0[i];
+    }
+    grad(&um[..n], f, k.as_deref_mut());
+    if let Some(k) = k.as_deref_mut() {
+        for x in k[..n * n].iter_mut() {
+            *x *= 0.5;
+        }
+    }
+    let scale = um[..n].iter().fold(length, |m, x| m.max(x.abs()));
+    discrete_gradient(&du[..n], scale, f, k, at_ends);
+}
+
 /// The discrete gradient of a scalar V and, when `k` is given, its derivative
 /// with respect to u1: on entry `f = grad V(u_m)` and `k = H(u_m)/2`; on exit
 /// `f = D V(u0, u1)` and `k = d D V / d u1`. `v0`, `v1`, `g1` are needed only

@@ -8,8 +8,13 @@
 //! through [`EomLevel`]: an integrator evaluates the internal force at
 //! `t_{n+W1}`. The default is "parameters inside", `P(u~)` (eq. 3.7);
 //! elements with an independent strain approximation (Green-strain truss,
-//! eqs. 2.7–2.9) and the thin-beam elements (Greenspan's discrete derivative,
-//! eqs. 4.44–4.45) override [`Element::eom_force`].
+//! eqs. 2.7–2.9) override [`Element::eom_force`]. A method whose EOM level is
+//! the midpoint of the step and that conserves energy asks instead for the
+//! discrete gradient between the ends of the step,
+//! [`Element::discrete_gradient`] (Gonzalez 1996; Greenspan's discrete
+//! derivative for the thin-beam elements, eqs. 4.44–4.45): the method chooses
+//! it explicitly (`assembly::ElementEval::DiscreteGradient`), never an
+//! element from the weights.
 
 mod beam;
 mod beam3d;
@@ -46,6 +51,8 @@ impl LevelWeights {
     /// Whether these are the weights of the energy-conserving midpoint
     /// schemes (U0(1,1,1), V0(1,1,0), the two-field scheme), `u~ = (u_n + u_{n+1})/2`:
     /// `c1dt = c2dt2 = 0`, `c3 = 1/2` up to the round-off of their computation.
+    /// A check of settings only: what an element evaluates is the method's
+    /// explicit choice ([`Element::discrete_gradient`] or [`Element::eom_force`]).
     pub fn is_midpoint(&self) -> bool {
         self.c1dt.abs() <= 1e-14 && self.c2dt2.abs() <= 1e-14 && (self.c3 - 0.5).abs() <= 1e-14
     }
@@ -104,6 +111,25 @@ pub trait Element: Clone + Send + Sync + 'static {
     /// inside, P(u~) with dP/du_{n+1} = K(u~) c3.
     fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         force_at_level(self, lvl, f, k);
+    }
+
+    /// The discrete gradient of the potential between the ends of a step,
+    /// `u0 = lvl.u_n` and `u1 = lvl.u_next`, with its derivative with
+    /// respect to u1 (`None`: the force only), asked for by the methods that
+    /// conserve energy at the midpoint level (`lvl.w`: `c3 = 1/2`, `u~` the
+    /// midpoint as the method computes it). Gonzalez (J. Nonlinear Sci. 6
+    /// (1996) 449–467, eq. 3.9):
+    /// `P_d(u0, u1) = P(u_m) + [(V(u1) - V(u0) - P(u_m).du) / |du|^2] du`,
+    /// `u_m = (u0 + u1)/2`, `du = u1 - u0`, so that `du . P_d = V(u1) - V(u0)`
+    /// ([`gonzalez::discrete_gradient`]); the thin-beam elements use
+    /// Greenspan's discrete derivative of their scalar strain measures
+    /// (Hoitink eqs. 4.44–4.45), the director body Betsch & Steinmann's
+    /// quadratic constraints (CMAME 191 (2001) 467–488), which need none.
+    /// Default: [`Element::eom_force`] at the midpoint level, a discrete
+    /// gradient already for potentials at most quadratic in u and for the
+    /// Green-strain truss (its strain is quadratic, eq. 2.9).
+    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+        self.eom_force(lvl, f, k);
     }
 
     /// Whether the element has a velocity-dependent force (a damper).
@@ -165,7 +191,8 @@ pub struct RateState<'a> {
     pub v: &'a [f64],
     /// Accelerations.
     pub a: &'a [f64],
-    /// In a time step with the midpoint weights (u = (u_n + u_{n+1})/2,
+    /// Set by a method that asks for the energy-consistent (discrete
+    /// gradient) inertia of a midpoint step (u = (u_n + u_{n+1})/2,
     /// v = (u_{n+1} - u_n)/dt, a = (v_{n+1} - v_n)/dt): where the step
     /// started, from which the element can recover both ends.
     pub midpoint: Option<MidpointStart<'a>>,
@@ -250,6 +277,9 @@ pub trait ElementSet: Send + Sync {
     fn force(&self, i: usize, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>);
     /// EOM-level force and derivative of element `i` (global vectors in `g`).
     fn eom_force(&self, i: usize, g: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>);
+    /// Discrete gradient between `g.u_n` and `g.u_next` and its derivative
+    /// of element `i` (see [`Element::discrete_gradient`]).
+    fn discrete_gradient(&self, i: usize, g: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>);
     /// Whether the elements have a velocity-dependent force.
     fn is_dissipative(&self) -> bool;
     /// Velocity-dependent force of element `i` at global (u, v) with
@@ -287,6 +317,33 @@ impl Clone for Box<dyn ElementSet> {
 pub fn gather(src: &[f64], idx: &[usize], dst: &mut [f64]) {
     for (d, &i) in dst.iter_mut().zip(idx) {
         *d = src[i];
+    }
+}
+
+impl<E: Element> ElementBlock<E> {
+    /// Calls `eval` with element `i` and its part of the global level `g`.
+    #[inline]
+    fn at_level(&self, i: usize, g: &EomLevel<'_>, eval: impl FnOnce(&E, &EomLevel<'_>)) {
+        let n = self.ndof;
+        let d = self.dofs(i);
+        // One pass over the element's DOFs gathers all five vectors.
+        let mut buf = [[0.0; MAX_LOCAL_DOFS]; 5];
+        for (p, &i) in d.iter().enumerate() {
+            buf[0][p] = g.u_n[i];
+            buf[1][p] = g.v_n[i];
+            buf[2][p] = g.a_n[i];
+            buf[3][p] = g.u_next[i];
+            buf[4][p] = g.u_tilde[i];
+        }
+        let lvl = EomLevel {
+            u_n: &buf[0][..n],
+            v_n: &buf[1][..n],
+            a_n: &buf[2][..n],
+            u_next: &buf[3][..n],
+            u_tilde: &buf[4][..n],
+            w: g.w,
+        };
+        eval(&self.elems[i], &lvl);
     }
 }
 
@@ -376,25 +433,9 @@ impl<E: Element> ElementSet for ElementBlock<E> {
         self.elems[i].force(&ul[..n], f, k);
     }
     fn eom_force(&self, i: usize, g: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
-        let n = self.ndof;
-        let d = self.dofs(i);
-        // One pass over the element's DOFs gathers all five vectors.
-        let mut buf = [[0.0; MAX_LOCAL_DOFS]; 5];
-        for (p, &i) in d.iter().enumerate() {
-            buf[0][p] = g.u_n[i];
-            buf[1][p] = g.v_n[i];
-            buf[2][p] = g.a_n[i];
-            buf[3][p] = g.u_next[i];
-            buf[4][p] = g.u_tilde[i];
-        }
-        let lvl = EomLevel {
-            u_n: &buf[0][..n],
-            v_n: &buf[1][..n],
-            a_n: &buf[2][..n],
-            u_next: &buf[3][..n],
-            u_tilde: &buf[4][..n],
-            w: g.w,
-        };
-        self.elems[i].eom_force(&lvl, f, k);
+        self.at_level(i, g, |e, lvl| e.eom_force(lvl, f, k));
+    }
+    fn discrete_gradient(&self, i: usize, g: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+        self.at_level(i, g, |e, lvl| e.discrete_gradient(lvl, f, k));
     }
 }

@@ -6,7 +6,7 @@
 //! parameters; `|p| = 1` is the body's normalization joint, added by the model
 //! builder. Kinetic energy `T = 1/2 m |rdot|^2 + 2 pdot^T G(p)^T J G(p) pdot`
 //! (J the inertia tensor about the centre of mass in body axes, see
-//! [`crate::rotation`]). The translational part is the constant mass `m I`;
+//! [`crate::kinematics::rotation`]). The translational part is the constant mass `m I`;
 //! Lagrange's equations give the rotational inertial force
 //! `f_p = M_p(p) pddot + 8 G(pdot)^T J G(p) pdot`, `M_p = 4 G(p)^T J G(p)`
 //! (with `G(p) x = -G(x) p` and `G(x) x = 0`), which the integrators evaluate
@@ -48,7 +48,7 @@
 use nalgebra::{Matrix3, Matrix4, SymmetricEigen, Vector3, Vector4};
 
 use super::{Element, MidpointStart, RateForce, RateState};
-use crate::rotation::{g_matrix, g_transpose_derivative};
+use crate::kinematics::rotation::{g_matrix, g_transpose_derivative};
 
 /// Relative size `|P v~| / max(|v_n|, |v_{n+1}|)` below which the energy
 /// correction is dropped.

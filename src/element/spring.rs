@@ -23,9 +23,9 @@
 //! exact derivative; for other weights it is the gradient at u~ with
 //! derivative `c3 K(u~)`. The damper force stays `F_d(u~, v~)`.
 
-use super::gonzalez::discrete_gradient;
-use super::{force_at_level, Element, EomLevel, MAX_LOCAL_DOFS};
-use crate::point::{PointPair, MAX_PAIR_DOFS};
+use super::gonzalez::between;
+use super::{Element, EomLevel, MAX_LOCAL_DOFS};
+use crate::kinematics::point::{PointPair, MAX_PAIR_DOFS};
 
 /// A translational spring-damper-actuator between two points.
 #[derive(Debug, Clone)]
@@ -116,26 +116,10 @@ impl Element for SpringDamper {
         }
     }
 
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], mut k: Option<&mut [f64]>) {
-        let n = self.ndof();
-        if !lvl.w.is_midpoint() {
-            return force_at_level(self, lvl, f, k);
-        }
+    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         let (u0, u1) = (lvl.u_n, lvl.u_next);
-        let mut um = [0.0; MAX_LOCAL_DOFS];
-        let mut du = [0.0; MAX_LOCAL_DOFS];
-        for i in 0..n {
-            um[i] = 0.5 * (u0[i] + u1[i]);
-            du[i] = u1[i] - u0[i];
-        }
-        self.force(&um[..n], f, k.as_deref_mut());
-        if let Some(k) = k.as_deref_mut() {
-            for x in k[..n * n].iter_mut() {
-                *x *= 0.5;
-            }
-        }
-        let scale = um[..n].iter().fold(self.free_length, |m, x| m.max(x.abs()));
-        discrete_gradient(&du[..n], scale, f, k, |g1| {
+        let grad = |um: &[f64], f: &mut [f64], k: Option<&mut [f64]>| self.force(um, f, k);
+        between([u0, u1], self.free_length, f, k, grad, |g1| {
             if let Some(g1) = g1 {
                 self.force(u1, g1, None);
             }

@@ -34,15 +34,8 @@
 //! of the same formula: no branch, no cancellation when the increment is
 //! small, and a smooth Newton tangent.
 
-use super::{force_at_level, Element, EomLevel};
-
-fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn norm(a: &[f64; 3]) -> f64 {
-    dot(a, a).sqrt()
-}
+use super::{Element, EomLevel};
+use crate::kinematics::vec3::{dot, norm};
 
 fn scale(s: f64, a: &[f64; 3]) -> [f64; 3] {
     [s * a[0], s * a[1], s * a[2]]
@@ -165,15 +158,11 @@ impl Element for AxialSpring {
         }
     }
 
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
-        if lvl.w.is_midpoint() {
-            // The tangent costs little next to the force here: a scratch
-            // matrix takes it in residual-only evaluations.
-            let mut scratch = [0.0; 9 * 9];
-            self.greenspan(lvl.u_n, lvl.u_next, f, k.unwrap_or(&mut scratch));
-        } else {
-            force_at_level(self, lvl, f, k);
-        }
+    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+        // The tangent costs little next to the force here: a scratch
+        // matrix takes it in residual-only evaluations.
+        let mut scratch = [0.0; 9 * 9];
+        self.greenspan(lvl.u_n, lvl.u_next, f, k.unwrap_or(&mut scratch));
     }
 }
 
@@ -364,15 +353,11 @@ impl Element for Bending {
         );
     }
 
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
-        if lvl.w.is_midpoint() {
-            // The tangent costs little next to the force here: a scratch
-            // matrix takes it in residual-only evaluations.
-            let mut scratch = [0.0; 9 * 9];
-            self.greenspan(lvl.u_n, lvl.u_next, f, k.unwrap_or(&mut scratch));
-        } else {
-            force_at_level(self, lvl, f, k);
-        }
+    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+        // The tangent costs little next to the force here: a scratch
+        // matrix takes it in residual-only evaluations.
+        let mut scratch = [0.0; 9 * 9];
+        self.greenspan(lvl.u_n, lvl.u_next, f, k.unwrap_or(&mut scratch));
     }
 }
 

@@ -11,6 +11,7 @@
 //! gradient: `(u_{n+1} - u_n).P~ = V(u_{n+1}) - V(u_n)`.
 
 use super::{Element, EomLevel};
+use crate::kinematics::vec3::dot;
 
 /// A Green-strain truss between two points in `dim` = 2 or 3 dimensions.
 #[derive(Debug, Clone)]
@@ -48,6 +49,22 @@ impl Truss {
         (dot(d, d) - l2) / (2.0 * l2)
     }
 
+    /// Writes the force `(EA/L) e d_i` (signed by node) of strain `e` along
+    /// `d` and, with `k = Some((k, g2, sk))`, the tangent
+    /// `sk d g2^T / L^2 + sk e G` ([`Truss::add_tangent`]).
+    fn put(&self, e: f64, d: &[f64; 3], f: &mut [f64], k: Option<(&mut [f64], &[f64; 3], f64)>) {
+        let s = self.ea / self.length;
+        for (i, fi) in f.iter_mut().enumerate().take(2 * self.dim) {
+            let (si, ai) = side(i, self.dim);
+            *fi = s * e * si * d[ai];
+        }
+        if let Some((k, g2, sk)) = k {
+            let n = 2 * self.dim;
+            k[..n * n].fill(0.0);
+            self.add_tangent(k, d, g2, sk, e);
+        }
+    }
+
     /// Adds `s * g g2^T / L^2 + s * e * G` (G = [[I, -I], [-I, I]]) to k.
     fn add_tangent(&self, k: &mut [f64], g: &[f64; 3], g2: &[f64; 3], s: f64, e: f64) {
         let n = 2 * self.dim;
@@ -64,10 +81,6 @@ impl Truss {
             }
         }
     }
-}
-
-fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
 /// Sign (-1 for node 1, +1 for node 2) and axis of local DOF i.
@@ -112,17 +125,8 @@ impl Element for Truss {
 
     fn force(&self, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>) {
         let d = self.delta(u);
-        let e = self.strain(&d);
         let s = self.ea / self.length;
-        for (i, fi) in f.iter_mut().enumerate().take(2 * self.dim) {
-            let (si, ai) = side(i, self.dim);
-            *fi = s * e * si * d[ai];
-        }
-        if let Some(k) = k {
-            let n = 2 * self.dim;
-            k[..n * n].fill(0.0);
-            self.add_tangent(k, &d, &d, s, e);
-        }
+        self.put(self.strain(&d), &d, f, k.map(|k| (k, &d, s)));
     }
 
     fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
@@ -139,14 +143,6 @@ impl Element for Truss {
         let e_tilde =
             e_n + w.c1dt * edot_n + w.c2dt2 * eddot_n + w.c3 * (self.strain(&d_next) - e_n);
         let s = self.ea / self.length;
-        for (i, fi) in f.iter_mut().enumerate().take(2 * self.dim) {
-            let (si, ai) = side(i, self.dim);
-            *fi = s * e_tilde * si * d_tilde[ai];
-        }
-        if let Some(k) = k {
-            let n = 2 * self.dim;
-            k[..n * n].fill(0.0);
-            self.add_tangent(k, &d_tilde, &d_next, s * w.c3, e_tilde);
-        }
+        self.put(e_tilde, &d_tilde, f, k.map(|k| (k, &d_next, s * w.c3)));
     }
 }

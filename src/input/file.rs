@@ -7,10 +7,10 @@ use super::spec::{
     Beam3dLineSpec, BodySpec, ElementSpec, JointSpec, LineSpec, LoadSpec, ModelSpec, NodeSpec,
     Numbers, OutputSpec, PointSpec, ProbeSpec, SCHEMA_VERSION,
 };
-use crate::attitude::Attitude;
 use crate::element::{EulerKinetic, RodSection};
 use crate::integrate::{is_key, takes, IntegratorConfig, IntegratorSpec};
 use crate::joint::Curve;
+use crate::kinematics::attitude::Attitude;
 use crate::load::{TimeFunction, TorqueFrame};
 use crate::model::{
     BeamSection, Body2d, Body3dSpec, BuildError, DistanceKind, EnergyTerm, Generator, Joint3d,

@@ -172,7 +172,7 @@ impl Epm {
         }
 
         // First subproblem, velocities: [M B^T; B 0] [v; lambda] = [p*; -Phi_t].
-        asm.fill_projection(model, &self.q, t, true, &mut self.sys);
+        asm.fill_projection(model, &self.q, t, true, &mut self.sys, None);
         self.factor(sys, t)?;
         self.x[..n].copy_from_slice(ps);
         // Phi_t = B 0 + Phi_t.
@@ -248,7 +248,7 @@ impl NonlinearSystem for Manifold<'_, '_, '_> {
         let (epm, t) = (&mut *self.epm, self.t);
         let (asm, model) = (self.sys.asm, self.sys.model);
         let n = epm.q.len();
-        asm.fill_projection(model, &epm.q, t, false, &mut epm.sys);
+        asm.fill_projection(model, &epm.q, t, false, &mut epm.sys, None);
         asm.add_joint_terms(
             model,
             &JointTerms {

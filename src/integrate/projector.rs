@@ -9,7 +9,7 @@
 //! serves every correction of a step (Algorithm 3.3, step 2).
 
 use crate::assembly::{diagnose_singular, SaddleSystem};
-use crate::linalg::SaddlePointSolver;
+use crate::linalg::{max_abs, SaddlePointSolver};
 
 use super::newton::{self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict};
 use super::{StepError, System};
@@ -135,7 +135,7 @@ impl Projector {
     /// (Algorithm 3.3, steps 2–3); returns the drift. A
     /// [`Projector::stabilize`] at the same point follows, or none.
     pub fn prepare(&mut self, sys: &System<'_>, u: &[f64], v: &[f64], t: f64) -> Drift {
-        sys.asm.fill_projection_with_residuals(
+        sys.asm.fill_projection(
             sys.model,
             u,
             t,
@@ -155,8 +155,9 @@ impl Projector {
     /// [`Projector::residuals`] at the same point (the `datol` test of a
     /// step that then needs PStab).
     pub fn fill(&mut self, sys: &System<'_>, u: &[f64], t: f64) {
+        let mass = self.metric == Metric::Mass;
         sys.asm
-            .fill_projection(sys.model, u, t, self.metric == Metric::Mass, &mut self.sys);
+            .fill_projection(sys.model, u, t, mass, &mut self.sys, None);
         self.prepared = true;
     }
 
@@ -172,8 +173,9 @@ impl Projector {
 
     /// Factors `[W B^T; B 0]` at (u, t).
     pub fn factor(&mut self, sys: &System<'_>, u: &[f64], t: f64) -> Result<(), StepError> {
+        let mass = self.metric == Metric::Mass;
         sys.asm
-            .fill_projection(sys.model, u, t, self.metric == Metric::Mass, &mut self.sys);
+            .fill_projection(sys.model, u, t, mass, &mut self.sys, None);
         self.factor_filled(sys, u, t)
     }
 
@@ -396,8 +398,4 @@ impl NonlinearSystem for PositionNewton<'_, '_, '_> {
     fn verdict(&mut self, _correction: &Correction, _iteration: u32) -> Option<Verdict> {
         Some(Verdict::Continue)
     }
-}
-
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }

@@ -39,7 +39,7 @@ mod rolling;
 mod slider;
 mod slope;
 
-pub use crate::point::{Point, PointPair};
+pub use crate::kinematics::point::{Point, PointPair};
 pub use coincident::Coincident;
 pub use distance::{Distance, DistanceForm};
 pub use linear::LinearCombination;
@@ -73,7 +73,7 @@ pub struct DiscreteExtras<'a> {
 }
 
 /// Largest number of local DOFs of one joint (two points).
-pub const MAX_JOINT_DOFS: usize = crate::point::MAX_PAIR_DOFS;
+pub const MAX_JOINT_DOFS: usize = crate::kinematics::point::MAX_PAIR_DOFS;
 
 /// Level of a joint's constraint rows (module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

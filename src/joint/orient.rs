@@ -3,7 +3,7 @@
 //!
 //! Each factor is the separation `d = r_B - r_A` of the joint's two points,
 //! a body-fixed direction `R(q) a` of the body on side A or B (any
-//! [`crate::attitude::Attitude`]; a fixed
+//! [`crate::kinematics::attitude::Attitude`]; a fixed
 //! direction on a ground side), or a constant vector. Coincidence rows are
 //! `d . e_k`, perpendicularity rows `h_A . f_B` (dot-1) and translation rows
 //! `f_A . d` (dot-2), so revolute, universal, cylindrical, prismatic and fixed
@@ -11,8 +11,9 @@
 //! `B_r = x^T J_y + y^T J_x`, `d^2 Phi_r = J_x^T J_y + J_y^T J_x + y . H_x + x . H_y`.
 
 use super::{Joint, MAX_JOINT_DOFS, MAX_ROWS};
-use crate::attitude::Attitude;
-use crate::point::PointPair;
+use crate::kinematics::attitude::Attitude;
+use crate::kinematics::point::PointPair;
+use crate::kinematics::vec3::dot;
 
 /// Side of a joint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,10 +127,6 @@ impl DotJoint {
             Vector::Constant(_) => {}
         }
     }
-}
-
-fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
 impl Joint for DotJoint {

@@ -25,7 +25,8 @@
 //! (`|w| = 0`, `k = +-1`).
 
 use super::{ConstraintLevel, Joint};
-use crate::attitude::{Attitude, AttitudeJacobian, MAX_ATTITUDE_COORDS};
+use crate::kinematics::attitude::{Attitude, AttitudeJacobian, MAX_ATTITUDE_COORDS};
+use crate::kinematics::vec3::cross;
 
 /// Shape and support of a rolling disk.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -101,14 +102,6 @@ impl DiskGeometry {
         let c = self.contact(&u[3..]);
         [u[0] + c.rho[0], u[1] + c.rho[1], u[2] + c.rho[2]]
     }
-}
-
-fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
 }
 
 /// The holonomic row of a rolling disk: the lowest rim point is on the plane,

@@ -20,7 +20,8 @@
 //! or `[sx, sy, sz, q_rot]` (3-D body: its 4 or 9 rotation coordinates).
 
 use super::Joint;
-use crate::attitude::Attitude;
+use crate::kinematics::attitude::Attitude;
+use crate::kinematics::vec3::cross;
 
 /// Where the reference direction lives.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,14 +86,6 @@ impl Slope {
         let (s, c) = theta.sin_cos();
         [c * d0[0] - s * d0[1], s * d0[0] + c * d0[1]]
     }
-}
-
-fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
 }
 
 impl Joint for Slope {

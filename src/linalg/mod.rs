@@ -27,6 +27,7 @@ mod schur;
 mod sparse;
 mod supernodal;
 mod supernodal_factor;
+mod vector;
 
 pub use band::{BandLu, BAND_MAX};
 pub use capture::{rhs_path, MatrixExport};
@@ -39,6 +40,7 @@ pub use market::{read_matrix, read_vector, write_matrix, write_vector};
 pub use pattern::Pattern;
 pub use schur::{DiagonalSchur, MIN_PIVOT_RATIO};
 pub use sparse::{Ordering, OrderingCost, SparseLu};
+pub use vector::{dot, max_abs};
 
 use capture::Capture;
 use fixed::{fixed_lu, FixedLu};
@@ -239,38 +241,20 @@ impl SaddlePointSolver {
                 dense_factor::lu_in_place_scratch::<usize, f64>(dim, dim, par, Default::default()),
                 dense_solve::solve_in_place_scratch::<usize, f64>(dim, 1, par),
             ]);
-            return Ok(SaddlePointSolver {
-                dim,
-                backend: Backend::Dense {
-                    lu: vec![0.0; dim * dim],
-                    tol: vec![0.0; dim],
-                    dense_index,
-                    perm: vec![0; dim],
-                    perm_inv: vec![0; dim],
-                    small: fixed_lu(dim),
-                },
-                mem: MemBuffer::new(req),
-                par,
-                factored: false,
-                schur: None,
-                schur_active: false,
-                capture: None,
-                refine_tol: REFINE_TOL,
-            });
+            let backend = Backend::Dense {
+                lu: vec![0.0; dim * dim],
+                tol: vec![0.0; dim],
+                dense_index,
+                perm: vec![0; dim],
+                perm_inv: vec![0; dim],
+                small: fixed_lu(dim),
+            };
+            return Ok(Self::unfactored(dim, backend, req, par));
         }
         if !force_sparse {
             if let Some(band) = BandLu::new(pattern) {
-                return Ok(SaddlePointSolver {
-                    dim,
-                    backend: Backend::Band(Box::new(band)),
-                    mem: MemBuffer::new(StackReq::EMPTY),
-                    par,
-                    factored: false,
-                    schur: None,
-                    schur_active: false,
-                    capture: None,
-                    refine_tol: REFINE_TOL,
-                });
+                let backend = Backend::Band(Box::new(band));
+                return Ok(Self::unfactored(dim, backend, StackReq::EMPTY, par));
             }
         }
         let symmetric = match choice {
@@ -291,17 +275,23 @@ impl SaddlePointSolver {
         } else {
             Backend::Sparse(Box::new(SparseLu::new(pattern, None, par)?))
         };
-        Ok(SaddlePointSolver {
+        Ok(Self::unfactored(dim, backend, StackReq::EMPTY, par))
+    }
+
+    /// A solver on `backend` with stack memory `req`, before its first
+    /// factorization.
+    fn unfactored(dim: usize, backend: Backend, req: StackReq, par: Par) -> Self {
+        SaddlePointSolver {
             dim,
             backend,
-            mem: MemBuffer::new(StackReq::EMPTY),
+            mem: MemBuffer::new(req),
             par,
             factored: false,
             schur: None,
             schur_active: false,
             capture: None,
             refine_tol: REFINE_TOL,
-        })
+        }
     }
 
     /// As [`Self::new`], but a system above [`FIXED_MAX`] unknowns whose
@@ -313,17 +303,13 @@ impl SaddlePointSolver {
     pub fn preferring_band(pattern: &Pattern, force_sparse: bool) -> Result<Self, SolveError> {
         if !force_sparse && pattern.dim > FIXED_MAX {
             if let Some(band) = BandLu::new(pattern) {
-                return Ok(SaddlePointSolver {
-                    dim: pattern.dim,
-                    backend: Backend::Band(Box::new(band)),
-                    mem: MemBuffer::new(StackReq::EMPTY),
-                    par: Par::Seq,
-                    factored: false,
-                    schur: None,
-                    schur_active: false,
-                    capture: None,
-                    refine_tol: REFINE_TOL,
-                });
+                let backend = Backend::Band(Box::new(band));
+                return Ok(Self::unfactored(
+                    pattern.dim,
+                    backend,
+                    StackReq::EMPTY,
+                    Par::Seq,
+                ));
             }
         }
         Self::new(pattern, force_sparse)
@@ -516,11 +502,7 @@ impl SaddlePointSolver {
         if self.factored && self.capture.is_none() {
             if let (true, Some(schur)) = (self.schur_active, &mut self.schur) {
                 schur.solve_pair(a, b);
-                return if a.iter().chain(b.iter()).all(|v| v.is_finite()) {
-                    Ok(())
-                } else {
-                    Err(SolveError::NonFinite)
-                };
+                return finite(a.iter().chain(b.iter()));
             }
         }
         self.solve(a)?;
@@ -540,11 +522,7 @@ impl SaddlePointSolver {
             (&self.capture, self.schur_active, &self.backend)
         {
             s.solve_columns(rhs);
-            return if rhs.iter().all(|v| v.is_finite()) {
-                Ok(())
-            } else {
-                Err(SolveError::NonFinite)
-            };
+            return finite(rhs.iter());
         }
         let dim = self.dim;
         for col in rhs.chunks_mut(dim) {
@@ -590,11 +568,7 @@ impl SaddlePointSolver {
         }
         if let (true, Some(schur)) = (self.schur_active, &mut self.schur) {
             schur.solve(rhs);
-            return if rhs.iter().all(|v| v.is_finite()) {
-                Ok(())
-            } else {
-                Err(SolveError::NonFinite)
-            };
+            return finite(rhs.iter());
         }
         let dim = self.dim;
         let par = self.par;
@@ -614,11 +588,7 @@ impl SaddlePointSolver {
             Backend::Sparse(lu) => lu.solve(rhs),
             Backend::Ldlt(p) => p.solve(rhs, par, self.refine_tol)?,
         }
-        if rhs.iter().all(|v| v.is_finite()) {
-            Ok(())
-        } else {
-            Err(SolveError::NonFinite)
-        }
+        finite(rhs.iter())
     }
 }
 
@@ -672,6 +642,14 @@ impl LdltPath {
             .expect("the LU is factored before it solves")
             .solve(rhs);
         Ok(())
+    }
+}
+
+/// `Ok` when every entry of a solution is finite, else [`SolveError::NonFinite`].
+fn finite<'a>(mut x: impl Iterator<Item = &'a f64>) -> Result<(), SolveError> {
+    match x.all(|v| v.is_finite()) {
+        true => Ok(()),
+        false => Err(SolveError::NonFinite),
     }
 }
 

@@ -16,9 +16,9 @@
 
 use nalgebra::{Matrix3x4, Vector3, Vector4};
 
-use crate::attitude::Attitude;
-use crate::point::Point;
-use crate::rotation::{g_matrix, g_transpose_derivative};
+use crate::kinematics::attitude::Attitude;
+use crate::kinematics::point::Point;
+use crate::kinematics::rotation::{g_matrix, g_transpose_derivative};
 
 /// A scalar function of time multiplying a load (the `time` table of a
 /// `[[load]]` in a model file, `type = "ramp"` etc.; [`TimeFunction::check`]
@@ -129,7 +129,7 @@ impl PointLoad {
     pub fn force(&self, q: &[f64], s: f64, f: &mut [f64], k: Option<&mut [f64]>) {
         let n = self.ndof();
         let r = self.point.position(q);
-        let mut j = [[0.0; crate::point::MAX_POINT_DOFS]; 3];
+        let mut j = [[0.0; crate::kinematics::point::MAX_POINT_DOFS]; 3];
         self.point.put_jacobian(q, 1.0, &mut j, 0);
         let mut fs = [0.0; 3];
         for (a, fa) in fs.iter_mut().enumerate() {

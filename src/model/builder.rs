@@ -21,10 +21,10 @@ use std::collections::HashMap;
 
 use super::dof::{point_components, DofMap, BODY2D_COMPONENTS};
 use super::{LoadEntry, Model};
-use crate::attitude::Attitude;
 use crate::element::{BeamShapes, Element, ElementBlock, ElementSet};
 use crate::joint::{Joint, JointBlock, JointSet};
-use crate::point::{Point, PointPair};
+use crate::kinematics::attitude::Attitude;
+use crate::kinematics::point::{Point, PointPair};
 
 /// A model-building error: which entity, which field, what is wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -40,6 +40,39 @@ pub struct BuildError {
     pub message: String,
 }
 
+/// The error of a two-node element `id` whose ends are both node `a`.
+fn distinct_ends(id: &str, a: &str, b: &str) -> Result<(), BuildError> {
+    match a == b {
+        true => Err(err(
+            "element",
+            id,
+            Some("nodes"),
+            format!("both ends are node '{a}'"),
+        )),
+        false => Ok(()),
+    }
+}
+
+/// `Ok` for a finite `x` with `in_range`, or the error "`name` must be
+/// `range`, got `x`" naming `field` of entity `what` `id`.
+fn finite_in(
+    [what, field]: [&'static str; 2],
+    id: &str,
+    name: &str,
+    x: f64,
+    (in_range, range): (bool, &str),
+) -> Result<(), BuildError> {
+    match in_range && x.is_finite() {
+        true => Ok(()),
+        false => Err(err(
+            what,
+            id,
+            Some(field),
+            format!("{name} must be {range}, got {x}"),
+        )),
+    }
+}
+
 /// A finite value > 0, or an error naming `field` and the quantity `name`.
 fn positive_named(
     what: &'static str,
@@ -48,16 +81,7 @@ fn positive_named(
     name: &str,
     x: f64,
 ) -> Result<(), BuildError> {
-    if x > 0.0 && x.is_finite() {
-        Ok(())
-    } else {
-        Err(err(
-            what,
-            id,
-            Some(field),
-            format!("{name} must be positive, got {x}"),
-        ))
-    }
+    finite_in([what, field], id, name, x, (x > 0.0, "positive"))
 }
 
 /// A finite value >= 0, or an error naming `field` and the quantity `name`.
@@ -68,16 +92,7 @@ fn nonnegative_named(
     name: &str,
     x: f64,
 ) -> Result<(), BuildError> {
-    if x >= 0.0 && x.is_finite() {
-        Ok(())
-    } else {
-        Err(err(
-            what,
-            id,
-            Some(field),
-            format!("{name} must be zero or positive, got {x}"),
-        ))
-    }
+    finite_in([what, field], id, name, x, (x >= 0.0, "zero or positive"))
 }
 
 /// A finite value >= 0, or an error naming `field`.
@@ -477,14 +492,12 @@ impl ModelBuilder {
             velocity: v,
             angular_velocity,
         } = body;
-        if self.dim != 2 {
-            return Err(err(
-                "body",
-                id,
-                None,
-                "planar rigid bodies need a model with dimension = 2".into(),
-            ));
-        }
+        self.need_dimension(
+            2,
+            "body",
+            id,
+            "planar rigid bodies need a model with dimension = 2",
+        )?;
         finite("body", id, "position", &p)?;
         finite("body", id, "velocity", &v)?;
         finite("body", id, "angle", &[angle, angular_velocity])?;
@@ -532,14 +545,7 @@ impl ModelBuilder {
     fn two_nodes(&self, id: &str, a: &str, b: &str) -> Result<Vec<usize>, BuildError> {
         let mut dofs = self.node_dofs("element", id, a)?;
         dofs.extend(self.node_dofs("element", id, b)?);
-        if a == b {
-            return Err(err(
-                "element",
-                id,
-                Some("nodes"),
-                format!("both ends are node '{a}'"),
-            ));
-        }
+        distinct_ends(id, a, b)?;
         Ok(dofs)
     }
 
@@ -726,6 +732,39 @@ fn check_initial_constraints(model: &Model) -> Result<(), BuildError> {
 }
 
 impl ModelBuilder {
+    /// `Ok` in a model of dimension `dim`, else the error `why` on the
+    /// entity `what` `id`.
+    fn need_dimension(
+        &self,
+        dim: usize,
+        what: &'static str,
+        id: &str,
+        why: &str,
+    ) -> Result<(), BuildError> {
+        match self.dim == dim {
+            true => Ok(()),
+            false => Err(err(what, id, None, why.into())),
+        }
+    }
+
+    /// What `pick` reads of the body `body` that entity `what` `id` names
+    /// (field `body`), or an error: `body` is not defined, or is not a `kind`
+    /// (`pick` gives `None`).
+    fn body_entity<T>(
+        &self,
+        what: &'static str,
+        id: &str,
+        body: &str,
+        kind: &str,
+        pick: impl FnOnce(&Entity) -> Option<T>,
+    ) -> Result<T, BuildError> {
+        let Some(e) = self.entities.get(body) else {
+            let why = format!("body '{body}' is not defined");
+            return Err(err(what, id, Some("body"), why));
+        };
+        pick(e).ok_or_else(|| err(what, id, Some("body"), format!("'{body}' is not a {kind}")))
+    }
+
     /// Global DOFs of an entity (node or body), for code that builds models programmatically.
     pub fn entity_dofs(&self, id: &str) -> Option<&[usize]> {
         self.entities.get(id).map(Entity::dofs)

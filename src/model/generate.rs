@@ -5,7 +5,7 @@ use super::builder::{
     RotationalSpringDamper, SliderKind, TrussSection,
 };
 use super::Model;
-use crate::attitude::Attitude;
+use crate::kinematics::attitude::Attitude;
 use crate::load::TimeFunction;
 
 /// A planar chain of `nodes` point masses (0.01 each, 0.1 apart along x)

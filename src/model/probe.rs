@@ -6,7 +6,7 @@
 //! only the step record ([`crate::output`] evaluates and summarizes them).
 
 use crate::element::DirectorBeam;
-use crate::point::{Point, PointPair};
+use crate::kinematics::point::{Point, PointPair};
 
 /// An energy term.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub struct ProbePoint {
 impl ProbePoint {
     /// Position at the global state `u`.
     pub fn position(&self, u: &[f64]) -> [f64; 3] {
-        let mut q = [0.0; crate::point::MAX_POINT_DOFS];
+        let mut q = [0.0; crate::kinematics::point::MAX_POINT_DOFS];
         for (x, &d) in q.iter_mut().zip(&self.dofs) {
             *x = u[d];
         }

@@ -32,7 +32,7 @@
 use nalgebra::{DMatrix, SymmetricEigen};
 use sprs::CsMat;
 
-use crate::linalg::SaddlePointSolver;
+use crate::linalg::{dot, SaddlePointSolver};
 
 use super::linearize::LinearizedSystem;
 use super::{Mode, ModesError};
@@ -46,10 +46,6 @@ fn mul(m: &CsMat<f64>, x: &[f64], out: &mut [f64]) {
     for (v, (r, c)) in m.iter() {
         out[r] += v * x[c];
     }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// The `count` modes with w^2 nearest `sigma` and the Lanczos steps taken.

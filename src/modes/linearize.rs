@@ -176,6 +176,7 @@ fn fill(
     };
     let input = StepInput {
         level,
+        discrete_gradient: false,
         a_tilde: a,
         inertia: None,
         v_tilde: v,

@@ -5,7 +5,7 @@
 //! written to `/mesh` and used for `/points`, `/bodies/*`, `/joints/*` and the
 //! XDMF side file (`docs/output-format.md`).
 
-use crate::attitude::Attitude;
+use crate::kinematics::attitude::Attitude;
 use crate::model::{DofKind, Model};
 
 /// A point-like entity: a node or the reference point of a rigid body.

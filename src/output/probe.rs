@@ -1,15 +1,12 @@
 //! Probe values at recorded steps and the summaries of their histories.
 
+use crate::kinematics::vec3::{dot, norm};
 use crate::model::{EnergyTerm, Probe, ProbeKind, ResidualLevel};
 
 use super::StepRecord;
 
 fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn norm(a: [f64; 3]) -> f64 {
-    (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt()
 }
 
 impl Probe {
@@ -19,17 +16,17 @@ impl Probe {
             ProbeKind::Coordinate(d) => rec.u[*d],
             ProbeKind::Displacement { dof, initial } => rec.u[*dof] - initial,
             ProbeKind::Velocity(d) => rec.v[*d],
-            ProbeKind::Distance([a, b]) => norm(sub(b.position(rec.u), a.position(rec.u))),
+            ProbeKind::Distance([a, b]) => norm(&sub(b.position(rec.u), a.position(rec.u))),
             ProbeKind::Deflection { point, chord, dim } => {
                 let r0 = chord[0].position(rec.u);
                 let e = sub(chord[1].position(rec.u), r0);
                 let d = sub(point.position(rec.u), r0);
-                let len = norm(e);
+                let len = norm(&e);
                 if *dim == 2 {
                     (e[0] * d[1] - e[1] * d[0]) / len
                 } else {
-                    let s = (d[0] * e[0] + d[1] * e[1] + d[2] * e[2]) / (len * len);
-                    norm([d[0] - s * e[0], d[1] - s * e[1], d[2] - s * e[2]])
+                    let s = dot(&d, &e) / (len * len);
+                    norm(&[d[0] - s * e[0], d[1] - s * e[1], d[2] - s * e[2]])
                 }
             }
             ProbeKind::Section(s) => s.value(rec.u),

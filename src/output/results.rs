@@ -11,7 +11,7 @@ use super::{
     AttrValue, CellBlock, Mesh, MeshBody, MeshJoint, MeshPoint, OutputError, Recorder, RunInfo,
     RunStatus, RunTotals, StepRecord,
 };
-use crate::attitude::Attitude;
+use crate::kinematics::attitude::Attitude;
 
 /// Names of the energy columns ([`Results::energy`]), as in `/energy/*`.
 pub const ENERGY_NAMES: [&str; 4] = ["kinetic", "potential", "total", "external_work"];

@@ -5,7 +5,7 @@
 //! symmetry axis body y.
 
 use super::qmul;
-use flexmb::attitude::Attitude;
+use flexmb::kinematics::attitude::Attitude;
 use flexmb::model::{Body3dSpec, Model, ModelBuilder};
 
 /// Rotation by `angle` about the coordinate axis `k`.
@@ -59,7 +59,7 @@ pub fn body_state(q: &[f64; 5], qd: &[f64; 5], r: f64) -> ([f64; 3], [f64; 4], [
         let ez = if k == 2 { 1.0 } else { 0.0 };
         dphi * ez - dtheta * t[k] - dpsi * a[k]
     });
-    let wb = flexmb::rotation::rotate_back(&p, &omega);
+    let wb = flexmb::kinematics::rotation::rotate_back(&p, &omega);
     (centre, p, vc, wb)
 }
 

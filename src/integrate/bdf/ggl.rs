@@ -50,7 +50,7 @@ use faer::linalg::lu::partial_pivoting::{factor as dense_factor, solve as dense_
 use faer::{Conj, MatMut, MatRef, Par};
 
 use crate::assembly::{
-    diagnose_singular, ElementEval, JointTerms, MultiplierMix, Pattern, SaddleSystem,
+    diagnose_singular, ElementEval, JointTerms, MultiplierMix, Pattern, RateRows, SaddleSystem,
 };
 use crate::element::RateState;
 use crate::joint::ConstraintLevel;
@@ -367,7 +367,11 @@ impl Ggl {
             curvature: curvature.then_some((1.0, MultiplierMix::of(lambda))),
         };
         asm.add_joint_terms(model, &terms, b21);
-        asm.set_rate_rows(model, q, v, t, matrix, b21);
+        let b = match matrix {
+            true => RateRows::Evaluate,
+            false => RateRows::Residual,
+        };
+        asm.set_rate_rows(model, q, v, t, b, b21);
 
         // Its v and lambda columns: cj M(q) + D, G^T; G.
         if let Some(cj) = cj {

@@ -74,10 +74,12 @@ pub mod blocks;
 pub mod reduce;
 mod step;
 
-use crate::assembly::{dot, DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
+use crate::assembly::{
+    DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, RateRows, SaddleSystem,
+};
 use crate::element::{EomLevel, LevelWeights};
 use crate::integrate::AttrValue;
-use crate::linalg::{SaddlePointSolver, SolveError};
+use crate::linalg::{dot, max_abs, SaddlePointSolver, SolveError};
 
 use super::initial::consistent_initial;
 use super::newton::{self, Failure, LineSearch, NewtonStop, Policy, Refactor, RoundOff};
@@ -290,10 +292,6 @@ struct Workspace {
     stepped: bool,
     /// kappa of the last fill.
     kappa: f64,
-}
-
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }
 
 /// Refuses what the energy proofs of Lens and Cardona do not cover, naming it.
@@ -826,7 +824,7 @@ fn add_half_step_terms(
     clear(tmp);
     sys.asm.add_element_forces(
         sys.model,
-        &ElementEval::Level(level(from, to)),
+        &ElementEval::DiscreteGradient(level(from, to)),
         Some(1.0),
         tmp,
     );
@@ -834,7 +832,7 @@ fn add_half_step_terms(
         clear(sw);
         sys.asm.add_element_forces(
             sys.model,
-            &ElementEval::Level(level(to, from)),
+            &ElementEval::DiscreteGradient(level(to, from)),
             Some(1.0),
             sw,
         );
@@ -1131,7 +1129,7 @@ fn fill_alpha_kappa(
     // the coordinate column (B, the velocity column, came with Rf, Re).
     for (q, v, t, row) in [(q1, v1, t1, 2), (qj, vj, t_n, 3)] {
         clear(tmp);
-        asm.set_rate_rows_from(model, rows_at[row - 2], q, v, t, tmp);
+        asm.set_rate_rows(model, q, v, t, RateRows::Known(rows_at[row - 2]), tmp);
         res[row * nb + n..(row + 1) * nb].copy_from_slice(&tmp.residual[n..]);
         add_scaled(tmp, None, blocks, &[(blk(row, row - 2), 1.0)]);
     }

@@ -5,12 +5,12 @@
 //! of docs/theory/galerkin.md §2–3 (those of docs/theory/gssss.md §12 per
 //! block).
 
-use crate::assembly::dot;
 use crate::integrate::newton::{driver::scaled_l2, weighted_rms, Correction, NonlinearSystem};
 use crate::integrate::{StepError, System};
-use crate::linalg::SolveError;
+use crate::linalg::{dot, SolveError};
 
-use super::{fill, max_abs, TdgSettings, Workspace};
+use super::{fill, TdgSettings, Workspace};
+use crate::linalg::max_abs;
 
 /// The equations of one step of size `h` from `t_n`.
 pub(super) struct StepSystem<'a, 's> {

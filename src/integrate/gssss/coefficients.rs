@@ -209,6 +209,21 @@ impl Gssss {
         }
     }
 
+    /// Whether the scheme's EOM level is the midpoint of the step,
+    /// `u~ = (u_n + u_{n+1})/2`, so that its internal forces are the
+    /// discrete gradients of the energy-conserving midpoint rule: from the
+    /// forms of [`Gssss::scheme`], `c3 = W3 L3 / lambda3` is `1/(1 + rho3)`
+    /// for U0 (with `c1 = c2 = 0`) and `2/((1 + rho1)(1 + rho2))` for V0 (with
+    /// `c1 = -(1 - rho1)(1 - rho2)/((1 + rho1)(1 + rho2))`, `c2 = 0`): U0 with
+    /// rho3 = 1 (hence (1,1,1), "midpoint-endpoint") and V0 with
+    /// rho1 = rho2 = 1 (any rho3; (1,1,0) is "midpoint").
+    pub fn midpoint_level(&self) -> bool {
+        match self.family {
+            Family::U0 => self.rho[2] == 1.0,
+            Family::V0 => self.rho[0] == 1.0 && self.rho[1] == 1.0,
+        }
+    }
+
     /// Short label, e.g. `V0(1,1,0)`.
     pub fn label(&self) -> String {
         let fam = match self.family {

@@ -43,4 +43,16 @@ impl Variant {
             Variant::TwoField => two_field_scheme(dt),
         }
     }
+
+    /// Whether the EOM level is the midpoint of the step (see
+    /// [`Gssss::midpoint_level`]; the two-field form's always is): these
+    /// schemes ask the elements for their discrete gradients
+    /// ([`crate::assembly::ElementEval::DiscreteGradient`]) and the
+    /// configuration-dependent inertia for its energy-consistent form.
+    pub fn midpoint_level(&self) -> bool {
+        match self {
+            Variant::Single { coefficients, .. } => coefficients.midpoint_level(),
+            Variant::TwoField => true,
+        }
+    }
 }

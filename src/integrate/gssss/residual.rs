@@ -112,6 +112,12 @@ pub fn constraint_force(
 pub struct StepInput<'a> {
     /// Positions and levels for the elements.
     pub level: EomLevel<'a>,
+    /// The method's choice of internal and inertial forces: the discrete
+    /// gradients of the energy-conserving midpoint schemes (`level` has the
+    /// midpoint weights; [`ElementEval::DiscreteGradient`], and the start of
+    /// the step for the configuration-dependent inertia) or the forces at
+    /// the level ([`ElementEval::Level`]).
+    pub discrete_gradient: bool,
     /// Iterate of the acceleration at the EOM time level, a~.
     pub a_tilde: &'a [f64],
     /// `M (a~ - g)` when the caller has computed it (the stepper needs it for
@@ -172,7 +178,11 @@ pub fn fill_step(asm: &Assembler, model: &Model, inp: &StepInput<'_>, sys: &mut 
 
     // Internal forces at the EOM time level.
     let coef_k = inp.matrix.then_some(inp.coef_u);
-    asm.add_element_forces(model, &ElementEval::Level(g), coef_k, sys);
+    let eval = match inp.discrete_gradient {
+        true => ElementEval::DiscreteGradient(g),
+        false => ElementEval::Level(g),
+    };
+    asm.add_element_forces(model, &eval, coef_k, sys);
 
     // Dampers and configuration-dependent inertia at (u~, v~, a~).
     let coef_ut = inp.coef_u * g.w.c3;
@@ -180,7 +190,7 @@ pub fn fill_step(asm: &Assembler, model: &Model, inp: &StepInput<'_>, sys: &mut 
         u: g.u_tilde,
         v: inp.v_tilde,
         a: inp.a_tilde,
-        midpoint: g.w.is_midpoint().then_some(MidpointStart {
+        midpoint: inp.discrete_gradient.then_some(MidpointStart {
             u_n: g.u_n,
             dt: inp.t_next - inp.t_n,
         }),

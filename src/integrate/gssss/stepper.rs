@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::element::{EomLevel, LevelWeights};
 use crate::integrate::AttrValue;
-use crate::linalg::{SaddlePointSolver, SolveError};
+use crate::linalg::{max_abs, SaddlePointSolver, SolveError};
 
 use super::predictor::{Outcome, Predictor, PredictorChoice};
 use super::residual::{constraint_force, fill_step, ConstraintForce, StepInput};
@@ -118,6 +118,9 @@ struct StepSystem<'a, 's> {
     sys: &'a System<'s>,
     ws: &'a mut Workspace,
     w: LevelWeights,
+    /// Whether the scheme asks for the discrete gradients (its EOM level is
+    /// the step's midpoint, [`Variant::midpoint_level`]).
+    discrete_gradient: bool,
     forces: ConstraintForce,
     /// The predictor–corrector coefficients on the unknown of u_{n+1}, u~, v~, a~.
     coefs: [f64; 4],
@@ -157,6 +160,7 @@ impl<'a, 's> StepSystem<'a, 's> {
             sys,
             forces: constraint_force(option, newton.jacobian, sch.w1, w.c3),
             w,
+            discrete_gradient: false,
             coefs: pc.map(|p| p.c),
             w1: sch.w1,
             delta3: sch.unknown[3],
@@ -203,6 +207,7 @@ impl NonlinearSystem for StepSystem<'_, '_> {
                 u_tilde: &ws.u_tilde,
                 w: self.w,
             },
+            discrete_gradient: self.discrete_gradient,
             a_tilde: &ws.a_tilde,
             inertia: Some(&ws.inertia),
             v_tilde: &ws.v_tilde,
@@ -481,6 +486,7 @@ impl OneStepIntegrator {
         let t_next = state.t + dt;
         let mut system = StepSystem::new(sys, ws, &sch, self.option, &newton, pc, [t_n, t_next]);
         system.step = state.step + 1;
+        system.discrete_gradient = self.variant.midpoint_level();
         let outcome = newton::solve(
             &mut system,
             &newton.policy(),
@@ -566,10 +572,6 @@ fn refuse_velocity_constraints(model: &crate::model::Model) -> Result<(), StepEr
             ),
         }),
     }
-}
-
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }
 
 /// A converged step: Newton iterations, factorizations, line-search

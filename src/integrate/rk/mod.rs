@@ -32,6 +32,7 @@ use super::index1::Index1;
 use super::projector::{Drift, Projector};
 use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 use crate::integrate::AttrValue;
+use crate::linalg::max_abs;
 pub use settings::{Formulation, RkSettings, RkStep, Stabilization};
 
 /// Statistics of a Runge–Kutta step (indices into [`StepReport::stats`]).
@@ -678,8 +679,4 @@ fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += a * xi;
     }
-}
-
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }

@@ -3,10 +3,12 @@
 
 use crate::element::Beam;
 use crate::joint::{Slope, SlopeTarget};
+use crate::kinematics::vec3::{dot, norm};
 use crate::model::dof::beam_components;
 
 use super::{
-    err, nonnegative, positive_named, separated, BeamSection, BuildError, Entity, ModelBuilder,
+    distinct_ends, err, nonnegative, positive_named, separated, BeamSection, BuildError, Entity,
+    ModelBuilder,
 };
 
 /// Euler–Bernoulli beams (planar and spatial): beam nodes, beam elements,
@@ -108,14 +110,7 @@ impl ModelBuilder {
     ) -> Result<(), BuildError> {
         let mut dofs = self.beam_node_dofs("element", id, "nodes", a)?.to_vec();
         dofs.extend_from_slice(self.beam_node_dofs("element", id, "nodes", b)?);
-        if a == b {
-            return Err(err(
-                "element",
-                id,
-                Some("nodes"),
-                format!("both ends are node '{a}'"),
-            ));
-        }
+        distinct_ends(id, a, b)?;
         section.check("element", id)?;
         let BeamSection { ea, ei, rho_a } = *section;
         let dim = self.dim;
@@ -319,10 +314,9 @@ impl ModelBuilder {
         let x: Vec<[f64; 3]> = (0..3)
             .map(|i| self.initial_point(&dofs[i * k..(i + 1) * k]))
             .collect();
-        let r1: Vec<f64> = (0..3).map(|c| x[0][c] - x[1][c]).collect();
-        let r2: Vec<f64> = (0..3).map(|c| x[2][c] - x[1][c]).collect();
-        let dot = |p: &[f64], q: &[f64]| p.iter().zip(q).map(|(s, t)| s * t).sum::<f64>();
-        let (l1, l2) = (dot(&r1, &r1).sqrt(), dot(&r2, &r2).sqrt());
+        let r1: [f64; 3] = std::array::from_fn(|c| x[0][c] - x[1][c]);
+        let r2: [f64; 3] = std::array::from_fn(|c| x[2][c] - x[1][c]);
+        let (l1, l2) = (norm(&r1), norm(&r2));
         if !(l1 > 0.0 && l2 > 0.0) {
             return Err(err(
                 "element",

@@ -4,7 +4,7 @@
 use crate::element::{
     RotationalSpringDamper as RotationalSpringElement, SpringDamper as SpringElement, Truss,
 };
-use crate::point::{Point, PointPair};
+use crate::kinematics::point::{Point, PointPair};
 
 use super::{
     err, finite, nonnegative, positive_named, separated, BuildError, Entity, ModelBuilder,

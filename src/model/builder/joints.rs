@@ -44,14 +44,7 @@ impl ModelBuilder {
         kind: SliderKind,
     ) -> Result<(), BuildError> {
         let prismatic = kind == SliderKind::Prismatic;
-        if self.dim != 2 {
-            return Err(err(
-                "joint",
-                id,
-                None,
-                "sliders are planar: use dimension = 2".into(),
-            ));
-        }
+        self.need_dimension(2, "joint", id, "sliders are planar: use dimension = 2")?;
         let (pair, dofs) = self.pair("joint", id, line, point, ["line", "point"])?;
         finite("joint", id, "normal", &normal)?;
         if normal[0].hypot(normal[1]) == 0.0 {
@@ -63,7 +56,7 @@ impl ModelBuilder {
             ));
         }
         let lock = if prismatic {
-            let theta = |p: &crate::point::Point, at: usize| {
+            let theta = |p: &crate::kinematics::point::Point, at: usize| {
                 matches!(p, Point::Body2 { .. }).then(|| self.u0[dofs[at + 2]])
             };
             let tb = theta(&pair.b, pair.a.ndof()).ok_or_else(|| {
@@ -128,14 +121,7 @@ impl ModelBuilder {
     /// Keeps planar `point` (a node or a body point) on the curve
     /// `y = f(x, t)` of `curve` (the `path` joint).
     pub fn path(&mut self, id: &str, point: &PointRef, curve: Curve) -> Result<(), BuildError> {
-        if self.dim != 2 {
-            return Err(err(
-                "joint",
-                id,
-                None,
-                "path joints are planar: use dimension = 2".into(),
-            ));
-        }
+        self.need_dimension(2, "joint", id, "path joints are planar: use dimension = 2")?;
         let (p, _, dofs) = self.point("joint", id, "point", point)?;
         if dofs.is_empty() {
             return Err(err(

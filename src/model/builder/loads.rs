@@ -1,8 +1,8 @@
 //! Loads: point forces, body torques (planar and spatial) and gravity.
 
+use crate::kinematics::point::Point;
 use crate::load::{BodyTorque, Load, PointLoad, TimeFunction, TorqueFrame};
 use crate::model::LoadEntry;
-use crate::point::Point;
 
 use super::{err, finite, BuildError, Entity, ModelBuilder, PointRef};
 
@@ -17,25 +17,10 @@ impl ModelBuilder {
         torque: f64,
         time: TimeFunction,
     ) -> Result<(), BuildError> {
-        let theta = match self.entities.get(body) {
-            Some(Entity::Body2(d)) => d[2],
-            Some(_) => {
-                return Err(err(
-                    "load",
-                    id,
-                    Some("body"),
-                    format!("'{body}' is not a planar rigid body"),
-                ))
-            }
-            None => {
-                return Err(err(
-                    "load",
-                    id,
-                    Some("body"),
-                    format!("body '{body}' is not defined"),
-                ))
-            }
-        };
+        let theta = self.body_entity("load", id, body, "planar rigid body", |e| match e {
+            Entity::Body2(d) => Some(d[2]),
+            _ => None,
+        })?;
         finite("load", id, "torque", &[torque])?;
         check_time(id, &time)?;
         self.claim_id("load", id)?;
@@ -65,25 +50,11 @@ impl ModelBuilder {
         frame: TorqueFrame,
         time: TimeFunction,
     ) -> Result<(), BuildError> {
-        let (dofs, attitude) = match self.entities.get(body) {
-            Some(Entity::Body3(d, att)) => (d[3..].to_vec(), *att),
-            Some(_) => {
-                return Err(err(
-                    "load",
-                    id,
-                    Some("body"),
-                    format!("'{body}' is not a 3-D rigid body"),
-                ))
-            }
-            None => {
-                return Err(err(
-                    "load",
-                    id,
-                    Some("body"),
-                    format!("body '{body}' is not defined"),
-                ))
-            }
-        };
+        let (dofs, attitude) =
+            self.body_entity("load", id, body, "3-D rigid body", |e| match e {
+                Entity::Body3(d, att) => Some((d[3..].to_vec(), *att)),
+                _ => None,
+            })?;
         finite("load", id, "torque", &torque)?;
         check_time(id, &time)?;
         self.claim_id("load", id)?;

@@ -9,12 +9,12 @@
 use nalgebra::{Matrix3, Vector3};
 
 use super::{err, finite, positive_named, BuildError, Entity, ModelBuilder, PointRef};
-use crate::attitude::Attitude;
 use crate::element::{EulerKinetic, Rigid3d, RigidDirectors};
 use crate::joint::{
     Coincident, DirectorConstraints, DiskContact, DiskGeometry, DiskRolling, DotJoint, DotRow,
     EulerNormalization, Point, Side, Vector,
 };
+use crate::kinematics::attitude::Attitude;
 use crate::model::dof::DofKind;
 
 /// Component labels and kinds of a 3-D rigid body.
@@ -185,14 +185,12 @@ impl ModelBuilder {
     /// `id.x .. id.z, id.d1x .. id.d3z` and the joint `id.orthonormality`,
     /// `d_i . d_j = delta_ij` (six rows, [`DirectorConstraints`]).
     pub fn body3d(&mut self, id: &str, b: &Body3dSpec) -> Result<(), BuildError> {
-        if self.dim != 3 {
-            return Err(err(
-                "body",
-                id,
-                None,
-                "a body with `orientation` or a 3-D inertia needs dimension = 3".into(),
-            ));
-        }
+        self.need_dimension(
+            3,
+            "body",
+            id,
+            "a body with `orientation` or a 3-D inertia needs dimension = 3",
+        )?;
         for (field, x) in [
             ("position", &b.position[..]),
             ("orientation", &b.orientation[..]),
@@ -285,14 +283,7 @@ impl ModelBuilder {
         b: &PointRef,
         joint: Joint3d,
     ) -> Result<(), BuildError> {
-        if self.dim != 3 {
-            return Err(err(
-                "joint",
-                id,
-                None,
-                "this joint type needs dimension = 3".into(),
-            ));
-        }
+        self.need_dimension(3, "joint", id, "this joint type needs dimension = 3")?;
         let (pair, dofs) = self.pair("joint", id, a, b, ["a", "b"])?;
         if joint == Joint3d::Spherical {
             self.claim_id("joint", id)?;
@@ -417,33 +408,12 @@ impl ModelBuilder {
         axis: [f64; 3],
         height: f64,
     ) -> Result<(), BuildError> {
-        if self.dim != 3 {
-            return Err(err(
-                "joint",
-                id,
-                None,
-                "a rolling disk needs dimension = 3".into(),
-            ));
-        }
-        let (dofs, attitude) = match self.entities.get(body) {
-            Some(Entity::Body3(d, att)) => (d.clone(), *att),
-            Some(_) => {
-                return Err(err(
-                    "joint",
-                    id,
-                    Some("body"),
-                    format!("'{body}' is not a 3-D rigid body"),
-                ))
-            }
-            None => {
-                return Err(err(
-                    "joint",
-                    id,
-                    Some("body"),
-                    format!("body '{body}' is not defined"),
-                ))
-            }
-        };
+        self.need_dimension(3, "joint", id, "a rolling disk needs dimension = 3")?;
+        let (dofs, attitude) =
+            self.body_entity("joint", id, body, "3-D rigid body", |e| match e {
+                Entity::Body3(d, att) => Some((d.clone(), *att)),
+                _ => None,
+            })?;
         positive_named("joint", id, "radius", "radius", radius)?;
         finite("joint", id, "axis", &axis)?;
         finite("joint", id, "height", &[height])?;

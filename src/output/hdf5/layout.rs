@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::attitude::Attitude;
+use crate::kinematics::attitude::Attitude;
 use crate::output::{
     AttrValue, Field, OutputConfig, OutputError, ProbeSummary, RunInfo, RunStatus, RunTotals,
     StepRecord,

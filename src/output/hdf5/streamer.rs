@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::attitude::Attitude;
+use crate::kinematics::attitude::Attitude;
 use crate::output::{
     AttrValue, Mesh, OutputConfig, OutputError, ProbeSummary, Recorder, RunInfo, RunStatus,
     RunTotals, StepRecord,

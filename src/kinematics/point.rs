@@ -6,7 +6,7 @@
 //! `sum_a w_a d^2 r_a / dq^2` used for the constraint-force derivative
 //! d(B^T lambda)/du (Hoitink eq. 4.19).
 
-use crate::attitude::{Attitude, MAX_ATTITUDE_COORDS};
+use crate::kinematics::attitude::{Attitude, MAX_ATTITUDE_COORDS};
 
 /// Maximum local DOFs of one point (a 3-D director body has 3 + 9).
 pub const MAX_POINT_DOFS: usize = 3 + MAX_ATTITUDE_COORDS;

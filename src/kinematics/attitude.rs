@@ -4,7 +4,7 @@
 //!
 //! * [`Attitude::EulerParameters`]: four coordinates `p = (p0, p1, p2, p3)`
 //!   with `|p| = 1`; a body vector `s` is rotated by the homogeneous quadratic
-//!   form `R(p) s` of [`crate::rotation`] (constant Hessian in `p`).
+//!   form `R(p) s` of [`crate::kinematics::rotation`] (constant Hessian in `p`).
 //! * [`Attitude::Directors`]: nine coordinates `(d1, d2, d3)`, the body axes
 //!   as spatial vectors (Betsch & Steinmann, "Constrained integration of
 //!   rigid body dynamics", CMAME 191 (2001) 467–488), with
@@ -16,7 +16,8 @@
 
 use nalgebra::{Matrix3, Rotation3, UnitQuaternion};
 
-use crate::rotation;
+use crate::kinematics::rotation;
+use crate::kinematics::vec3::{cross, dot};
 
 /// Most rotation coordinates of a 3-D body (directors: 9).
 pub const MAX_ATTITUDE_COORDS: usize = 9;
@@ -32,18 +33,6 @@ pub enum Attitude {
     EulerParameters,
     /// Directors `(d1, d2, d3)`: the body axes in space, 9 coordinates.
     Directors,
-}
-
-fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
-fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
 /// Director `i` of the director coordinates `q`.
