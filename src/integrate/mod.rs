@@ -22,6 +22,7 @@ pub mod bdf;
 pub mod epm;
 pub mod galerkin;
 pub mod gssss;
+pub mod hht;
 pub mod index1;
 mod initial;
 mod methods;

@@ -15,6 +15,7 @@ pub(crate) use resolve::takes;
 use crate::integrate::bdf::BdfSettings;
 use crate::integrate::galerkin::TdgSettings;
 use crate::integrate::gssss::GssssSettings;
+use crate::integrate::hht::HhtSettings;
 use crate::integrate::initial::Initialize;
 use crate::integrate::rk::RkSettings;
 use crate::integrate::settings::{
@@ -100,6 +101,8 @@ methods! {
     RungeKutta(RkSettings),
     /// DASSL's BDF on the GGL form (Yen and Petzold).
     Bdf(BdfSettings),
+    /// The Hilber–Hughes–Taylor alpha method (a GSSSS member in its own parameter).
+    Hht(HhtSettings),
 }
 
 /// A fully resolved integrator configuration.
