@@ -7,7 +7,6 @@
 use crate::integrate::gssss::{preset, ConstraintOption, Family, Gssss, SolveForm, Variant};
 use crate::integrate::initial::Initialize;
 use crate::integrate::newton::{NewtonStop, ScaledTolerances};
-use crate::integrate::projector::{Metric, Passes};
 use crate::integrate::rk::{Formulation, RkSettings, RkStep, Stabilization, Tableau};
 use crate::integrate::settings::{bad, SettingsError, Steps, DEFAULT_MAX_STEPS};
 use crate::integrate::{
@@ -84,12 +83,7 @@ impl IntegratorConfig {
     /// The embedded projection method (Borri and Trainelli) with the classical
     /// Runge–Kutta tableau and fixed steps of 0.01 (`method = "epm"`).
     pub fn epm() -> Self {
-        Self::from(RkSettings {
-            formulation: Formulation::Epm,
-            tableau: crate::integrate::rk::RK4,
-            step: RkStep::Fixed { dt: 0.01 },
-            stabilization: Stabilization::None,
-        })
+        Self::from(RkSettings::epm())
     }
 
     /// Seed 002's alpha–kappa scheme (eq. 66) with dissipation control
@@ -111,16 +105,7 @@ impl IntegratorConfig {
     }
 
     fn runge_kutta(tableau: Tableau, step: RkStep) -> Self {
-        Self::from(RkSettings {
-            formulation: Formulation::Index1,
-            tableau,
-            step,
-            stabilization: Stabilization::PStab {
-                datol: 0.0,
-                metric: Metric::Mass,
-                passes: Passes::Two,
-            },
-        })
+        Self::from(RkSettings::index1(tableau, step))
     }
 
     /// `method` with the solver defaults: `t_end` 0, the dense/band/sparse

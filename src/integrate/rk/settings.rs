@@ -93,6 +93,33 @@ pub struct RkSettings {
 }
 
 impl RkSettings {
+    /// `tableau` on the index-1 form stepping by `step`, post-stabilized by
+    /// PStab in the mass metric (two passes, every step): the builders'
+    /// default (a model file's is no stabilization).
+    pub fn index1(tableau: Tableau, step: RkStep) -> Self {
+        RkSettings {
+            formulation: Formulation::Index1,
+            tableau,
+            step,
+            stabilization: Stabilization::PStab {
+                datol: 0.0,
+                metric: Metric::Mass,
+                passes: Passes::Two,
+            },
+        }
+    }
+
+    /// The embedded projection method with the classical tableau and fixed
+    /// steps of 0.01.
+    pub fn epm() -> Self {
+        RkSettings {
+            formulation: Formulation::Epm,
+            tableau: super::RK4,
+            step: RkStep::Fixed { dt: 0.01 },
+            stabilization: Stabilization::None,
+        }
+    }
+
     /// A human-readable name, e.g. `dopri5 (rtol 1e-5, atol 1e-6), PStab`.
     pub fn label(&self) -> String {
         let step = match self.step {

@@ -19,7 +19,8 @@ pub struct IntegratorSpec {
     /// the embedded projection method (Borri and Trainelli) with --tableau; bdf, DASSL's
     /// BDF 1-5 on the GGL form (Yen and Petzold) with --newton, --max-order, --rtol, --atol;
     /// or Lens and Cardona's Galerkin schemes: tcg (energy-preserving), tdg (energy-decaying,
-    /// --alpha) and alpha-kappa (with velocity constraints, --alpha, --kappa).
+    /// --alpha) and alpha-kappa (with velocity constraints, --alpha, --kappa); hht, the
+    /// Hilber-Hughes-Taylor alpha method (--alpha in [-1/3, 0]).
     #[cfg_attr(feature = "cli", arg(long))]
     pub method: Option<String>,
     /// GSSSS: fixed (a Newton failure stops the run) or cutback (halve dt and retry,
@@ -142,8 +143,9 @@ pub struct IntegratorSpec {
     #[cfg_attr(feature = "cli", arg(long))]
     pub error_test: Option<String>,
     /// TDG and alpha-kappa (Lens and Cardona eqs. 47, 66): dissipation control alpha in [0, 1]
-    /// (default 1, eq. 28; rho_inf = (1 - alpha)/(1 + alpha)).
-    #[cfg_attr(feature = "cli", arg(long))]
+    /// (default 1, eq. 28; rho_inf = (1 - alpha)/(1 + alpha)). HHT: alpha in [-1/3, 0]
+    /// (default -0.1; rho_inf = (1 + alpha)/(1 - alpha)).
+    #[cfg_attr(feature = "cli", arg(long, allow_negative_numbers = true))]
     pub alpha: Option<f64>,
     /// alpha-kappa (--method alpha-kappa, Lens and Cardona eq. 66): kappa K, or auto (eq. 71
     /// at the iterate, clamped to [1 - h/2, 1 + h/2]; the default).
