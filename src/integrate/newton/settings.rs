@@ -1,7 +1,7 @@
 //! The Newton driver's settings as the `[integrator]` table gives them to
-//! every method on the driver (GSSSS, TCG, TDG, alpha–kappa, keys
-//! [`NEWTON`](crate::integrate::settings::NEWTON)): read and checked here,
-//! once, for all of them.
+//! every method on the driver (GSSSS, TCG, TDG, alpha–kappa, HHT; keys
+//! `NEWTON` of `integrate/settings`): read and checked here, once, for all
+//! of them.
 
 use super::{LineSearch, Refactor};
 use crate::integrate::settings::{
@@ -41,8 +41,8 @@ pub(crate) fn check_scaled(
 }
 
 /// The scaled Newton test and the driver's options as the `[integrator]`
-/// table gives them (keys [`NEWTON`](crate::integrate::settings::NEWTON)):
-/// the part of a method's settings that every method on the driver shares,
+/// table gives them (keys `rtol`, `atol`, `max_iter`, `refactor`,
+/// `line_search`): the part of a method's settings that every method on the driver shares,
 /// embedded by those that take nothing more (Chrono keeps these on its
 /// implicit timestepper base).
 #[derive(Debug, Clone, Copy, PartialEq)]

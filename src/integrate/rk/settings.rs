@@ -231,7 +231,7 @@ impl RkSettings {
                         ),
                     ));
                 }
-                // The values are checked once, by `IntegratorConfig::check`.
+                // The values are checked once, by `Method::check`.
                 let rtol = table.rtol.unwrap_or(1e-6);
                 RkStep::Adaptive {
                     rtol,

@@ -86,8 +86,10 @@ pub trait Method: std::fmt::Debug {
 pub trait FromTable: Method + Sized {
     /// The `method` names (in the order of the documentation).
     const NAMES: &'static [&'static str];
-    /// The key groups that method `name` takes besides [`RUN`], given the
-    /// table (its `step_control` and `tableau` can decide the steps' keys).
+    /// The key groups that method `name` takes besides the run's
+    /// (`method`, `t_end`, `initialize`, `factorization`, `sparse`), given
+    /// the table (its `step_control` and `tableau` can decide the steps'
+    /// keys).
     fn keys(name: &str, table: &IntegratorSpec) -> Vec<&'static [&'static str]>;
     /// The settings of method `name` from the table, defaults filled in.
     /// The table holds only keys the method takes (checked before).

@@ -9,7 +9,7 @@ use serde::Deserialize;
 /// command line's flags of the same names (`--rtol` for `rtol`, with `cli`):
 /// one type for both, merged by `IntegratorSpec::overridden_by` and
 /// checked once by `IntegratorSpec::resolve`. A key given to a method that
-/// has no use for it is refused there (`keys.rs`).
+/// has no use for it is refused there (the keys each method lists, `FromTable::keys`).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
