@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use crate::assembly::Assembler;
 use crate::integrate::{
-    accumulate_stats, InitialCorrection, IntegratorConfig, MethodConfig, NewtonTimings, RkSettings,
-    RkStep, StatSpec, State, StepError, System, DEFAULT_MAX_STEPS,
+    accumulate_stats, InitialCorrection, IntegratorConfig, NewtonTimings, StatSpec, State,
+    StepError, Steps, System, DEFAULT_MAX_STEPS,
 };
 use crate::model::Model;
 use crate::output::ProbeSummary;
@@ -648,13 +648,9 @@ pub fn output_estimate(
 
 /// The step bound of an adaptive method: its `max_steps`.
 fn adaptive_max_steps(config: &IntegratorConfig) -> u64 {
-    match &config.method {
-        MethodConfig::RungeKutta(RkSettings {
-            step: RkStep::Adaptive { max_steps, .. },
-            ..
-        }) => *max_steps,
-        MethodConfig::Bdf(b) => b.max_steps,
-        _ => DEFAULT_MAX_STEPS,
+    match config.steps() {
+        Steps::Adaptive { max_steps, .. } => max_steps,
+        Steps::Fixed(_) => DEFAULT_MAX_STEPS,
     }
 }
 

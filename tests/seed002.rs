@@ -7,9 +7,9 @@ use common::*;
 use flexmb::assembly::Assembler;
 use flexmb::input::load_model_file;
 use flexmb::integrate::galerkin::{Kappa, Scheme, Tdg, TdgSettings};
+use flexmb::integrate::newton::DriverSettings;
 use flexmb::integrate::State;
 use flexmb::integrate::{system, IntegratorSpec};
-use flexmb::integrate::{LineSearch, Refactor};
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 
@@ -148,11 +148,11 @@ fn tdg_newton_matrix_against_finite_differences() {
             scheme,
             alpha: 0.3,
             dt: h,
-            rtol: 1e-6,
-            atol: None,
-            max_iter: 10,
-            refactor: Refactor::Iteration,
-            line_search: LineSearch::None,
+            newton: DriverSettings {
+                rtol: 1e-6,
+                max_iter: 10,
+                ..DriverSettings::default()
+            },
         };
         let mut tdg = Tdg::new(&sys, "tdg".into(), vec![], settings, Default::default()).unwrap();
         let (n, m) = (model.n_dofs(), model.n_constraints());
@@ -231,11 +231,11 @@ fn alpha_kappa_reduced_solve_equals_full_solve() {
                 scheme: Scheme::AlphaKappa(Kappa::Fixed(kappa)),
                 alpha,
                 dt: h,
-                rtol: 1e-8,
-                atol: None,
-                max_iter: 10,
-                refactor: Refactor::Iteration,
-                line_search: LineSearch::None,
+                newton: DriverSettings {
+                    rtol: 1e-8,
+                    max_iter: 10,
+                    ..DriverSettings::default()
+                },
             };
             let mut tdg =
                 Tdg::new(&sys, "ak".into(), vec![], settings, Default::default()).unwrap();
@@ -308,11 +308,11 @@ fn alpha_kappa_exact_newton_matrix_with_kappa_derivative() {
             scheme: Scheme::AlphaKappa(Kappa::Auto),
             alpha: 0.3,
             dt: h,
-            rtol: 1e-6,
-            atol: None,
-            max_iter: 10,
-            refactor: Refactor::Iteration,
-            line_search: LineSearch::None,
+            newton: DriverSettings {
+                rtol: 1e-6,
+                max_iter: 10,
+                ..DriverSettings::default()
+            },
         };
         let mut tdg = Tdg::new(&sys, "ak".into(), vec![], settings, Default::default()).unwrap();
         let (n, m) = (model.n_dofs(), model.n_constraints());
@@ -750,11 +750,11 @@ fn alpha_kappa_case_d_step_equations_fold() {
         scheme: Scheme::AlphaKappa(Kappa::Fixed(1.0)),
         alpha: 1.0,
         dt: h,
-        rtol: 1e-6,
-        atol: None,
-        max_iter: 30,
-        refactor: Refactor::Iteration,
-        line_search: LineSearch::None,
+        newton: DriverSettings {
+            rtol: 1e-6,
+            max_iter: 30,
+            ..DriverSettings::default()
+        },
     };
     let mut tdg = Tdg::new(&sys, "ak".into(), vec![], settings, Default::default()).unwrap();
     let pattern = tdg.block_pattern().clone();

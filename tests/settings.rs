@@ -485,3 +485,96 @@ fn builders_refuse_the_wrong_method() {
         }
     }
 }
+
+/// docs/model-format.md's table of the keys each method takes is the
+/// methods' own lists ([`flexmb::integrate::method_keys`]), both ways: every
+/// method has a row, every documented method and key exists, and each row
+/// names exactly the keys its methods take with any of their steps; every
+/// key of the table is documented in a key table of the `[integrator]`
+/// section.
+#[test]
+fn documented_keys_are_the_methods_keys() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/model-format.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    let ticked =
+        |s: &str| -> Vec<String> { s.split('`').skip(1).step_by(2).map(String::from).collect() };
+    let section: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("## `[integrator]`"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .collect();
+    let rows: Vec<(Vec<String>, Vec<String>)> = section
+        .iter()
+        .skip_while(|l| !l.starts_with("| method | its keys |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').collect();
+            (ticked(cells[1]), ticked(cells[2]))
+        })
+        .collect();
+    let library = flexmb::integrate::method_keys();
+    let mut seen = vec![];
+    for (methods, keys) in &rows {
+        let mut keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for m in methods {
+            let (_, want) = library
+                .iter()
+                .find(|(name, _)| name == m)
+                .unwrap_or_else(|| panic!("documented method \"{m}\" does not exist"));
+            let mut want = want.clone();
+            want.sort_unstable();
+            assert_eq!(
+                keys, want,
+                "method \"{m}\": documented keys against its settings"
+            );
+            seen.push(m.as_str());
+        }
+    }
+    for (m, _) in &library {
+        assert!(
+            seen.contains(m),
+            "method \"{m}\" is not in the table of docs/model-format.md"
+        );
+    }
+    // Every key has its row in a key table (`| `key` | ...`, or a row of
+    // several keys), and every such row names keys.
+    let documented: Vec<String> = section
+        .iter()
+        .filter(|l| l.starts_with("| `"))
+        .flat_map(|l| ticked(l.split('|').nth(1).unwrap()))
+        .collect();
+    for key in IntegratorSpec::KEYS {
+        assert!(
+            documented.iter().any(|d| d == key),
+            "`{key}` has no row in the [integrator] key tables"
+        );
+    }
+    for row in section.iter().filter(|l| {
+        l.starts_with("| `") && l.split('|').nth(3).is_some_and(|c| !c.trim().is_empty())
+    }) {
+        let keys = ticked(row.split('|').nth(1).unwrap());
+        let in_a_key_table = row.split('|').nth(2).is_some_and(|t| {
+            [
+                "string",
+                "float",
+                "bool",
+                "integer",
+                "",
+                "float array (2)",
+                "float or string",
+                "integer or string",
+            ]
+            .contains(&t.trim())
+        });
+        for key in keys.iter().filter(|_| in_a_key_table) {
+            assert!(
+                IntegratorSpec::KEYS.contains(&key.as_str()),
+                "documented key `{key}` does not exist"
+            );
+        }
+    }
+}

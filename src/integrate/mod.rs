@@ -22,24 +22,29 @@ pub mod bdf;
 pub mod epm;
 pub mod galerkin;
 pub mod gssss;
+pub mod hht;
 pub mod index1;
 mod initial;
+mod methods;
 pub mod newton;
 pub mod projector;
 pub mod rk;
 mod settings;
 
 pub use gssss::{ConstraintOption, Family, Gssss, JacobianKind, LinearScheme, SolveForm, Variant};
+pub use gssss::{GssssSettings, StepControl};
 pub use initial::{
     consistent_initial, initial_tolerance, initialize, InitialCorrection, Initialize,
 };
+pub(crate) use methods::takes;
+pub use methods::{method_keys, IntegratorConfig, MethodSettings};
 pub use newton::{LineSearch, NewtonStop, NewtonTimings, Refactor};
+pub use rk::{Formulation, RkSettings, RkStep, Stabilization};
 pub(crate) use settings::check_step_count;
-pub(crate) use settings::{is_key, takes};
+pub(crate) use settings::is_key;
 pub use settings::{
-    Formulation, GssssSettings, IntegratorConfig, IntegratorSpec, KappaChoice, MethodConfig,
-    OptionChoice, RkSettings, RkStep, SettingsError, Stabilization, StepControl, DEFAULT_MAX_STEPS,
-    MAX_STEPS, MIN_STEP,
+    Build, FromTable, IntegratorSpec, KappaChoice, Method, OptionChoice, SettingsError, Steps,
+    DEFAULT_MAX_STEPS, MAX_STEPS, MIN_STEP,
 };
 
 use crate::assembly::Assembler;

@@ -30,6 +30,7 @@
 mod control;
 mod corrector;
 mod ggl;
+mod settings;
 
 use super::index1::Index1;
 use super::newton::{weighted_rms, Stats, FLOOR_FACTOR};
@@ -37,6 +38,7 @@ use super::{Integrator, StatSpec, State, StepError, StepReport, System};
 use crate::integrate::AttrValue;
 use control::{Corrected, Estimate, Fails, Failure};
 use ggl::Ggl;
+pub use settings::BdfSettings;
 
 /// The nonlinear iteration of each BDF step (Yen and Petzold).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,25 +128,6 @@ const MAXIT: u32 = 4;
 const MAX_CONV_FAILS: u32 = 10;
 /// Singular-matrix cuts on one step before giving up (DASSL).
 const MAX_SINGULAR: u32 = 3;
-
-/// Settings of the BDF method.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BdfSettings {
-    /// The nonlinear iteration.
-    pub iteration: NewtonIteration,
-    /// Largest order (1..=5).
-    pub max_order: usize,
-    /// The components of the local error test.
-    pub error_test: ErrorTest,
-    /// Relative tolerance.
-    pub rtol: f64,
-    /// Absolute tolerance.
-    pub atol: f64,
-    /// Largest step.
-    pub max_step: f64,
-    /// Most step attempts per run.
-    pub max_steps: u64,
-}
 
 /// DASSL's BDF on the GGL form.
 pub struct Bdf {

@@ -72,6 +72,7 @@
 
 pub mod blocks;
 pub mod reduce;
+mod settings;
 mod step;
 
 use crate::assembly::{
@@ -82,10 +83,11 @@ use crate::integrate::AttrValue;
 use crate::linalg::{dot, max_abs, SaddlePointSolver, SolveError};
 
 use super::initial::consistent_initial;
-use super::newton::{self, Failure, LineSearch, NewtonStop, Policy, Refactor, RoundOff};
+use super::newton::{self, Failure, RoundOff};
 use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
 use blocks::{add_scaled, add_slots, clear, BlockPattern, ALL, COLUMN, MASS, ROWS, STIFF};
 use reduce::Reduction;
+pub use settings::TdgSettings;
 
 /// Statistics of a TDG step: Newton iterations, residual evaluations
 /// (iterations and line-search backtracks), factored Newton matrices.
@@ -119,41 +121,6 @@ pub enum Scheme {
     Tdg,
     /// The alpha–kappa scheme with velocity constraints (eq. 66).
     AlphaKappa(Kappa),
-}
-
-/// Settings of the energy-decaying Galerkin schemes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TdgSettings {
-    /// TDG or alpha–kappa.
-    pub scheme: Scheme,
-    /// Dissipation control alpha in [0, 1] (eq. 44; rho_inf = (1 - alpha)/(1 + alpha)).
-    pub alpha: f64,
-    /// Time step.
-    pub dt: f64,
-    /// Relative tolerance of the scaled Newton test.
-    pub rtol: f64,
-    /// Absolute tolerance (displacement units); `None`: rtol (1 + max |u0|).
-    pub atol: Option<f64>,
-    /// Newton iteration limit per step.
-    pub max_iter: u32,
-    /// When the block matrix is factored (`Step`: modified Newton; the
-    /// matrix is still filled with every residual).
-    pub refactor: Refactor,
-    /// Globalization of the Newton iteration (docs/theory/gssss.md §12a).
-    pub line_search: LineSearch,
-}
-
-impl TdgSettings {
-    /// The Newton driver's policy: the scaled test, the refresh and the
-    /// line search as set.
-    pub fn policy(&self) -> Policy {
-        Policy {
-            max_iter: self.max_iter,
-            stop: NewtonStop::Scaled,
-            refactor: self.refactor,
-            line_search: self.line_search,
-        }
-    }
 }
 
 /// The regions of the TDG blocks (rows [Ra; Rf], [3Rb; Re]; columns
@@ -388,7 +355,7 @@ impl Tdg {
                 let mut s =
                     SaddlePointSolver::preferring_band(&pattern.pattern, choice.force_sparse)
                         .map_err(setup)?;
-                s.set_refine_tol(crate::linalg::newton_refine_tol(settings.rtol));
+                s.set_refine_tol(crate::linalg::newton_refine_tol(settings.newton.rtol));
                 s
             }),
         };
@@ -402,7 +369,7 @@ impl Tdg {
             parameters,
             settings,
             grid: FixedGrid::new(0.0, settings.dt),
-            stats: newton::Stats::with_capacity(settings.max_iter),
+            stats: newton::Stats::with_capacity(settings.newton.max_iter),
             ws: Workspace {
                 n,
                 nb,
@@ -558,7 +525,7 @@ impl Tdg {
             t_n: state.t,
             h,
             step: state.step + 1,
-            atol_u: s.atol.unwrap_or(s.rtol * ro.coord_scale),
+            atol_u: s.newton.atol.unwrap_or(s.newton.rtol * ro.coord_scale),
             floor_l,
             f_tol: 0.0,
             f_tol_first: None,

@@ -78,7 +78,7 @@ impl NonlinearSystem for StepSystem<'_, '_> {
             .iter()
             .zip(&ws.inertia)
             .fold(0.0_f64, |mx, (e, f)| mx.max(f.abs() + (e - f).abs()));
-        let f_tol = (self.settings.rtol * self.force_scale).max(self.floor_l);
+        let f_tol = (self.settings.newton.rtol * self.force_scale).max(self.floor_l);
         self.f_tol = f_tol;
         self.f_tol_first.get_or_insert(f_tol);
         let coord_tol = self.coord_tol();
@@ -174,7 +174,7 @@ impl NonlinearSystem for StepSystem<'_, '_> {
     fn correction(&mut self) -> Correction {
         let ws = &*self.ws;
         let (n, nb, k, h) = (ws.n, ws.nb, ws.k, self.h);
-        let (rtol, atol_u, floor_l) = (self.settings.rtol, self.atol_u, self.floor_l);
+        let (rtol, atol_u, floor_l) = (self.settings.newton.rtol, self.atol_u, self.floor_l);
         let ro = ws.round_off;
         let atol_l = atol_u / ro.coord_scale * self.force_scale;
         let (x, dx) = (&ws.x, &ws.rhs);

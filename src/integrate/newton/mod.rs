@@ -21,10 +21,12 @@
 //! with a Newton failure as in the seed.
 
 pub mod driver;
+pub(crate) mod settings;
 
 use std::time::Duration;
 
 pub use driver::{solve, Cause, Correction, Failure, NonlinearSystem, Outcome, Policy, Stats};
+pub use settings::DriverSettings;
 
 /// Safety factor on the round-off floors of the convergence test: the
 /// test problems of Hoitink converge with 1 to 8 down to dt = 2^-18; the deformable
