@@ -51,7 +51,8 @@ impl LevelWeights {
     /// Whether these are the weights of the energy-conserving midpoint
     /// schemes (U0(1,1,1), V0(1,1,0), the two-field scheme), `u~ = (u_n + u_{n+1})/2`:
     /// `c1dt = c2dt2 = 0`, `c3 = 1/2` up to the round-off of their computation.
-    /// A check of settings only: what an element evaluates is the method's
+    /// A cross-check for tests (the methods decide by their parameters,
+    /// `gssss::Variant::midpoint_level`): what an element evaluates is the method's
     /// explicit choice ([`Element::discrete_gradient`] or [`Element::eom_force`]).
     pub fn is_midpoint(&self) -> bool {
         self.c1dt.abs() <= 1e-14 && self.c2dt2.abs() <= 1e-14 && (self.c3 - 0.5).abs() <= 1e-14

@@ -414,10 +414,10 @@ fn check_option(option: ConstraintOption, variant: Variant, dt: f64) -> Result<(
     if option != ConstraintOption::Gonzalez {
         return Ok(());
     }
-    let sch = variant.scheme(dt);
-    if sch.level_weights().is_midpoint() {
+    if variant.midpoint_level() {
         return Ok(());
     }
+    let sch = variant.scheme(dt);
     let label = match variant {
         Variant::Single { coefficients, .. } => coefficients.label(),
         Variant::TwoField => "the two-field form".into(),
