@@ -197,6 +197,23 @@ pub(super) fn fill(x: &mut [f64], v: f64) {
     }
 }
 
+/// `f(i, &mut x[i])` for every entry, in parallel blocks on a pool; each
+/// entry is computed on its own, so the result does not depend on the
+/// blocks.
+pub(super) fn for_each_entry<F: Fn(usize, &mut f64) + Sync>(x: &mut [f64], f: F) {
+    if in_pool() && x.len() > BLOCK {
+        x.par_chunks_mut(BLOCK).enumerate().for_each(|(k, c)| {
+            for (i, xi) in c.iter_mut().enumerate() {
+                f(k * BLOCK + i, xi);
+            }
+        });
+    } else {
+        for (i, xi) in x.iter_mut().enumerate() {
+            f(i, xi);
+        }
+    }
+}
+
 /// `dst[slots[q]] += scale * x[q]` for pairwise distinct `slots` (each entry
 /// gets one term: the order does not matter), in parallel blocks on a pool.
 pub(super) fn scatter_distinct(dst: &mut [f64], slots: &[usize], x: &[f64], scale: f64) {

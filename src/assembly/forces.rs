@@ -60,7 +60,10 @@ impl Assembler {
 
     /// out += M x.
     pub fn mass_mul_add(&self, x: &[f64], out: &mut [f64]) {
-        mass_mul(&self.mass, x, out);
+        match &self.mass_rows {
+            Some(rows) => rows.mul_add(&self.mass, x, out),
+            None => mass_mul(&self.mass, x, out),
+        }
     }
 
     /// Subtracts `scale` times the gravity load `M g` from `residual[..n]`.
@@ -203,7 +206,7 @@ impl Assembler {
     ) {
         let mut mass = mass;
         if let Some(out) = mass.as_deref_mut() {
-            mass_mul(&self.mass, x, out);
+            self.mass_mul_add(x, out);
         }
         let mut rate = rate;
         let zeros = std::mem::take(&mut sys.zeros);

@@ -15,10 +15,16 @@
 //! first, then the subtrees, which only read the top. Each supernode applies
 //! a column at a time, an `axpy` into a contiguous buffer of its pattern
 //! (forward) or a dot product with it (backward), the classical supernodal
-//! substitution (Davis 2006, §4.9; Ng and Peyton 1993). The cut and every
-//! order of additions depend on the structure only, so the result is bitwise
-//! the same for every thread count; it agrees with faer's own solve to
-//! rounding (tests/ldlt.rs).
+//! substitution (Davis 2006, §4.9; Ng and Peyton 1993). A large top
+//! supernode (at least [`PAR_MIN_ENTRIES`] entries below its diagonal block)
+//! first solves with its diagonal block, then splits the product of the rows
+//! below it by row ranges (forward), or their dot products by column ranges
+//! (backward), over the rayon pool, four columns per pass. Neither the
+//! splits nor the blocking change the order in which any entry's products
+//! are added, and the cut depends on the structure only, so the result is
+//! bitwise the same for every thread count (tests/ldlt.rs,
+//! tests/ldlt_tree.rs) and as the column-at-a-time substitution (the unit
+//! test below); it agrees with faer's own solve to rounding.
 
 use faer::sparse::linalg::cholesky::supernodal::SymbolicSupernodalCholesky;
 use rayon::prelude::*;
@@ -41,7 +47,8 @@ pub struct TreeSolve {
     top_index: Vec<u32>,
     /// Each task's buffer of top updates (`top_cols.len()` per task).
     acc: Vec<f64>,
-    /// Each task's pattern buffer (`pat_max` per task), and the top's.
+    /// Each task's buffer of a pattern's values and a supernode's dot
+    /// products (`pat_max` per task), and the top's.
     tmp: Vec<f64>,
     pat_max: usize,
 }
@@ -218,8 +225,9 @@ impl TreeSolve {
                 top_cols.push(c as u32);
             }
         }
+        // A pattern's values and a supernode's dot products (backward).
         let pat_max = (0..ns)
-            .map(|s| symbolic.supernode(s).pattern().len())
+            .map(|s| symbolic.supernode(s).pattern().len() + (end[s] - begin[s]) as usize)
             .max()
             .unwrap_or(0)
             .max(1);
@@ -292,14 +300,15 @@ impl TreeSolve {
         }
         for &s in &self.top {
             let nd = node(symbolic, values, s as usize);
-            // SAFETY: one thread; `x` is not otherwise borrowed here.
-            unsafe { forward(&nd, shared, top_tmp, |r, t| *shared.0.add(r) -= t) };
+            // SAFETY: the subtree tasks have finished; `x` is not otherwise
+            // borrowed here.
+            unsafe { forward_top(&nd, shared, top_tmp) };
         }
         // Backward: the top, then the subtrees (which read only the top).
         for &s in self.top.iter().rev() {
             let nd = node(symbolic, values, s as usize);
             // SAFETY: as above.
-            unsafe { backward(&nd, shared, top_tmp) };
+            unsafe { backward(&nd, shared, top_tmp, true) };
         }
         task_tmp
             .par_chunks_mut(pat_max)
@@ -309,7 +318,7 @@ impl TreeSolve {
                     let nd = node(symbolic, values, s as usize);
                     // SAFETY: task k writes only its own supernodes' unknowns
                     // and reads those and the top's, which no task writes.
-                    unsafe { backward(&nd, shared, tmp) };
+                    unsafe { backward(&nd, shared, tmp, false) };
                 }
             });
     }
@@ -321,6 +330,107 @@ struct Shared(*mut f64);
 // SAFETY: the tasks' accesses are disjoint (see `solve_in_place`).
 unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// The pointer to unknown `i` (a method, so that closures capture the
+    /// whole `Shared`, which is `Sync`).
+    ///
+    /// # Safety
+    /// `i` is within the unknowns.
+    unsafe fn at(self, i: usize) -> *mut f64 {
+        // SAFETY: as the caller's.
+        unsafe { self.0.add(i) }
+    }
+}
+
+/// Entries of a supernode's rows below its diagonal block (`pattern rows ×
+/// columns`) from which a top supernode's products run on the rayon pool.
+pub const PAR_MIN_ENTRIES: usize = 1 << 15;
+
+/// Pattern rows per task of a top supernode's forward product, and columns
+/// (a multiple of 4) per task of its backward dot products.
+const PAR_ROWS: usize = 512;
+const PAR_COLS: usize = 32;
+
+/// `L₁₁ y = b` on a supernode's own unknowns (the unit lower triangle of its
+/// diagonal block, column by column).
+fn forward_diagonal(nd: &Node<'_>, own: &mut [f64]) {
+    let (ncols, nrows) = (nd.ncols, nd.ncols + nd.pattern.len());
+    for j in 0..ncols {
+        let col = &nd.block[j * nrows + j + 1..j * nrows + ncols];
+        let xj = own[j];
+        for (xi, &l) in own[j + 1..].iter_mut().zip(col) {
+            *xi -= l * xj;
+        }
+    }
+}
+
+/// `t = L₂₁[rows, :] y` (pattern rows `rows` of the supernode's block below
+/// its diagonal block), four columns per pass over `t`. Each entry adds its
+/// columns' products in column order, `((t + l₀y₀) + l₁y₁) + …` from
+/// `t = 0`, exactly the order of one `axpy` per column (Rust does not fuse
+/// or reassociate floating-point operations), so the blocking changes no
+/// bit; it reads `t` a quarter as often (the classical register blocking of
+/// the supernodal substitution, Ng and Peyton 1993).
+fn below_product(nd: &Node<'_>, rows: std::ops::Range<usize>, y: &[f64], t: &mut [f64]) {
+    let (ncols, nrows) = (nd.ncols, nd.ncols + nd.pattern.len());
+    let col = |j: usize| &nd.block[j * nrows + ncols + rows.start..j * nrows + ncols + rows.end];
+    t.fill(0.0);
+    let mut j = 0;
+    while j + 4 <= ncols {
+        let (y0, y1, y2, y3) = (y[j], y[j + 1], y[j + 2], y[j + 3]);
+        let cols = col(j)
+            .iter()
+            .zip(col(j + 1))
+            .zip(col(j + 2))
+            .zip(col(j + 3));
+        for (ti, (((&a, &b), &c), &d)) in t.iter_mut().zip(cols) {
+            *ti = (((*ti + a * y0) + b * y1) + c * y2) + d * y3;
+        }
+        j += 4;
+    }
+    for (j, &yj) in y.iter().enumerate().skip(j) {
+        for (ti, &a) in t.iter_mut().zip(col(j)) {
+            *ti += a * yj;
+        }
+    }
+}
+
+/// `s[k] = L₂₁[:, cols.start + k] · t` (the pattern rows' values `t`), four
+/// columns per pass over `t`; each dot product adds in the order of [`dot`],
+/// so the blocking changes no bit.
+fn below_dots(nd: &Node<'_>, cols: std::ops::Range<usize>, t: &[f64], s: &mut [f64]) {
+    let (ncols, nrows) = (nd.ncols, nd.ncols + nd.pattern.len());
+    let col = |j: usize| &nd.block[j * nrows + ncols..(j + 1) * nrows];
+    let mut j = cols.start;
+    let mut out = s.chunks_exact_mut(4);
+    for s4 in &mut out {
+        s4.copy_from_slice(&dot4([col(j), col(j + 1), col(j + 2), col(j + 3)], t));
+        j += 4;
+    }
+    for (sk, j) in out.into_remainder().iter_mut().zip(j..cols.end) {
+        *sk = dot(col(j), t);
+    }
+}
+
+/// `Lᵀ₁₁ x = z − s` on a supernode's own unknowns, `s` the dot products of
+/// its columns below the diagonal block with the pattern's unknowns.
+fn backward_diagonal(nd: &Node<'_>, own: &mut [f64], s: &[f64]) {
+    let (ncols, nrows) = (nd.ncols, nd.ncols + nd.pattern.len());
+    for j in (0..ncols).rev() {
+        let col = &nd.block[j * nrows + j + 1..j * nrows + ncols];
+        let mut sum = s[j];
+        for (&l, &xi) in col.iter().zip(&own[j + 1..]) {
+            sum += l * xi;
+        }
+        own[j] -= sum;
+    }
+}
+
+/// Whether a supernode's products are split over the rayon pool.
+fn split(nd: &Node<'_>) -> bool {
+    nd.pattern.len() * nd.ncols >= PAR_MIN_ENTRIES && rayon::current_num_threads() > 1
+}
 
 /// One supernode of `L y = b` then `D z = y` on its own unknowns; each
 /// pattern row's update `t` is handed to `sub` (which subtracts it).
@@ -335,6 +445,8 @@ unsafe fn forward(nd: &Node<'_>, x: Shared, tmp: &mut [f64], mut sub: impl FnMut
     let own = unsafe { std::slice::from_raw_parts_mut(x.0.add(start), ncols) };
     let tmp = &mut tmp[..nd.pattern.len()];
     tmp.fill(0.0);
+    // A column at a time, each read once front to back: the whole pass
+    // reads the factor as one ascending stream.
     for j in 0..ncols {
         let col = &nd.block[j * nrows..(j + 1) * nrows];
         let xj = own[j];
@@ -353,29 +465,109 @@ unsafe fn forward(nd: &Node<'_>, x: Shared, tmp: &mut [f64], mut sub: impl FnMut
     }
 }
 
-/// One supernode of `Lᵀ x = z`: its own unknowns from its pattern's.
+/// [`forward`] of a top supernode, its product below the diagonal block by
+/// row ranges on the rayon pool when it is large ([`PAR_MIN_ENTRIES`]); the
+/// updates go straight into `x`. Bitwise the same for any split.
+///
+/// # Safety
+/// `x` points to the unknowns; no other thread accesses them meanwhile.
+unsafe fn forward_top(nd: &Node<'_>, x: Shared, tmp: &mut [f64]) {
+    if !split(nd) {
+        // SAFETY: as the caller's.
+        unsafe { forward(nd, x, tmp, |r, t| *x.0.add(r) -= t) };
+        return;
+    }
+    let (start, ncols) = (nd.start, nd.ncols);
+    let nrows = ncols + nd.pattern.len();
+    // SAFETY: the supernode's own unknowns; its pattern rows are later
+    // unknowns, disjoint from them.
+    let own = unsafe { std::slice::from_raw_parts_mut(x.0.add(start), ncols) };
+    forward_diagonal(nd, own);
+    let own: &[f64] = own;
+    tmp[..nd.pattern.len()]
+        .par_chunks_mut(PAR_ROWS)
+        .zip(nd.pattern.par_chunks(PAR_ROWS))
+        .enumerate()
+        .for_each(|(k, (t, rows))| {
+            let r0 = k * PAR_ROWS;
+            below_product(nd, r0..r0 + rows.len(), own, t);
+            for (&r, &ti) in rows.iter().zip(t.iter()) {
+                // SAFETY: each pattern row is in one chunk only.
+                unsafe { *x.at(r as usize) -= ti };
+            }
+        });
+    // SAFETY: as above; the tasks have finished.
+    let own = unsafe { std::slice::from_raw_parts_mut(x.0.add(start), ncols) };
+    for (j, xj) in own.iter_mut().enumerate() {
+        *xj /= nd.block[j * nrows + j];
+    }
+}
+
+/// One supernode of `Lᵀ x = z`: its own unknowns from its pattern's, the
+/// dot products with the pattern's unknowns split by columns over the rayon
+/// pool when `parallel` and the supernode is large ([`PAR_MIN_ENTRIES`]).
+/// `tmp` holds at least the pattern's length plus the supernode's columns.
 ///
 /// # Safety
 /// `x` points to the unknowns; no other thread writes this supernode's own
 /// unknowns or its pattern's meanwhile.
-unsafe fn backward(nd: &Node<'_>, x: Shared, tmp: &mut [f64]) {
-    let (start, ncols) = (nd.start, nd.ncols);
-    let nrows = ncols + nd.pattern.len();
-    let tmp = &mut tmp[..nd.pattern.len()];
-    for (t, &r) in tmp.iter_mut().zip(nd.pattern) {
+unsafe fn backward(nd: &Node<'_>, x: Shared, tmp: &mut [f64], parallel: bool) {
+    let (start, ncols, npat) = (nd.start, nd.ncols, nd.pattern.len());
+    let nrows = ncols + npat;
+    let (t, s) = tmp.split_at_mut(npat);
+    for (ti, &r) in t.iter_mut().zip(nd.pattern) {
         // SAFETY: a pattern row is a later unknown, not written meanwhile.
-        *t = unsafe { *x.0.add(r as usize) };
+        *ti = unsafe { *x.0.add(r as usize) };
     }
+    let t: &[f64] = t;
     // SAFETY: the supernode's own unknowns, exclusive to this call.
     let own = unsafe { std::slice::from_raw_parts_mut(x.0.add(start), ncols) };
+    if parallel && split(nd) {
+        let s = &mut s[..ncols];
+        s.par_chunks_mut(PAR_COLS)
+            .enumerate()
+            .for_each(|(k, sk)| below_dots(nd, k * PAR_COLS..k * PAR_COLS + sk.len(), t, sk));
+        backward_diagonal(nd, own, s);
+        return;
+    }
     for j in (0..ncols).rev() {
         let col = &nd.block[j * nrows..(j + 1) * nrows];
-        let mut sum = dot(&col[ncols..], tmp);
+        let mut sum = dot(&col[ncols..], t);
         for (&l, &xi) in col[j + 1..ncols].iter().zip(&own[j + 1..]) {
             sum += l * xi;
         }
         own[j] -= sum;
     }
+}
+
+/// Four dot products with `b` at once, each adding in the order of [`dot`].
+fn dot4(a: [&[f64]; 4], b: &[f64]) -> [f64; 4] {
+    let mut acc = [[0.0; 4]; 4];
+    let b4 = b.chunks_exact(4);
+    let rb = b4.remainder();
+    let rows = a[0]
+        .chunks_exact(4)
+        .zip(a[1].chunks_exact(4))
+        .zip(a[2].chunks_exact(4))
+        .zip(a[3].chunks_exact(4));
+    for ((((x0, x1), x2), x3), y) in rows.zip(b4) {
+        for k in 0..4 {
+            acc[0][k] += x0[k] * y[k];
+            acc[1][k] += x1[k] * y[k];
+            acc[2][k] += x2[k] * y[k];
+            acc[3][k] += x3[k] * y[k];
+        }
+    }
+    let tail = b.len() - rb.len();
+    let mut out = [0.0; 4];
+    for c in 0..4 {
+        let mut sum = (acc[c][0] + acc[c][1]) + (acc[c][2] + acc[c][3]);
+        for (x, y) in a[c][tail..].iter().zip(rb) {
+            sum += x * y;
+        }
+        out[c] = sum;
+    }
+    out
 }
 
 /// `Σ a_i b_i` with four partial sums (so that it vectorizes), added in a
@@ -404,4 +596,122 @@ pub(crate) fn supernode_of_columns(symbolic: &SymbolicSupernodalCholesky<u32>) -
         super_of[begin[s] as usize..end[s] as usize].fill(s as u32);
     }
     super_of
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The column-at-a-time substitution of one supernode (before the
+    /// blocking): forward with its updates returned, and backward.
+    fn reference(nd: &Node<'_>, x: &mut [f64]) -> Vec<f64> {
+        let (start, ncols) = (nd.start, nd.ncols);
+        let nrows = ncols + nd.pattern.len();
+        let mut tmp = vec![0.0; nd.pattern.len()];
+        for j in 0..ncols {
+            let col = &nd.block[j * nrows..(j + 1) * nrows];
+            let xj = x[start + j];
+            for (i, &l) in col.iter().enumerate().take(ncols).skip(j + 1) {
+                x[start + i] -= l * xj;
+            }
+            for (t, &l) in tmp.iter_mut().zip(&col[ncols..]) {
+                *t += l * xj;
+            }
+        }
+        for (&r, &t) in nd.pattern.iter().zip(&tmp) {
+            x[r as usize] -= t;
+        }
+        for j in 0..ncols {
+            x[start + j] /= nd.block[j * nrows + j];
+        }
+        let t: Vec<f64> = nd.pattern.iter().map(|&r| x[r as usize]).collect();
+        for j in (0..ncols).rev() {
+            let col = &nd.block[j * nrows..(j + 1) * nrows];
+            let mut sum = dot(&col[ncols..], &t);
+            for i in j + 1..ncols {
+                sum += col[i] * x[start + i];
+            }
+            x[start + j] -= sum;
+        }
+        tmp
+    }
+
+    /// Values in [-1, 1) from a linear congruential sequence.
+    fn values(n: usize, seed: u64) -> Vec<f64> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (s >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+            })
+            .collect()
+    }
+
+    /// The blocked kernels, and the split ones of the top on several
+    /// threads, give the column-at-a-time substitution's bits.
+    #[test]
+    fn blocked_and_split_kernels_match_column_at_a_time() {
+        for (ncols, npat) in [
+            (1, 0),
+            (3, 1),
+            (4, 4),
+            (5, 7),
+            (8, 3),
+            (13, 100),
+            (37, 1000),
+            (64, 1500),
+        ] {
+            let nrows = ncols + npat;
+            let mut block = values(ncols * nrows, (ncols * 1000 + npat) as u64);
+            for j in 0..ncols {
+                block[j * nrows + j] += 2.0;
+            }
+            let pattern: Vec<u32> = (0..npat as u32).map(|k| (ncols as u32) + 2 * k).collect();
+            let nd = Node {
+                start: 0,
+                ncols,
+                pattern: &pattern,
+                block: &block,
+            };
+            let n = ncols + 2 * npat;
+            let b = values(n, 7 + n as u64);
+            let mut want = b.clone();
+            let updates = reference(&nd, &mut want);
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let mut tmp = vec![0.0; npat + ncols];
+                // Forward as in a subtree (updates handed back), then as in
+                // the top (updates into x); backward serial and split.
+                let mut x = b.clone();
+                let mut got = vec![0.0; npat];
+                unsafe {
+                    forward(&nd, Shared(x.as_mut_ptr()), &mut tmp, |r, t| {
+                        got[(r - ncols) / 2] = t
+                    })
+                };
+                assert!(got
+                    .iter()
+                    .zip(&updates)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()));
+                for parallel in [false, true] {
+                    let mut x = b.clone();
+                    pool.install(|| unsafe {
+                        let sh = Shared(x.as_mut_ptr());
+                        forward_top(&nd, sh, &mut tmp);
+                        backward(&nd, sh, &mut tmp, parallel);
+                    });
+                    let same = x.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(
+                        same,
+                        "{ncols} x {npat}, {threads} threads, parallel {parallel}"
+                    );
+                }
+            }
+        }
+    }
 }
