@@ -147,7 +147,6 @@ fn v3(q: &[f64], at: usize) -> [f64; 3] {
     [q[at], q[at + 1], q[at + 2]]
 }
 
-
 /// (k, i, j) cyclic: the directors whose derivatives make K_k.
 const CYCLE: [(usize, usize); 3] = [(1, 2), (2, 0), (0, 1)];
 

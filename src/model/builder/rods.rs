@@ -7,8 +7,8 @@ use nalgebra::{Matrix3, Rotation3, UnitQuaternion, Vector3};
 use super::sections::MAX_LINE_ELEMENTS;
 use super::{err, finite, positive_named, BuildError, Entity, ModelBuilder};
 use super::{nonnegative_named, Body3dSpec};
-use crate::kinematics::attitude::Attitude;
 use crate::element::{DirectorBeam, RodSection};
+use crate::kinematics::attitude::Attitude;
 
 /// The centre line of a generated line of beam3d elements.
 #[derive(Debug, Clone, Copy, PartialEq)]
