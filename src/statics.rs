@@ -5,7 +5,10 @@
 //! ```
 //!
 //! with the load factor s = k / steps, k = 1..steps, each step starting from
-//! the previous equilibrium. The Newton matrix is the saddle-point matrix
+//! the previous equilibrium. A step whose Newton iteration fails is halved
+//! and retried from the last equilibrium (at most [`MAX_HALVINGS`] times in a
+//! row), and the increment doubles back once the load factor is aligned to
+//! it again: the usual load-increment cutting of nonlinear statics. The Newton matrix is the saddle-point matrix
 //! `[K - s K_load + H, B^T; B, 0]` (K the element tangent, K_load = dF/du,
 //! H = sum_r lambda_r d^2 Phi_r / du^2) filled by the assembler's neutral
 //! operators into the pattern the integrators use, and solved by
@@ -26,6 +29,10 @@ use crate::integrate::newton::{
 };
 use crate::linalg::{max_abs, SaddlePointSolver, SolveError};
 use crate::model::Model;
+
+/// A load step whose Newton iteration fails is halved and retried from the
+/// last equilibrium, down to 1/2^MAX_HALVINGS of a nominal step.
+pub const MAX_HALVINGS: u32 = 10;
 
 /// Settings of a static solve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,8 +65,11 @@ pub struct StaticSolution {
     pub u: Vec<f64>,
     /// Multipliers (constraint forces), numbered as in the dynamic runs.
     pub lambda: Vec<f64>,
-    /// Newton iterations per load step.
+    /// Newton iterations per load step (the accepted ones).
     pub iterations: Vec<u32>,
+    /// How many times a load step that did not converge was halved and
+    /// retried from the last equilibrium (0 when every nominal step converged).
+    pub halvings: u32,
     /// Final relative residual (force part).
     pub residual: f64,
 }
@@ -69,14 +79,18 @@ pub struct StaticSolution {
 pub enum StaticError {
     /// Newton did not converge in a load step.
     #[error(
-        "static Newton did not converge in load step {step} (load factor {load_factor}); \
-         relative residuals {}", crate::fmt::list(.residuals)
+        "static Newton did not converge in load step {step} (load factor {load_factor}, \
+         after {halvings} halvings of the load step); relative residuals {}",
+        crate::fmt::list(.residuals)
     )]
     NoConvergence {
         /// 1-based load step.
         step: u32,
         /// Load factor of the step.
         load_factor: f64,
+        /// Halvings of the load step made before giving up (`MAX_HALVINGS`
+        /// in a row at the most).
+        halvings: u32,
         /// Relative force residual per iteration.
         residuals: Vec<f64>,
     },
@@ -209,23 +223,65 @@ pub fn solve_static_from(
     let mut stats = Stats::with_capacity(opts.max_iter + 1);
     let mut iterations = Vec::with_capacity(steps as usize);
     let mut last = 0.0;
-    for step in 1..=steps {
+    // Load factors in units of 1/(steps 2^MAX_HALVINGS): a nominal step is
+    // `full` units, so an uncut run's factors are exactly k / steps.
+    let full = 1u64 << MAX_HALVINGS;
+    let unit = steps as u64 * full;
+    let (mut at, mut increment, mut halvings) = (0u64, full, 0u32);
+    let (mut u_done, mut lambda_done) = (equilibrium.u.clone(), equilibrium.lambda.clone());
+    let mut first_failure: Option<StaticError> = None;
+    while at < unit {
+        let next = (at + increment).min(unit);
+        let step = iterations.len() as u32 + 1;
         equilibrium.step = step;
-        equilibrium.s = step as f64 / steps as f64;
+        equilibrium.s = next as f64 / unit as f64;
         equilibrium.du_max = f64::INFINITY;
         equilibrium.history.clear();
         match newton::solve(&mut equilibrium, &policy, &mut stats, None) {
             Ok(out) => {
                 iterations.push(out.iterations);
                 last = equilibrium.history.last().copied().unwrap_or(f64::NAN);
+                at = next;
+                first_failure = None;
+                u_done.copy_from_slice(&equilibrium.u);
+                lambda_done.copy_from_slice(&equilibrium.lambda);
+                // Back towards the nominal increment once aligned to it.
+                if increment < full && at % (2 * increment) == 0 {
+                    increment *= 2;
+                }
             }
-            Err(Failure::Error(e)) => return Err(e),
-            Err(Failure::Stopped { .. }) => {
-                return Err(StaticError::NoConvergence {
-                    step,
-                    load_factor: equilibrium.s,
-                    residuals: equilibrium.history,
-                })
+            Err(failure) => {
+                // A singular matrix at a later iterate of the step (not at
+                // the step's start: `history` holds one residual per
+                // assembly) is a diverging iteration, cut as a failed test.
+                let diverged = match failure {
+                    Failure::Stopped { .. } => true,
+                    Failure::Error(_) => equilibrium.history.len() > 1,
+                };
+                let error = match failure {
+                    Failure::Error(e) => e,
+                    Failure::Stopped { .. } => StaticError::NoConvergence {
+                        step,
+                        load_factor: equilibrium.s,
+                        halvings,
+                        residuals: std::mem::take(&mut equilibrium.history),
+                    },
+                };
+                // The failure at the uncut step is the one reported if the
+                // cuts do not help (a singular matrix keeps its diagnosis).
+                let first = first_failure.get_or_insert(error);
+                if diverged && increment > 1 {
+                    equilibrium.u.copy_from_slice(&u_done);
+                    equilibrium.lambda.copy_from_slice(&lambda_done);
+                    increment /= 2;
+                    halvings += 1;
+                    continue;
+                }
+                let mut error = first.clone();
+                if let StaticError::NoConvergence { halvings: h, .. } = &mut error {
+                    *h = halvings;
+                }
+                return Err(error);
             }
         }
     }
@@ -233,6 +289,7 @@ pub fn solve_static_from(
         u: equilibrium.u,
         lambda: equilibrium.lambda,
         iterations,
+        halvings,
         residual: last,
     })
 }

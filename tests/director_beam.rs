@@ -118,7 +118,7 @@ fn cantilever_linear_statics() {
 
 /// Roll-up: the tip moment `M = 2 pi EI / L` bends the cantilever into a
 /// full circle: the tip returns to the root (within 1e-3 L at 16 quadratic
-/// elements, 20 load steps) with its d3 back along x (to the mesh's
+/// elements, 10 load steps, one of them halved) with its d3 back along x (to the mesh's
 /// accuracy); a tip torque twists it by exactly `T L / GJ` at any size.
 #[test]
 fn cantilever_rolls_up_into_a_circle_and_twists() {
@@ -137,8 +137,9 @@ fn cantilever_rolls_up_into_a_circle_and_twists() {
         )
         .unwrap();
         let model = b.build().unwrap();
-        // 10 load steps (36 degrees each) do not converge at step 7; 20 do.
-        let u = solve(&model, 20);
+        // The default 10 load steps (36 degrees each): step 7 does not
+        // converge as it stands and is halved (statics' load-step cutting).
+        let u = solve(&model, 10);
         let tip = [
             u[dof(&model, "tip.x")],
             u[dof(&model, "tip.y")],

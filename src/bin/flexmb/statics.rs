@@ -62,8 +62,13 @@ pub(crate) fn statics(args: &StaticArgs) -> ExitCode {
             });
         }
     };
+    let halved = match sol.halvings {
+        0 => String::new(),
+        1 => " (one load step that did not converge halved)".to_string(),
+        h => format!(" ({h} halvings of load steps that did not converge)"),
+    };
     outln!(
-        "static equilibrium: {} load steps, {} Newton iterations, relative residual {:.2e}",
+        "static equilibrium: {} load steps{halved}, {} Newton iterations, relative residual {:.2e}",
         sol.iterations.len(),
         sol.iterations.iter().sum::<u32>(),
         sol.residual
