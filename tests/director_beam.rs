@@ -11,6 +11,7 @@ use flexmb::input::{load_model_file, load_model_str};
 use flexmb::load::{TimeFunction, TorqueFrame};
 use flexmb::model::{Model, ModelBuilder, PointRef, RodLine, RodPath, Shape};
 use flexmb::modes::{linearize, modes, LinearizeAt, ModeOptions};
+use flexmb::output::MemoryRecorder;
 use flexmb::statics::{solve_static, StaticOptions};
 
 mod common;
@@ -456,26 +457,46 @@ fn angular_momentum(mass: &sprs::CsMat<f64>, u: &[f64], v: &[f64]) -> [f64; 3] {
     l
 }
 
+/// The shipped `model` run with the step `dt` to `t_end` (a run that fails
+/// fails the test).
+fn run_model(model: &str, dt: f64, t_end: f64) -> MemoryRecorder {
+    let file = load_model_file(common::model_path(model)).expect("model builds");
+    let over = flexmb::integrate::IntegratorSpec {
+        dt: Some(dt),
+        t_end: Some(t_end),
+        ..Default::default()
+    };
+    let (summary, rec) = common::run_file(file, &over);
+    assert!(summary.failure.is_none(), "{}", summary.line());
+    rec
+}
+
+/// The shipped `model` run with dt = 0.01 to `t_end`: its (constant) mass
+/// matrix, the records, and the indices of the records from `t_free` on,
+/// after its loads stop.
+fn run_after_the_loads(
+    model: &str,
+    t_end: f64,
+    t_free: f64,
+) -> (sprs::CsMat<f64>, MemoryRecorder, Vec<usize>) {
+    let file = load_model_file(common::model_path(model)).expect("model builds");
+    let mass = flexmb::assembly::Assembler::new(&file.model)
+        .mass_matrix()
+        .clone();
+    let rec = run_model(model, 0.01, t_end);
+    let free = (0..rec.time.len())
+        .filter(|&k| rec.time[k] >= t_free - 1e-9)
+        .collect();
+    (mass, rec, free)
+}
+
 /// The flying beam (models/flying_beam.toml, after Simo & Vu-Quoc 1988)
 /// with the midpoint scheme and option dg: after the loads stop (t = 5) the
 /// total energy and the angular momentum are constant to round-off; the
 /// midpoint rule converges at second order (three step sizes).
 #[test]
 fn flying_beam_conserves_energy_and_angular_momentum() {
-    let file = || load_model_file(common::model_path("flying_beam")).expect("model builds");
-    let mass = flexmb::assembly::Assembler::new(&file().model)
-        .mass_matrix()
-        .clone();
-    let over = |dt: f64, t_end: f64| flexmb::integrate::IntegratorSpec {
-        dt: Some(dt),
-        t_end: Some(t_end),
-        ..Default::default()
-    };
-    let (summary, rec) = common::run_file(file(), &over(0.01, 10.0));
-    assert!(summary.failure.is_none(), "{}", summary.line());
-    let free: Vec<usize> = (0..rec.time.len())
-        .filter(|&k| rec.time[k] >= 5.0 - 1e-9)
-        .collect();
+    let (mass, rec, free) = run_after_the_loads("flying_beam", 10.0, 5.0);
     let (k0, e0) = (free[0], rec.energy[free[0]].total);
     let l0 = angular_momentum(&mass, &rec.u[k0], &rec.v[k0]);
     let ln = l0.iter().map(|x| x * x).sum::<f64>().sqrt();
@@ -497,8 +518,7 @@ fn flying_beam_conserves_energy_and_angular_momentum() {
     let finals: Vec<Vec<f64>> = [0.04, 0.02, 0.01]
         .iter()
         .map(|&dt| {
-            let (s, r) = common::run_file(file(), &over(dt, 6.0));
-            assert!(s.failure.is_none(), "{}", s.line());
+            let r = run_model("flying_beam", dt, 6.0);
             r.u.last().unwrap().clone()
         })
         .collect();
@@ -580,20 +600,7 @@ inertia = [0.01, 0.01, 0.01]
 /// midpoint rule converges at second order.
 #[test]
 fn spin_up_conserves_energy_and_axial_angular_momentum() {
-    let file = || load_model_file(common::model_path("spin_up")).expect("model builds");
-    let mass = flexmb::assembly::Assembler::new(&file().model)
-        .mass_matrix()
-        .clone();
-    let over = |dt: f64, t_end: f64| flexmb::integrate::IntegratorSpec {
-        dt: Some(dt),
-        t_end: Some(t_end),
-        ..Default::default()
-    };
-    let (summary, rec) = common::run_file(file(), &over(0.01, 20.0));
-    assert!(summary.failure.is_none(), "{}", summary.line());
-    let free: Vec<usize> = (0..rec.time.len())
-        .filter(|&k| rec.time[k] >= 15.0 - 1e-9)
-        .collect();
+    let (mass, rec, free) = run_after_the_loads("spin_up", 20.0, 15.0);
     let (k0, e0) = (free[0], rec.energy[free[0]].total);
     let lz0 = angular_momentum(&mass, &rec.u[k0], &rec.v[k0])[2];
     let (mut de, mut dl) = (0.0f64, 0.0f64);
@@ -616,8 +623,7 @@ fn spin_up_conserves_energy_and_axial_angular_momentum() {
     let errors: Vec<f64> = [0.04, 0.02, 0.01]
         .iter()
         .map(|&dt| {
-            let (s, r) = common::run_file(file(), &over(dt, 15.0));
-            assert!(s.failure.is_none(), "{}", s.line());
+            let r = run_model("spin_up", dt, 15.0);
             let k = r.u.len() - 1;
             (angular_momentum(&mass, &r.u[k], &r.v[k])[2] - impulse).abs() / impulse
         })
