@@ -196,17 +196,18 @@ pub fn from_static(py: Python<'_>, e: &StaticError, time: f64) -> PyErr {
 pub fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(Error::new_err(format!(
-                "internal error in flexmb (a bug, please report it): {what}"
-            )))
-        }
+        Err(payload) => Err(Error::new_err(panic_message(payload.as_ref()))),
     }
+}
+
+/// The message of a caught panic: its text, said to be a bug of flexmb.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("internal error in flexmb (a bug, please report it): {what}")
 }
 
 /// Registers the exception classes on the module.

@@ -190,16 +190,9 @@ pub(crate) enum Guarded<E> {
 pub(crate) fn guard_plain<T, E>(f: impl FnOnce() -> Result<T, E>) -> Result<T, Guarded<E>> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r.map_err(Guarded::Err),
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(Guarded::Panic(format!(
-                "internal error in flexmb (a bug, please report it): {what}"
-            )))
-        }
+        Err(payload) => Err(Guarded::Panic(crate::errors::panic_message(
+            payload.as_ref(),
+        ))),
     }
 }
 
