@@ -71,6 +71,23 @@ fn load_err(text: &str) -> String {
     }
 }
 
+/// A torque `t` about the beam's axis (x) on the node `tip`.
+fn axial_tip_torque(b: &mut ModelBuilder, t: f64) {
+    b.torque3d(
+        "T",
+        "tip",
+        [t, 0.0, 0.0],
+        TorqueFrame::Spatial,
+        TimeFunction::default(),
+    )
+    .unwrap();
+}
+
+/// The twist of the node `tip` about x: the angle of its d1 in the y-z plane.
+fn tip_twist(m: &Model, u: &[f64]) -> f64 {
+    u[dof(m, "tip.d1z")].atan2(u[dof(m, "tip.d1y")])
+}
+
 fn solve(m: &Model, steps: u32) -> Vec<f64> {
     let opts = StaticOptions {
         steps,
@@ -92,18 +109,11 @@ fn cantilever_linear_statics() {
         let mut b = cantilever(n, order, len, &s);
         b.point_force("P", &PointRef::entity("tip"), &[0.0, 0.0, p])
             .unwrap();
-        b.torque3d(
-            "T",
-            "tip",
-            [t, 0.0, 0.0],
-            TorqueFrame::Spatial,
-            TimeFunction::default(),
-        )
-        .unwrap();
+        axial_tip_torque(&mut b, t);
         let m = b.build().unwrap();
         let u = solve(&m, 1);
         let w = u[dof(&m, "tip.z")];
-        let twist = u[dof(&m, "tip.d1z")].atan2(u[dof(&m, "tip.d1y")]);
+        let twist = tip_twist(&m, &u);
         let (ew, et) = (
             (w - exact).abs() / exact,
             (twist - t * len / gj).abs() / (t * len / gj),
@@ -165,17 +175,10 @@ fn cantilever_rolls_up_into_a_circle_and_twists() {
     for n in [4, 8, 16] {
         let mut b = cantilever(n, 2, len, &s);
         let t = 1.2 * 1.5 / len;
-        b.torque3d(
-            "T",
-            "tip",
-            [t, 0.0, 0.0],
-            TorqueFrame::Spatial,
-            TimeFunction::default(),
-        )
-        .unwrap();
+        axial_tip_torque(&mut b, t);
         let model = b.build().unwrap();
         let u = solve(&model, 4);
-        let twist = u[dof(&model, "tip.d1z")].atan2(u[dof(&model, "tip.d1y")]);
+        let twist = tip_twist(&model, &u);
         println!("tip torque, {n} quadratic elements: twist {twist:.10} (exact 1.2)");
         errors.push((twist - 1.2).abs());
     }
