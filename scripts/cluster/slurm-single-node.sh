@@ -84,6 +84,7 @@ install_packages() {
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt-get clean
     restore_policy
     trap - EXIT
 }
