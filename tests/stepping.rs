@@ -176,8 +176,9 @@ fn runge_kutta_builders() {
 /// Every method the `[integrator]` table names, with the step it is
 /// configured with (`dt` of the fixed-step methods, `max_step` of the
 /// adaptive ones).
-const METHODS: [(&str, bool); 9] = [
+const METHODS: [(&str, bool); 10] = [
     ("gssss", false),
+    ("hht", false),
     ("tcg", false),
     ("tdg", false),
     ("alpha-kappa", false),
@@ -210,6 +211,11 @@ fn pendulum_stepper(method: &str, adaptive: bool, dt: f64, t_end: f64) -> Steppe
 /// the method's grid afterwards.
 #[test]
 fn step_never_goes_back_nor_past_the_configured_step() {
+    let mut names: Vec<&str> = flexmb::integrate::method_names().collect();
+    let mut tested: Vec<&str> = METHODS.iter().map(|(m, _)| *m).collect();
+    names.sort_unstable();
+    tested.sort_unstable();
+    assert_eq!(tested, names, "every method has its stepping test");
     let dt = 1e-3;
     for (method, adaptive) in METHODS {
         let mut sim = pendulum_stepper(method, adaptive, dt, 10.0);

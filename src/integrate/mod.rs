@@ -37,7 +37,7 @@ pub use initial::{
     consistent_initial, initial_tolerance, initialize, InitialCorrection, Initialize,
 };
 pub(crate) use methods::takes;
-pub use methods::{method_keys, IntegratorConfig, MethodSettings};
+pub use methods::{method_keys, method_names, IntegratorConfig, MethodSettings};
 pub use newton::{LineSearch, NewtonStop, NewtonTimings, Refactor};
 pub use rk::{Formulation, RkSettings, RkStep, Stabilization};
 pub(crate) use settings::check_step_count;

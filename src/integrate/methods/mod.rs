@@ -56,7 +56,7 @@ macro_rules! methods {
         })*
 
         /// The `method` names, in the order of the documentation.
-        pub(crate) fn method_names() -> impl Iterator<Item = &'static str> {
+        pub fn method_names() -> impl Iterator<Item = &'static str> {
             [$(<$settings as FromTable>::NAMES),*].into_iter().flatten().copied()
         }
 
