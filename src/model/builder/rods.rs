@@ -262,11 +262,11 @@ impl ModelBuilder {
         let id = line.nodes;
         let n = line.elements;
         line_elements("beam3d_line", id, n)?;
+        let bad =
+            |field: &'static str, message: String| err("beam3d_line", id, Some(field), message);
         if line.order != 1 && line.order != 2 {
-            return Err(err(
-                "beam3d_line",
-                id,
-                Some("order"),
+            return Err(bad(
+                "order",
                 format!(
                     "order is 1 (2-node elements) or 2 (3-node), got {}",
                     line.order
@@ -284,10 +284,8 @@ impl ModelBuilder {
                 let (a, b) = (Vector3::from(from), Vector3::from(to));
                 let d = b - a;
                 if d.norm() == 0.0 {
-                    return Err(err(
-                        "beam3d_line",
-                        id,
-                        Some("to"),
+                    return Err(bad(
+                        "to",
                         "`to` equals `from`: the line has no length".into(),
                     ));
                 }
@@ -307,22 +305,15 @@ impl ModelBuilder {
                 finite("beam3d_line", id, "angle", &[angle])?;
                 let h = Vector3::from(axis);
                 if h.norm() == 0.0 {
-                    return Err(err(
-                        "beam3d_line",
-                        id,
-                        Some("axis"),
-                        "the arc axis must be non-zero".into(),
-                    ));
+                    return Err(bad("axis", "the arc axis must be non-zero".into()));
                 }
                 let h = h.normalize();
                 let c = Vector3::from(center);
                 let r0 = Vector3::from(from) - c;
                 let radial = r0 - r0.dot(&h) * h;
                 if radial.norm() <= 1e-12 * r0.norm().max(1.0) || angle == 0.0 {
-                    return Err(err(
-                        "beam3d_line",
-                        id,
-                        Some("center"),
+                    return Err(bad(
+                        "center",
                         "the arc has no length: `from` is on the axis or `angle` is 0".into(),
                     ));
                 }
