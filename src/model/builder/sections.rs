@@ -147,7 +147,12 @@ impl BeamSection {
     /// The section of `shape` in a material of Young's modulus `e` (Pa) and
     /// density `rho` (kg/m^3): EA, EI and rho A.
     pub fn from_material(e: f64, rho: f64, shape: Shape) -> Result<Self, BuildError> {
-        material("beam section", e, rho)?;
+        BeamSection::of_material("beam section", e, rho, shape)
+    }
+
+    /// [`Self::from_material`], the errors naming the section `what`.
+    fn of_material(what: &str, e: f64, rho: f64, shape: Shape) -> Result<Self, BuildError> {
+        material(what, e, rho)?;
         let (a, i) = shape.properties()?;
         Ok(BeamSection {
             ea: e * a,
@@ -191,12 +196,9 @@ impl TrussSection {
     /// The section of `shape` in a material of Young's modulus `e` (Pa) and
     /// density `rho` (kg/m^3): EA and rho A.
     pub fn from_material(e: f64, rho: f64, shape: Shape) -> Result<Self, BuildError> {
-        material("truss section", e, rho)?;
-        let (a, _) = shape.properties()?;
-        Ok(TrussSection {
-            ea: e * a,
-            rho_a: rho * a,
-        })
+        let BeamSection { ea, rho_a, .. } =
+            BeamSection::of_material("truss section", e, rho, shape)?;
+        Ok(TrussSection { ea, rho_a })
     }
 }
 

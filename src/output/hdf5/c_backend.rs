@@ -16,7 +16,7 @@ use ndarray::{ArrayViewD, IxDyn};
 use super::layout::{h5_error, Column, Dtype, FixedData, FixedDataset};
 use super::reader::{assemble_run, read_attributes, Hdf5Run, RunSource};
 use super::streamer::{streaming_recorder, Backend, ColumnBuf, Streamer};
-use crate::output::{AttrValue, OutputConfig, OutputError, RunInfo};
+use crate::output::{AttrValue, OutputConfig, OutputError};
 
 /// Streams a run into an HDF5 file with the HDF5 C library.
 ///
