@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::{Spanned, Table, Value};
 
-use crate::input::{ModelError, ModelSpec};
+use crate::input::{read_text, ModelError, ModelSpec};
 
 /// The file as written.
 #[derive(Deserialize)]
@@ -80,12 +80,7 @@ impl Sweep {
     /// (not the hard limit of 1e7 cases).
     pub fn from_file_with(path: impl AsRef<Path>, force: bool) -> Result<Sweep, ModelError> {
         let path = path.as_ref();
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ModelError {
-            file: file.clone(),
-            line: None,
-            message: format!("cannot read the sweep file: {e}"),
-        })?;
+        let (file, text) = read_text(path, "sweep file")?;
         Sweep::from_str_with(&text, &file, path.parent().unwrap_or(Path::new("")), force)
     }
 

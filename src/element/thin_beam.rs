@@ -34,6 +34,7 @@
 //! of the same formula: no branch, no cancellation when the increment is
 //! small, and a smooth Newton tangent.
 
+use super::truss::separation;
 use super::{Element, EomLevel};
 use crate::kinematics::vec3::{dot, norm};
 
@@ -75,11 +76,7 @@ impl AxialSpring {
     }
 
     fn delta(&self, u: &[f64]) -> [f64; 3] {
-        let mut d = [0.0; 3];
-        for (a, da) in d.iter_mut().enumerate().take(self.dim) {
-            *da = u[self.dim + a] - u[a];
-        }
-        d
+        separation(self.dim, u)
     }
 
     /// Writes `[-v; v]` (the node-2-minus-node-1 pattern) scaled by `s` into f.
@@ -243,6 +240,26 @@ impl Bending {
         }
     }
 
+    /// Adds, for node pair `p` = 0, 1 with `q` the other one, the blocks
+    /// `(p, q) += s_p r_p x_q^T` and `(p, p) += t_p r_p x_p^T + c_p I`
+    /// ([`Self::add_block`]): the derivative of nu's gradient terms
+    /// `(l_q / l_p) r_p`, as in the Hessian of nu (`x = r`) and in its
+    /// discrete derivative (`x = r'/l'`, midpoint `r`).
+    fn add_nu_blocks(
+        &self,
+        k: &mut [f64],
+        r: [&[f64; 3]; 2],
+        x: [&[f64; 3]; 2],
+        s: [f64; 2],
+        t: [f64; 2],
+        c: [f64; 2],
+    ) {
+        for (p, q) in [(0, 1), (1, 0)] {
+            self.add_block(k, (p, q), r[p], x[q], s[p], 0.0);
+            self.add_block(k, (p, p), r[p], x[p], t[p], c[p]);
+        }
+    }
+
     /// k += E_p^T (s a b^T + t I) E_q (p, q in {0, 1} for E1, E2).
     fn add_block(
         &self,
@@ -333,24 +350,10 @@ impl Element for Bending {
         self.add_psi_hessian(k, v_psi);
         // Hessian of nu: d(l2/l1 r1) = r1 (r2/(l1 l2))^T E2 - (l2/l1^3) r1 r1^T E1 + (l2/l1) E1,
         // and the same with 1 <-> 2.
-        self.add_block(k, (0, 1), &r1, &r2, v_nu / (l1 * l2), 0.0);
-        self.add_block(
-            k,
-            (0, 0),
-            &r1,
-            &r1,
-            -v_nu * l2 / (l1 * l1 * l1),
-            v_nu * l2 / l1,
-        );
-        self.add_block(k, (1, 0), &r2, &r1, v_nu / (l1 * l2), 0.0);
-        self.add_block(
-            k,
-            (1, 1),
-            &r2,
-            &r2,
-            -v_nu * l1 / (l2 * l2 * l2),
-            v_nu * l1 / l2,
-        );
+        let s = v_nu / (l1 * l2);
+        let t = [-v_nu * l2 / (l1 * l1 * l1), -v_nu * l1 / (l2 * l2 * l2)];
+        let c = [v_nu * l2 / l1, v_nu * l1 / l2];
+        self.add_nu_blocks(k, [&r1, &r2], [&r1, &r2], [s, s], t, c);
     }
 
     fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
@@ -419,23 +422,9 @@ impl Bending {
         // dL_i = 1/2 (r_i'/l_i')^T E_i.
         let (u1, u2) = (scale(1.0 / lb1, &b1), scale(1.0 / lb2, &b2));
         // d alpha = dL2/L1 - L2 dL1/L1^2, d beta = dL1/L2 - L1 dL2/L2^2.
-        self.add_block(k, (0, 1), &r1m, &u2, d_nu * 0.5 / m1, 0.0);
-        self.add_block(
-            k,
-            (0, 0),
-            &r1m,
-            &u1,
-            -d_nu * 0.5 * m2 / (m1 * m1),
-            0.5 * d_nu * alpha,
-        );
-        self.add_block(k, (1, 0), &r2m, &u1, d_nu * 0.5 / m2, 0.0);
-        self.add_block(
-            k,
-            (1, 1),
-            &r2m,
-            &u2,
-            -d_nu * 0.5 * m1 / (m2 * m2),
-            0.5 * d_nu * beta,
-        );
+        let s = [d_nu * 0.5 / m1, d_nu * 0.5 / m2];
+        let t = [-d_nu * 0.5 * m2 / (m1 * m1), -d_nu * 0.5 * m1 / (m2 * m2)];
+        let c = [0.5 * d_nu * alpha, 0.5 * d_nu * beta];
+        self.add_nu_blocks(k, [&r1m, &r2m], [&u1, &u2], s, t, c);
     }
 }

@@ -22,6 +22,16 @@ pub struct Truss {
     mass_per_length: f64,
 }
 
+/// `d = x2 - x1` of a two-node element with `dim` = 2 or 3 coordinates per
+/// node, from its local vector `u = [x1; x2]` (zero beyond `dim`).
+pub(super) fn separation(dim: usize, u: &[f64]) -> [f64; 3] {
+    let mut d = [0.0; 3];
+    for (a, da) in d.iter_mut().enumerate().take(dim) {
+        *da = u[dim + a] - u[a];
+    }
+    d
+}
+
 impl Truss {
     /// A truss with axial stiffness `ea`, rest length `length` and mass per unit length.
     pub fn new(dim: usize, ea: f64, length: f64, mass_per_length: f64) -> Self {
@@ -36,11 +46,7 @@ impl Truss {
 
     /// d = x2 - x1 for local vector `u`.
     fn delta(&self, u: &[f64]) -> [f64; 3] {
-        let mut d = [0.0; 3];
-        for (a, da) in d.iter_mut().enumerate().take(self.dim) {
-            *da = u[self.dim + a] - u[a];
-        }
-        d
+        separation(self.dim, u)
     }
 
     /// Green strain of separation d.

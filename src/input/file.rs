@@ -50,14 +50,22 @@ pub struct ModelFile {
 
 /// Reads and builds a model file.
 pub fn load_model_file(path: impl AsRef<Path>) -> Result<ModelFile, ModelError> {
-    let path = path.as_ref();
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ModelError {
-        file: file.clone(),
-        line: None,
-        message: format!("cannot read the model file: {e}"),
-    })?;
+    let (file, text) = read_text(path.as_ref(), "model file")?;
     load_model_str(&text, &file)
+}
+
+/// Reads the `what` (e.g. `model file`) at `path`: its name for messages
+/// and its text, or the error `cannot read the {what}: ...` naming it.
+pub fn read_text(path: &Path, what: &str) -> Result<(String, String), ModelError> {
+    let file = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((file, text)),
+        Err(e) => Err(ModelError {
+            file,
+            line: None,
+            message: format!("cannot read the {what}: {e}"),
+        }),
+    }
 }
 
 struct Locator<'a> {
@@ -102,6 +110,19 @@ impl Locator<'_> {
             line,
             message,
         }
+    }
+
+    /// `add` on each entry of an entity table in order; the first error,
+    /// located at its entry ([`Self::build_error`]).
+    fn each<T>(
+        &self,
+        table: &[toml::Spanned<T>],
+        mut add: impl FnMut(&T) -> Result<(), BuildError>,
+    ) -> Result<(), ModelError> {
+        for entry in table {
+            add(entry.get_ref()).map_err(|e| self.build_error(entry.span(), e))?;
+        }
+        Ok(())
     }
 
     fn build_error(&self, span: std::ops::Range<usize>, e: BuildError) -> ModelError {
@@ -303,27 +324,13 @@ fn build_entities(spec: &ModelSpec, loc: &Locator<'_>) -> Result<ModelBuilder, M
         b.gravity(g.get_ref())
             .map_err(|e| loc.build_error(g.span(), e))?;
     }
-    for n in &spec.node {
-        add_node(&mut b, n.get_ref()).map_err(|e| loc.build_error(n.span(), e))?;
-    }
-    for bd in &spec.body {
-        body(&mut b, bd.get_ref()).map_err(|e| loc.build_error(bd.span(), e))?;
-    }
-    for el in &spec.element {
-        add_element(&mut b, dim, el.get_ref()).map_err(|e| loc.build_error(el.span(), e))?;
-    }
-    for l in &spec.line {
-        add_line(&mut b, l.get_ref()).map_err(|e| loc.build_error(l.span(), e))?;
-    }
-    for l in &spec.beam3d_line {
-        add_beam3d_line(&mut b, l.get_ref()).map_err(|e| loc.build_error(l.span(), e))?;
-    }
-    for j in &spec.joint {
-        add_joint(&mut b, dim, j.get_ref()).map_err(|e| loc.build_error(j.span(), e))?;
-    }
-    for l in &spec.load {
-        add_load(&mut b, dim, l.get_ref()).map_err(|e| loc.build_error(l.span(), e))?;
-    }
+    loc.each(&spec.node, |n| add_node(&mut b, n))?;
+    loc.each(&spec.body, |bd| body(&mut b, bd))?;
+    loc.each(&spec.element, |el| add_element(&mut b, dim, el))?;
+    loc.each(&spec.line, |l| add_line(&mut b, l))?;
+    loc.each(&spec.beam3d_line, |l| add_beam3d_line(&mut b, l))?;
+    loc.each(&spec.joint, |j| add_joint(&mut b, dim, j))?;
+    loc.each(&spec.load, |l| add_load(&mut b, dim, l))?;
     Ok(b)
 }
 

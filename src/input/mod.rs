@@ -6,6 +6,7 @@ mod file;
 mod spec;
 
 pub use file::{
-    apply_sets, load_model_file, load_model_str, load_model_with_sets, ModelError, ModelFile,
+    apply_sets, load_model_file, load_model_str, load_model_with_sets, read_text, ModelError,
+    ModelFile,
 };
 pub use spec::ModelSpec;

@@ -19,6 +19,8 @@ pub use sections::{BeamSection, LineIds, RodShape, Shape, TrussSection};
 use std::any::TypeId;
 use std::collections::HashMap;
 
+use Bound::{NonNegative, Positive};
+
 use super::dof::{point_components, DofMap, BODY2D_COMPONENTS};
 use super::{LoadEntry, Model};
 use crate::element::{BeamShapes, Element, ElementBlock, ElementSet};
@@ -73,26 +75,30 @@ fn finite_in(
     }
 }
 
-/// A finite value > 0, or an error naming `field` and the quantity `name`.
-fn positive_named(
-    what: &'static str,
-    id: &str,
-    field: &'static str,
-    name: &str,
-    x: f64,
-) -> Result<(), BuildError> {
-    finite_in([what, field], id, name, x, (x > 0.0, "positive"))
+/// The sign a quantity must have ([`named`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bound {
+    /// `x > 0`.
+    Positive,
+    /// `x >= 0`.
+    NonNegative,
 }
 
-/// A finite value >= 0, or an error naming `field` and the quantity `name`.
-fn nonnegative_named(
+/// A finite value within `bound`, or an error naming `field` and the
+/// quantity `name`.
+fn named(
+    bound: Bound,
     what: &'static str,
     id: &str,
     field: &'static str,
     name: &str,
     x: f64,
 ) -> Result<(), BuildError> {
-    finite_in([what, field], id, name, x, (x >= 0.0, "zero or positive"))
+    let range = match bound {
+        Bound::Positive => (x > 0.0, "positive"),
+        Bound::NonNegative => (x >= 0.0, "zero or positive"),
+    };
+    finite_in([what, field], id, name, x, range)
 }
 
 /// A finite value >= 0, or an error naming `field`.
@@ -102,7 +108,22 @@ fn nonnegative(
     field: &'static str,
     x: f64,
 ) -> Result<(), BuildError> {
-    nonnegative_named(what, id, field, field, x)
+    named(NonNegative, what, id, field, field, x)
+}
+
+/// `Ok` unless every component of `v` is zero, else the error `message`
+/// naming `field` of entity `what` `id`.
+fn nonzero(
+    what: &'static str,
+    id: &str,
+    field: &'static str,
+    v: &[f64],
+    message: &str,
+) -> Result<(), BuildError> {
+    match v.iter().all(|x| *x == 0.0) {
+        true => Err(err(what, id, Some(field), message.into())),
+        false => Ok(()),
+    }
 }
 
 fn err(what: &'static str, id: &str, field: Option<&'static str>, message: String) -> BuildError {
@@ -501,8 +522,15 @@ impl ModelBuilder {
         finite("body", id, "position", &p)?;
         finite("body", id, "velocity", &v)?;
         finite("body", id, "angle", &[angle, angular_velocity])?;
-        positive_named("body", id, "mass", "mass", mass)?;
-        nonnegative_named("body", id, "inertia", "rotational inertia", inertia)?;
+        named(Positive, "body", id, "mass", "mass", mass)?;
+        named(
+            NonNegative,
+            "body",
+            id,
+            "inertia",
+            "rotational inertia",
+            inertia,
+        )?;
         self.claim_id("body", id)?;
         let d = self.dofs.add(id, &BODY2D_COMPONENTS);
         self.u0.extend_from_slice(&[p[0], p[1], angle]);
@@ -547,6 +575,22 @@ impl ModelBuilder {
         dofs.extend(self.node_dofs("element", id, b)?);
         distinct_ends(id, a, b)?;
         Ok(dofs)
+    }
+
+    /// [`Self::point`] for a point that must move (a node or a body point):
+    /// its [`Point`] and global DOFs, or the error `ground` for a ground point.
+    fn moving_point(
+        &self,
+        what: &'static str,
+        id: &str,
+        p: &PointRef,
+        ground: &str,
+    ) -> Result<(Point, Vec<usize>), BuildError> {
+        let (p, _, dofs) = self.point(what, id, "point", p)?;
+        match dofs.is_empty() {
+            true => Err(err(what, id, Some("point"), ground.into())),
+            false => Ok((p, dofs)),
+        }
     }
 
     /// Resolves a point reference to its [`Point`], owner id and global DOFs.
@@ -792,6 +836,23 @@ impl ModelBuilder {
         };
         Some(p.position(&q)[..self.dim].to_vec())
     }
+}
+
+/// The length of two-node element `id` whose nodes `a`, `b` are initially
+/// `separation` apart: `given` (its field `field`, the quantity `name`) or
+/// else the separation; an error when the nodes coincide ([`separated`]) or
+/// the length is not positive.
+fn element_length(
+    id: &str,
+    [a, b]: [&str; 2],
+    separation: f64,
+    given: Option<f64>,
+    [field, name]: [&'static str; 2],
+) -> Result<f64, BuildError> {
+    separated(id, a, b, separation)?;
+    let length = given.unwrap_or(separation);
+    named(Positive, "element", id, field, name, length)?;
+    Ok(length)
 }
 
 /// Refuses a two-node element whose nodes coincide initially: it has no

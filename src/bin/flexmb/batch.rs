@@ -94,13 +94,19 @@ pub(crate) struct BatchMergeArgs {
     force: bool,
 }
 
+/// The sweep file at `path` ([`Sweep::from_file_with`]), or its error
+/// printed and the usage exit code.
+fn load_sweep(path: &Path, force: bool) -> Result<Sweep, ExitCode> {
+    Sweep::from_file_with(path, force).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_USAGE)
+    })
+}
+
 pub(crate) fn batch(args: &BatchArgs) -> ExitCode {
-    let sweep = match Sweep::from_file_with(&args.sweep, args.force) {
+    let sweep = match load_sweep(&args.sweep, args.force) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(code) => return code,
     };
     let shard = args.shard.unwrap_or(Shard::ALL);
     let out = args.out.clone().unwrap_or_else(|| {
@@ -300,12 +306,9 @@ fn emit(args: &BatchArgs, target: EmitTarget, sweep: &Sweep, out: &Path) -> Exit
 }
 
 pub(crate) fn batch_merge(args: &BatchMergeArgs) -> ExitCode {
-    let sweep = match Sweep::from_file_with(&args.sweep, args.force) {
+    let sweep = match load_sweep(&args.sweep, args.force) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(code) => return code,
     };
     let shards = match args.shards {
         Some(n) => n,

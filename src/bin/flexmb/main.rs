@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flexmb::input::{load_model_with_sets, ModelFile};
+use flexmb::input::{load_model_with_sets, read_text, ModelFile};
 use flexmb::integrate::StepError;
 
 use batch::{batch, batch_merge, BatchArgs, BatchMergeArgs};
@@ -190,10 +190,9 @@ fn progress_bar(total: u64, quiet: bool, template: &'static str) -> ProgressBar 
 }
 
 fn load(path: &Path, sets: &[String]) -> Result<ModelFile, ExitCode> {
-    let name = path.display().to_string();
-    std::fs::read_to_string(path)
-        .map_err(|e| format!("{name}: cannot read the model file: {e}"))
-        .and_then(|text| load_model_with_sets(&text, &name, sets).map_err(|e| e.to_string()))
+    read_text(path, "model file")
+        .and_then(|(name, text)| load_model_with_sets(&text, &name, sets))
+        .map_err(|e| e.to_string())
         .map_err(|message| {
             eprintln!("error: {message}");
             ExitCode::from(EXIT_USAGE)

@@ -7,7 +7,7 @@ use crate::kinematics::vec3::{dot, norm};
 use crate::model::dof::beam_components;
 
 use super::{
-    distinct_ends, err, nonnegative, positive_named, separated, BeamSection, BuildError, Entity,
+    distinct_ends, element_length, err, nonnegative, nonzero, BeamSection, BuildError, Entity,
     ModelBuilder,
 };
 
@@ -29,14 +29,8 @@ impl ModelBuilder {
         let dim = self.dim;
         let p = self.vector("node", id, "position", position, dim)?;
         let s = self.vector("node", id, "slope", slope, dim)?;
-        if s.iter().all(|x| *x == 0.0) {
-            return Err(err(
-                "node",
-                id,
-                Some("slope"),
-                "the slope vector must not be zero (use the unit tangent of the beam)".into(),
-            ));
-        }
+        let zero = "the slope vector must not be zero (use the unit tangent of the beam)";
+        nonzero("node", id, "slope", &s, zero)?;
         let v = match velocity {
             Some(v) => self.vector("node", id, "velocity", v, dim)?,
             None => [0.0; 3],
@@ -119,9 +113,13 @@ impl ModelBuilder {
             .map(|k| (e0[2 * dim + k] - e0[k]).powi(2))
             .sum::<f64>()
             .sqrt();
-        separated(id, a, b, separation)?;
-        let l = length.unwrap_or(separation);
-        positive_named("element", id, "length", "the element length", l)?;
+        let l = element_length(
+            id,
+            [a, b],
+            separation,
+            length,
+            ["length", "the element length"],
+        )?;
         self.claim_id("element", id)?;
         let shape = self.beam_shapes.get(l);
         if dim == 2 {
@@ -170,14 +168,13 @@ impl ModelBuilder {
         let dir = match direction {
             Some(d) => {
                 let v = self.vector("joint", id, "direction", d, dim)?;
-                if v.iter().all(|x| *x == 0.0) {
-                    return Err(err(
-                        "joint",
-                        id,
-                        Some("direction"),
-                        "the direction must not be zero".into(),
-                    ));
-                }
+                nonzero(
+                    "joint",
+                    id,
+                    "direction",
+                    &v,
+                    "the direction must not be zero",
+                )?;
                 v
             }
             None => s0,
@@ -271,9 +268,8 @@ impl ModelBuilder {
             self.initial_point(&dofs[half..]),
         );
         let separation = (0..3).map(|k| (xb[k] - xa[k]).powi(2)).sum::<f64>().sqrt();
-        separated(id, a, b, separation)?;
-        let length = rest_length.unwrap_or(separation);
-        positive_named("element", id, "rest_length", "rest length", length)?;
+        let rest = ["rest_length", "rest length"];
+        let length = element_length(id, [a, b], separation, rest_length, rest)?;
         self.claim_id("element", id)?;
         self.elements.push(
             id,

@@ -7,8 +7,8 @@ use crate::element::{
 use crate::kinematics::point::{Point, PointPair};
 
 use super::{
-    err, finite, nonnegative, positive_named, separated, BuildError, Entity, ModelBuilder,
-    PointRef, RotationalSpringDamper, SpringDamper, TrussSection,
+    element_length, err, finite, named, nonnegative, BuildError, Entity, ModelBuilder, PointRef,
+    Positive, RotationalSpringDamper, SpringDamper, TrussSection,
 };
 
 impl ModelBuilder {
@@ -27,16 +27,15 @@ impl ModelBuilder {
             ea,
             rho_a: mass_per_length,
         } = *section;
-        positive_named("element", id, "ea", "axial stiffness EA", ea)?;
+        named(Positive, "element", id, "ea", "axial stiffness EA", ea)?;
         nonnegative("element", id, "mass_per_length", mass_per_length)?;
         let pair = PointPair {
             a: Point::Node { dim: self.dim },
             b: Point::Node { dim: self.dim },
         };
         let separation = self.initial_separation(&pair, &dofs);
-        separated(id, a, b, separation)?;
-        let length = rest_length.unwrap_or(separation);
-        positive_named("element", id, "rest_length", "rest length", length)?;
+        let rest = ["rest_length", "rest length"];
+        let length = element_length(id, [a, b], separation, rest_length, rest)?;
         self.claim_id("element", id)?;
         self.elements
             .push(id, Truss::new(self.dim, ea, length, mass_per_length), &dofs);

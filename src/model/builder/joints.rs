@@ -6,7 +6,9 @@ use crate::joint::{
     Prescribed, Slider,
 };
 
-use super::{err, finite, positive_named, BuildError, ModelBuilder, PointRef};
+use crate::kinematics::point::PointPair;
+
+use super::{err, finite, named, nonzero, BuildError, ModelBuilder, PointRef, Positive};
 
 /// Which function of a distance joint's length [`ModelBuilder::distance`] constrains.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -47,14 +49,13 @@ impl ModelBuilder {
         self.need_dimension(2, "joint", id, "sliders are planar: use dimension = 2")?;
         let (pair, dofs) = self.pair("joint", id, line, point, ["line", "point"])?;
         finite("joint", id, "normal", &normal)?;
-        if normal[0].hypot(normal[1]) == 0.0 {
-            return Err(err(
-                "joint",
-                id,
-                Some("normal"),
-                "the normal must not be zero".into(),
-            ));
-        }
+        nonzero(
+            "joint",
+            id,
+            "normal",
+            &normal,
+            "the normal must not be zero",
+        )?;
         let lock = if prismatic {
             let theta = |p: &crate::kinematics::point::Point, at: usize| {
                 matches!(p, Point::Body2 { .. }).then(|| self.u0[dofs[at + 2]])
@@ -122,15 +123,12 @@ impl ModelBuilder {
     /// `y = f(x, t)` of `curve` (the `path` joint).
     pub fn path(&mut self, id: &str, point: &PointRef, curve: Curve) -> Result<(), BuildError> {
         self.need_dimension(2, "joint", id, "path joints are planar: use dimension = 2")?;
-        let (p, _, dofs) = self.point("joint", id, "point", point)?;
-        if dofs.is_empty() {
-            return Err(err(
-                "joint",
-                id,
-                Some("point"),
-                "a path joint needs a node or a body point, not a ground point".into(),
-            ));
-        }
+        let (p, dofs) = self.moving_point(
+            "joint",
+            id,
+            point,
+            "a path joint needs a node or a body point, not a ground point",
+        )?;
         match curve {
             Curve::Parabola { a, b } => {
                 finite("joint", id, "a", &[a])?;
@@ -227,6 +225,19 @@ impl ModelBuilder {
         Ok(())
     }
 
+    /// The pair of the fixed position `at` (the joint's field `field`) and
+    /// `point`, with the point's DOFs.
+    fn ground_pair(
+        &self,
+        id: &str,
+        field: &'static str,
+        at: &[f64],
+        point: &PointRef,
+    ) -> Result<(PointPair, Vec<usize>), BuildError> {
+        let g = self.vector("joint", id, field, at, self.dim)?;
+        self.pair("joint", id, &PointRef::Ground(g), point, [field, "point"])
+    }
+
     /// Holds point `b` at the ground position `ground` (a ground pin).
     pub fn ground_pin(
         &mut self,
@@ -234,14 +245,7 @@ impl ModelBuilder {
         point: &PointRef,
         ground: &[f64],
     ) -> Result<(), BuildError> {
-        let g = self.vector("joint", id, "ground", ground, self.dim)?;
-        let (pair, dofs) = self.pair(
-            "joint",
-            id,
-            &PointRef::Ground(g),
-            point,
-            ["ground", "point"],
-        )?;
+        let (pair, dofs) = self.ground_pair(id, "ground", ground, point)?;
         self.claim_id("joint", id)?;
         let j = Coincident::new("ground_pin", self.dim, pair);
         self.joints.push(id, j, &dofs);
@@ -270,7 +274,7 @@ impl ModelBuilder {
     ) -> Result<(), BuildError> {
         let (pair, dofs) = self.pair("joint", id, a, b, ["a", "b"])?;
         let l = length.unwrap_or_else(|| self.initial_separation(&pair, &dofs));
-        positive_named("joint", id, "length", "length", l)?;
+        named(Positive, "joint", id, "length", "length", l)?;
         self.claim_id("joint", id)?;
         let form = match form {
             DistanceKind::Length => DistanceForm::Length(l),
@@ -289,16 +293,9 @@ impl ModelBuilder {
         center: &[f64],
         radius: Option<f64>,
     ) -> Result<(), BuildError> {
-        let c = self.vector("joint", id, "center", center, self.dim)?;
-        let (pair, dofs) = self.pair(
-            "joint",
-            id,
-            &PointRef::Ground(c),
-            point,
-            ["center", "point"],
-        )?;
+        let (pair, dofs) = self.ground_pair(id, "center", center, point)?;
         let r = radius.unwrap_or_else(|| self.initial_separation(&pair, &dofs));
-        positive_named("joint", id, "radius", "radius", r)?;
+        named(Positive, "joint", id, "radius", "radius", r)?;
         self.claim_id("joint", id)?;
         let j = Distance::new("point_on_circle", pair, DistanceForm::Circle(r));
         self.joints.push(id, j, &dofs);

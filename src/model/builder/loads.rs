@@ -100,15 +100,8 @@ impl ModelBuilder {
         offset: [f64; 3],
         time: TimeFunction,
     ) -> Result<(), BuildError> {
-        let (p, _, dofs) = self.point("load", id, "point", point)?;
-        if dofs.is_empty() {
-            return Err(err(
-                "load",
-                id,
-                Some("point"),
-                "a load on a ground point does nothing".into(),
-            ));
-        }
+        let (p, dofs) =
+            self.moving_point("load", id, point, "a load on a ground point does nothing")?;
         finite("load", id, "matrix", matrix.as_flattened())?;
         finite("load", id, "force", &offset)?;
         check_time(id, &time)?;

@@ -8,7 +8,9 @@
 
 use nalgebra::{Matrix3, Vector3};
 
-use super::{err, finite, positive_named, BuildError, Entity, ModelBuilder, PointRef};
+use super::{
+    err, finite, named, BuildError, Entity, ModelBuilder, NonNegative, PointRef, Positive,
+};
 use crate::element::{EulerKinetic, Rigid3d, RigidDirectors};
 use crate::joint::{
     Coincident, DirectorConstraints, DiskContact, DiskGeometry, DiskRolling, DotJoint, DotRow,
@@ -202,9 +204,9 @@ impl ModelBuilder {
         }
         if b.attitude == Attitude::Directors {
             // A beam3d node is a director body without own mass.
-            super::nonnegative_named("body", id, "mass", "mass", b.mass)?;
+            named(NonNegative, "body", id, "mass", "mass", b.mass)?;
         } else {
-            positive_named("body", id, "mass", "mass", b.mass)?;
+            named(Positive, "body", id, "mass", "mass", b.mass)?;
         }
         let norm = b.orientation.iter().map(|x| x * x).sum::<f64>().sqrt();
         if (norm - 1.0).abs() > 1e-6 {
@@ -414,7 +416,7 @@ impl ModelBuilder {
                 Entity::Body3(d, att) => Some((d.clone(), *att)),
                 _ => None,
             })?;
-        positive_named("joint", id, "radius", "radius", radius)?;
+        named(Positive, "joint", id, "radius", "radius", radius)?;
         finite("joint", id, "axis", &axis)?;
         finite("joint", id, "height", &[height])?;
         let axis = unit(axis).ok_or_else(|| {

@@ -4,9 +4,9 @@
 
 use nalgebra::{Matrix3, Rotation3, UnitQuaternion, Vector3};
 
-use super::sections::MAX_LINE_ELEMENTS;
-use super::{err, finite, positive_named, BuildError, Entity, ModelBuilder};
-use super::{nonnegative_named, Body3dSpec};
+use super::sections::line_elements;
+use super::{err, finite, named, BuildError, Entity, ModelBuilder, Positive};
+use super::{Body3dSpec, NonNegative};
 use crate::element::{DirectorBeam, RodSection};
 use crate::kinematics::attitude::Attitude;
 
@@ -69,14 +69,14 @@ impl RodSection {
             ("ei1", "bending stiffness EI1", self.ei1),
             ("ei2", "bending stiffness EI2", self.ei2),
         ] {
-            positive_named(what, id, field, name, x)?;
+            named(Positive, what, id, field, name, x)?;
         }
         for (field, name, x) in [
             ("rho_a", "mass per unit length", self.rho_a),
             ("rho_i1", "director inertia rho_i1", self.rho_i1),
             ("rho_i2", "director inertia rho_i2", self.rho_i2),
         ] {
-            nonnegative_named(what, id, field, name, x)?;
+            named(NonNegative, what, id, field, name, x)?;
         }
         Ok(())
     }
@@ -104,8 +104,8 @@ impl RodSection {
         rho: f64,
         shape: super::Shape,
     ) -> Result<RodSection, BuildError> {
-        positive_named("section", "material", "e", "Young's modulus E", e)?;
-        nonnegative_named("section", "material", "rho", "density", rho)?;
+        named(Positive, "section", "material", "e", "Young's modulus E", e)?;
+        named(NonNegative, "section", "material", "rho", "density", rho)?;
         if !(nu > -1.0 && nu < 0.5) {
             return Err(err(
                 "section",
@@ -261,19 +261,12 @@ impl ModelBuilder {
     pub fn line_of_beam3d(&mut self, line: &RodLine<'_>) -> Result<Vec<String>, BuildError> {
         let id = line.nodes;
         let n = line.elements;
-        if n == 0 || n > MAX_LINE_ELEMENTS {
-            return Err(err(
-                "beam3d_line",
-                id,
-                Some("elements"),
-                format!("a line has 1 to {MAX_LINE_ELEMENTS} elements, got {n}"),
-            ));
-        }
+        line_elements("beam3d_line", id, n)?;
+        let bad =
+            |field: &'static str, message: String| err("beam3d_line", id, Some(field), message);
         if line.order != 1 && line.order != 2 {
-            return Err(err(
-                "beam3d_line",
-                id,
-                Some("order"),
+            return Err(bad(
+                "order",
                 format!(
                     "order is 1 (2-node elements) or 2 (3-node), got {}",
                     line.order
@@ -291,10 +284,8 @@ impl ModelBuilder {
                 let (a, b) = (Vector3::from(from), Vector3::from(to));
                 let d = b - a;
                 if d.norm() == 0.0 {
-                    return Err(err(
-                        "beam3d_line",
-                        id,
-                        Some("to"),
+                    return Err(bad(
+                        "to",
                         "`to` equals `from`: the line has no length".into(),
                     ));
                 }
@@ -314,22 +305,15 @@ impl ModelBuilder {
                 finite("beam3d_line", id, "angle", &[angle])?;
                 let h = Vector3::from(axis);
                 if h.norm() == 0.0 {
-                    return Err(err(
-                        "beam3d_line",
-                        id,
-                        Some("axis"),
-                        "the arc axis must be non-zero".into(),
-                    ));
+                    return Err(bad("axis", "the arc axis must be non-zero".into()));
                 }
                 let h = h.normalize();
                 let c = Vector3::from(center);
                 let r0 = Vector3::from(from) - c;
                 let radial = r0 - r0.dot(&h) * h;
                 if radial.norm() <= 1e-12 * r0.norm().max(1.0) || angle == 0.0 {
-                    return Err(err(
-                        "beam3d_line",
-                        id,
-                        Some("center"),
+                    return Err(bad(
+                        "center",
                         "the arc has no length: `from` is on the axis or `angle` is 0".into(),
                     ));
                 }

@@ -3,7 +3,7 @@
 //! [`Shape`]; a line of beam elements between two points
 //! ([`ModelBuilder::line_of_beams`]); a clamp of a beam node in one call.
 
-use super::{err, positive_named, BuildError, Entity, ModelBuilder, PointRef};
+use super::{err, named, BuildError, Entity, ModelBuilder, NonNegative, PointRef, Positive};
 
 /// A solid cross section shape, for [`BeamSection::from_material`] and
 /// [`TrussSection::from_material`] (bending about the axis normal to the
@@ -38,7 +38,7 @@ impl Shape {
     pub fn properties(&self) -> Result<(f64, f64), BuildError> {
         let bad = |field: &'static str, m: String| Err(err("section", "shape", Some(field), m));
         let check =
-            |field: &'static str, x: f64| positive_named("section", "shape", field, field, x);
+            |field: &'static str, x: f64| named(Positive, "section", "shape", field, field, x);
         use std::f64::consts::PI;
         match *self {
             Shape::Rectangle { width, height } => {
@@ -147,7 +147,12 @@ impl BeamSection {
     /// The section of `shape` in a material of Young's modulus `e` (Pa) and
     /// density `rho` (kg/m^3): EA, EI and rho A.
     pub fn from_material(e: f64, rho: f64, shape: Shape) -> Result<Self, BuildError> {
-        material("beam section", e, rho)?;
+        BeamSection::of_material("beam section", e, rho, shape)
+    }
+
+    /// [`Self::from_material`], the errors naming the section `what`.
+    fn of_material(what: &str, e: f64, rho: f64, shape: Shape) -> Result<Self, BuildError> {
+        material(what, e, rho)?;
         let (a, i) = shape.properties()?;
         Ok(BeamSection {
             ea: e * a,
@@ -158,9 +163,16 @@ impl BeamSection {
 
     /// Checks the values for element `id`.
     pub(super) fn check(&self, what: &'static str, id: &str) -> Result<(), BuildError> {
-        positive_named(what, id, "ea", "axial stiffness EA", self.ea)?;
-        positive_named(what, id, "ei", "bending stiffness EI", self.ei)?;
-        super::nonnegative_named(what, id, "rho_a", "mass per unit length", self.rho_a)
+        named(Positive, what, id, "ea", "axial stiffness EA", self.ea)?;
+        named(Positive, what, id, "ei", "bending stiffness EI", self.ei)?;
+        named(
+            NonNegative,
+            what,
+            id,
+            "rho_a",
+            "mass per unit length",
+            self.rho_a,
+        )
     }
 }
 
@@ -184,23 +196,34 @@ impl TrussSection {
     /// The section of `shape` in a material of Young's modulus `e` (Pa) and
     /// density `rho` (kg/m^3): EA and rho A.
     pub fn from_material(e: f64, rho: f64, shape: Shape) -> Result<Self, BuildError> {
-        material("truss section", e, rho)?;
-        let (a, _) = shape.properties()?;
-        Ok(TrussSection {
-            ea: e * a,
-            rho_a: rho * a,
-        })
+        let BeamSection { ea, rho_a, .. } =
+            BeamSection::of_material("truss section", e, rho, shape)?;
+        Ok(TrussSection { ea, rho_a })
     }
 }
 
 fn material(what: &str, e: f64, rho: f64) -> Result<(), BuildError> {
-    positive_named("section", what, "e", "Young's modulus E", e)?;
-    super::nonnegative_named("section", what, "rho", "density", rho)
+    named(Positive, "section", what, "e", "Young's modulus E", e)?;
+    named(NonNegative, "section", what, "rho", "density", rho)
 }
 
 /// The most elements of one line (a bound on what a model file can ask
 /// the builder to allocate).
 pub const MAX_LINE_ELEMENTS: usize = 100_000;
+
+/// `Ok` for a line of `n` elements, 1 to [`MAX_LINE_ELEMENTS`], else an
+/// error naming the field `elements` of the line `what` `id`.
+pub(super) fn line_elements(what: &'static str, id: &str, n: usize) -> Result<(), BuildError> {
+    match n == 0 || n > MAX_LINE_ELEMENTS {
+        true => Err(err(
+            what,
+            id,
+            Some("elements"),
+            format!("a line has 1 to {MAX_LINE_ELEMENTS} elements, got {n}"),
+        )),
+        false => Ok(()),
+    }
+}
 
 /// The ids of a generated line: nodes `{nodes}0 ..= {nodes}n`, elements
 /// `{elements}1 ..= {elements}n` (element k between nodes k-1 and k).
@@ -244,14 +267,7 @@ impl ModelBuilder {
         let dim = self.dim;
         let a = self.vector("line", id, "from", from, dim)?;
         let b = self.vector("line", id, "to", to, dim)?;
-        if n == 0 || n > MAX_LINE_ELEMENTS {
-            return Err(err(
-                "line",
-                id,
-                Some("elements"),
-                format!("a line has 1 to {MAX_LINE_ELEMENTS} elements, got {n}"),
-            ));
-        }
+        line_elements("line", id, n)?;
         let d: Vec<f64> = (0..dim).map(|k| b[k] - a[k]).collect();
         let length = d.iter().map(|x| x * x).sum::<f64>().sqrt();
         if length == 0.0 {

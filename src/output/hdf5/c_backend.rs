@@ -13,12 +13,10 @@ use hdf5::types::{FloatSize, TypeDescriptor, VarLenAscii, VarLenUnicode};
 use hdf5::{Dataset, Extent, File, H5Type, Hyperslab, SimpleExtents, SliceOrIndex};
 use ndarray::{ArrayViewD, IxDyn};
 
-use super::layout::{
-    h5_error, initial_attributes, plan_groups, Column, Dtype, FixedData, FixedDataset,
-};
-use super::reader::{assemble_run, Hdf5Run, RunSource};
-use super::streamer::{streaming_recorder, validate_config, Backend, ColumnBuf, Streamer};
-use crate::output::{AttrValue, OutputConfig, OutputError, RunInfo};
+use super::layout::{h5_error, Column, Dtype, FixedData, FixedDataset};
+use super::reader::{assemble_run, read_attributes, Hdf5Run, RunSource};
+use super::streamer::{streaming_recorder, Backend, ColumnBuf, Streamer};
+use crate::output::{AttrValue, OutputConfig, OutputError};
 
 /// Streams a run into an HDF5 file with the HDF5 C library.
 ///
@@ -32,17 +30,14 @@ pub struct Hdf5CRecorder {
 impl Hdf5CRecorder {
     /// Creates (truncates) the file at `path`; the layout is written by `begin`.
     pub fn create(path: impl AsRef<Path>, config: OutputConfig) -> Result<Self, OutputError> {
-        let path = path.as_ref();
-        validate_config(path, &config)?;
-        let file = create_file(path).map_err(|e| h5_error(path, e))?;
-        let backend = CBackend {
-            path: path.to_path_buf(),
-            file: Some(file),
-            columns: Vec::new(),
-        };
-        Ok(Hdf5CRecorder {
-            inner: Streamer::new(path, config, backend),
-        })
+        let inner = Streamer::create(path.as_ref(), config, |path| {
+            Ok(CBackend {
+                path: path.to_path_buf(),
+                file: Some(create_file(path).map_err(|e| h5_error(path, e))?),
+                columns: Vec::new(),
+            })
+        })?;
+        Ok(Hdf5CRecorder { inner })
     }
 }
 
@@ -101,7 +96,7 @@ impl CBackend {
             .ok_or_else(|| h5_error(&self.path, "file already closed"))
     }
 
-    fn create_column(&self, c: &Column, compression: u8) -> Result<Dataset, OutputError> {
+    fn new_column(&self, c: &Column, compression: u8) -> Result<Dataset, OutputError> {
         let file = self.file()?;
         let chunk: Vec<usize> = c.chunk().iter().map(|&x| x as usize).collect();
         // Cache a whole chunk-row band, so that row writes never evict a chunk.
@@ -120,67 +115,6 @@ impl CBackend {
         b.shape(extents(c, 0))
             .create(c.path.as_str())
             .map_err(|e| h5_error(&self.path, format!("/{}: {e}", c.path)))
-    }
-
-    fn write_fixed(&self, f: &FixedDataset) -> Result<(), OutputError> {
-        let ds = f.path.as_str();
-        let err = |e: &dyn std::fmt::Display| h5_error(&self.path, format!("/{ds}: {e}"));
-        fn create<T: H5Type>(file: &File, ds: &str, shape: &[usize], v: &[T]) -> hdf5::Result<()> {
-            let d = file.new_dataset::<T>().shape(shape).create(ds)?;
-            if v.is_empty() {
-                Ok(())
-            } else {
-                d.write_raw(v)
-            }
-        }
-        let file = self.file()?;
-        match &f.data {
-            FixedData::F64(v) => create(file, ds, &f.shape, v),
-            FixedData::I64(v) => create(file, ds, &f.shape, v),
-            FixedData::Str(names) => {
-                let values = names
-                    .iter()
-                    .map(|s| VarLenUnicode::from_str(s).map_err(|e| err(&e)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                create(file, ds, &f.shape, &values)
-            }
-        }
-        .map_err(|e| err(&e))
-    }
-
-    /// Creates or overwrites a root attribute.
-    fn set_attr(&self, name: &str, value: &AttrValue) -> Result<(), OutputError> {
-        let file = self.file()?;
-        let err =
-            |e: &dyn std::fmt::Display| h5_error(&self.path, format!("attribute {name}: {e}"));
-        if file
-            .attr_names()
-            .map_err(|e| err(&e))?
-            .iter()
-            .any(|n| n == name)
-        {
-            file.delete_attr(name).map_err(|e| err(&e))?;
-        }
-        let r = match value {
-            AttrValue::F64(x) => file
-                .new_attr::<f64>()
-                .shape(())
-                .create(name)
-                .and_then(|a| a.write_scalar(x)),
-            AttrValue::I64(x) => file
-                .new_attr::<i64>()
-                .shape(())
-                .create(name)
-                .and_then(|a| a.write_scalar(x)),
-            AttrValue::Str(s) => {
-                let v = VarLenUnicode::from_str(s).map_err(|e| err(&e))?;
-                file.new_attr::<VarLenUnicode>()
-                    .shape(())
-                    .create(name)
-                    .and_then(|a| a.write_scalar(&v))
-            }
-        };
-        r.map_err(|e| err(&e))
     }
 
     fn resize_all(&mut self, rows: u64) -> Result<(), OutputError> {
@@ -217,32 +151,84 @@ fn write_rows<T: H5Type>(
 }
 
 impl Backend for CBackend {
-    fn create_layout(
-        &mut self,
-        columns: &[Column],
-        fixed: &[FixedDataset],
-        info: &RunInfo,
-        compression: u8,
-    ) -> Result<(), OutputError> {
-        for g in plan_groups(columns, fixed) {
-            self.file()?
-                .create_group(&g)
-                .map_err(|e| h5_error(&self.path, format!("/{g}: {e}")))?;
+    fn create_group(&mut self, g: &str) -> Result<(), OutputError> {
+        self.file()?
+            .create_group(g)
+            .map(drop)
+            .map_err(|e| h5_error(&self.path, format!("/{g}: {e}")))
+    }
+
+    fn create_column(&mut self, c: &Column, compression: u8) -> Result<(), OutputError> {
+        let ds = self.new_column(c, compression)?;
+        self.columns.push(CColumn {
+            ds,
+            geom: c.clone(),
+            rows: 0,
+        });
+        Ok(())
+    }
+
+    fn write_fixed(&mut self, f: &FixedDataset) -> Result<(), OutputError> {
+        let ds = f.path.as_str();
+        let err = |e: &dyn std::fmt::Display| h5_error(&self.path, format!("/{ds}: {e}"));
+        fn create<T: H5Type>(file: &File, ds: &str, shape: &[usize], v: &[T]) -> hdf5::Result<()> {
+            let d = file.new_dataset::<T>().shape(shape).create(ds)?;
+            if v.is_empty() {
+                Ok(())
+            } else {
+                d.write_raw(v)
+            }
         }
-        for c in columns {
-            let ds = self.create_column(c, compression)?;
-            self.columns.push(CColumn {
-                ds,
-                geom: c.clone(),
-                rows: 0,
-            });
+        let file = self.file()?;
+        match &f.data {
+            FixedData::F64(v) => create(file, ds, &f.shape, v),
+            FixedData::I64(v) => create(file, ds, &f.shape, v),
+            FixedData::Str(names) => {
+                let values = names
+                    .iter()
+                    .map(|s| VarLenUnicode::from_str(s).map_err(|e| err(&e)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                create(file, ds, &f.shape, &values)
+            }
         }
-        for f in fixed {
-            self.write_fixed(f)?;
+        .map_err(|e| err(&e))
+    }
+
+    fn set_attr(&mut self, name: &str, value: &AttrValue) -> Result<(), OutputError> {
+        let file = self.file()?;
+        let err =
+            |e: &dyn std::fmt::Display| h5_error(&self.path, format!("attribute {name}: {e}"));
+        if file
+            .attr_names()
+            .map_err(|e| err(&e))?
+            .iter()
+            .any(|n| n == name)
+        {
+            file.delete_attr(name).map_err(|e| err(&e))?;
         }
-        for (name, value) in initial_attributes(info) {
-            self.set_attr(&name, &value)?;
-        }
+        let r = match value {
+            AttrValue::F64(x) => file
+                .new_attr::<f64>()
+                .shape(())
+                .create(name)
+                .and_then(|a| a.write_scalar(x)),
+            AttrValue::I64(x) => file
+                .new_attr::<i64>()
+                .shape(())
+                .create(name)
+                .and_then(|a| a.write_scalar(x)),
+            AttrValue::Str(s) => {
+                let v = VarLenUnicode::from_str(s).map_err(|e| err(&e))?;
+                file.new_attr::<VarLenUnicode>()
+                    .shape(())
+                    .create(name)
+                    .and_then(|a| a.write_scalar(&v))
+            }
+        };
+        r.map_err(|e| err(&e))
+    }
+
+    fn start(&mut self) -> Result<(), OutputError> {
         self.file()?
             .flush()
             .map_err(|e| h5_error(&self.path, format!("flush: {e}")))
@@ -284,11 +270,11 @@ impl Backend for CBackend {
             .map_err(|e| h5_error(&self.path, format!("flush: {e}")))
     }
 
-    fn finish(&mut self, rows: u64, attrs: &[(String, AttrValue)]) -> Result<(), OutputError> {
-        self.resize_all(rows)?;
-        for (name, value) in attrs {
-            self.set_attr(name, value)?;
-        }
+    fn set_rows(&mut self, rows: u64) -> Result<(), OutputError> {
+        self.resize_all(rows)
+    }
+
+    fn close(&mut self) -> Result<(), OutputError> {
         // Every dataset handle must be closed for H5Fclose to close the file.
         self.columns.clear();
         let file = self
@@ -384,44 +370,19 @@ impl RunSource for Hdf5CReader {
     }
 
     fn root_attrs(&self) -> Result<Vec<(String, AttrValue)>, OutputError> {
-        let names = self
-            .file
-            .attr_names()
-            .map_err(|e| h5_error(&self.path, e))?;
-        names
-            .into_iter()
-            .map(|name| {
-                let err = |e: &dyn std::fmt::Display| {
-                    h5_error(&self.path, format!("attribute {name}: {e}"))
-                };
-                let a = self.file.attr(&name).map_err(|e| err(&e))?;
-                let desc = a
-                    .dtype()
-                    .and_then(|t| t.to_descriptor())
-                    .map_err(|e| err(&e))?;
-                let value = match desc {
-                    TypeDescriptor::Float(FloatSize::U8) => {
-                        AttrValue::F64(a.read_scalar::<f64>().map_err(|e| err(&e))?)
-                    }
-                    TypeDescriptor::Integer(_) => {
-                        AttrValue::I64(a.read_scalar::<i64>().map_err(|e| err(&e))?)
-                    }
-                    TypeDescriptor::VarLenUnicode => AttrValue::Str(
-                        a.read_scalar::<VarLenUnicode>()
-                            .map_err(|e| err(&e))?
-                            .as_str()
-                            .to_string(),
-                    ),
-                    TypeDescriptor::VarLenAscii => AttrValue::Str(
-                        a.read_scalar::<VarLenAscii>()
-                            .map_err(|e| err(&e))?
-                            .as_str()
-                            .to_string(),
-                    ),
-                    _ => return Err(err(&"a type other than a number or a string")),
-                };
-                Ok((name, value))
+        read_attributes(&self.path, self.file.attr_names(), |name| {
+            let a = self.file.attr(name)?;
+            Ok(match a.dtype().and_then(|t| t.to_descriptor())? {
+                TypeDescriptor::Float(FloatSize::U8) => AttrValue::F64(a.read_scalar::<f64>()?),
+                TypeDescriptor::Integer(_) => AttrValue::I64(a.read_scalar::<i64>()?),
+                TypeDescriptor::VarLenUnicode => {
+                    AttrValue::Str(a.read_scalar::<VarLenUnicode>()?.as_str().to_string())
+                }
+                TypeDescriptor::VarLenAscii => {
+                    AttrValue::Str(a.read_scalar::<VarLenAscii>()?.as_str().to_string())
+                }
+                _ => return Err("a type other than a number or a string".into()),
             })
-            .collect()
+        })
     }
 }

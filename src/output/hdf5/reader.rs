@@ -263,33 +263,33 @@ pub(in crate::output) fn assemble_run(src: &impl RunSource) -> Result<Hdf5Run, O
             _ => {}
         }
     }
+    /// The values of the columns `sources` step by step.
+    fn rows<const N: usize>(
+        col: impl Fn(Source) -> Vec<f64>,
+        sources: [Source; N],
+        steps: usize,
+    ) -> impl Iterator<Item = [f64; N]> {
+        let cols = sources.map(col);
+        (0..steps).map(move |i| std::array::from_fn(|c| cols[c][i]))
+    }
     if run.fields.contains(&Field::Energy) {
-        let (k, p, t, w) = (
-            col(Source::Kinetic),
-            col(Source::Potential),
-            col(Source::Total),
-            col(Source::ExternalWork),
-        );
-        run.energy = (0..steps)
-            .map(|i| Energy {
-                kinetic: k[i],
-                potential: p[i],
-                total: t[i],
-                external_work: w[i],
+        use Source::{ExternalWork, Kinetic, Potential, Total};
+        run.energy = rows(&col, [Kinetic, Potential, Total, ExternalWork], steps)
+            .map(|[kinetic, potential, total, external_work]| Energy {
+                kinetic,
+                potential,
+                total,
+                external_work,
             })
             .collect();
     }
     if run.fields.contains(&Field::Constraints) {
-        let (p, v, a) = (
-            col(Source::CPosition),
-            col(Source::CVelocity),
-            col(Source::CAcceleration),
-        );
-        run.constraints = (0..steps)
-            .map(|i| ConstraintNorms {
-                position: p[i],
-                velocity: v[i],
-                acceleration: a[i],
+        use Source::{CAcceleration, CPosition, CVelocity};
+        run.constraints = rows(&col, [CPosition, CVelocity, CAcceleration], steps)
+            .map(|[position, velocity, acceleration]| ConstraintNorms {
+                position,
+                velocity,
+                acceleration,
             })
             .collect();
     }
@@ -420,25 +420,32 @@ impl RunSource for Hdf5Reader {
         // rust-hdf5 reads root attributes only as strings: numbers come from
         // the raw attribute messages.
         let numeric = read_root_attribute_messages(&self.path)?;
-        let names = self
-            .file
-            .attr_names()
-            .map_err(|e| h5_error(&self.path, e))?;
-        names
-            .into_iter()
-            .map(|name| {
-                let err = |e: &dyn std::fmt::Display| {
-                    h5_error(&self.path, format!("attribute {name}: {e}"))
-                };
-                let value = match numeric.iter().find(|m| m.name == name) {
-                    Some(msg) => numeric_attr(msg)
-                        .ok_or_else(|| err(&format!("unsupported type {}", msg.datatype)))?,
-                    None => AttrValue::Str(self.file.attr_string(&name).map_err(|e| err(&e))?),
-                };
-                Ok((name, value))
+        read_attributes(&self.path, self.file.attr_names(), |name| {
+            Ok(match numeric.iter().find(|m| m.name == name) {
+                Some(msg) => {
+                    numeric_attr(msg).ok_or_else(|| format!("unsupported type {}", msg.datatype))?
+                }
+                None => AttrValue::Str(self.file.attr_string(name)?),
             })
-            .collect()
+        })
     }
+}
+
+/// The root attributes `names` of the file at `path` in order, each read by
+/// `value`; an error names the file (and the attribute).
+pub(super) fn read_attributes<E: std::fmt::Display>(
+    path: &Path,
+    names: Result<Vec<String>, E>,
+    mut value: impl FnMut(&str) -> Result<AttrValue, Box<dyn std::error::Error>>,
+) -> Result<Vec<(String, AttrValue)>, OutputError> {
+    let names = names.map_err(|e| h5_error(path, e))?;
+    names
+        .into_iter()
+        .map(|name| match value(&name) {
+            Ok(v) => Ok((name, v)),
+            Err(e) => Err(h5_error(path, format!("attribute {name}: {e}"))),
+        })
+        .collect()
 }
 
 /// The value of a numeric scalar attribute (f64 or a signed/unsigned integer).

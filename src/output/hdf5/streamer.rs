@@ -12,7 +12,8 @@ use crate::output::{
 };
 
 use super::layout::{
-    final_attributes, h5_error, plan_columns, plan_fixed, Column, Dtype, FixedDataset, Pick, POINTS,
+    final_attributes, h5_error, initial_attributes, plan_columns, plan_fixed, plan_groups, Column,
+    Dtype, FixedDataset, Pick, POINTS,
 };
 
 /// Rows of one column buffered in memory, row-major.
@@ -82,18 +83,22 @@ impl ColumnBuf {
     }
 }
 
-/// What a file format library must do for [`Streamer`].
+/// What a file format library must do for [`Streamer`], which orders the
+/// calls: the layout (`create_group`, `create_column`, `write_fixed`,
+/// `set_attr`, then `start`), bands and flushes, and at the end
+/// `set_rows`, the final `set_attr`s and `close`.
 pub(in crate::output) trait Backend {
-    /// Creates groups, the streamed datasets (0 rows, chunked, extendible,
-    /// `compression` = deflate level), the fixed datasets and the initial root
-    /// attributes, then makes the empty file durable.
-    fn create_layout(
-        &mut self,
-        columns: &[Column],
-        fixed: &[FixedDataset],
-        info: &RunInfo,
-        compression: u8,
-    ) -> Result<(), OutputError>;
+    /// Creates the group `/path`.
+    fn create_group(&mut self, path: &str) -> Result<(), OutputError>;
+    /// Creates a streamed dataset: 0 rows, chunked, extendible,
+    /// `compression` = deflate level.
+    fn create_column(&mut self, c: &Column, compression: u8) -> Result<(), OutputError>;
+    /// Writes a fixed dataset whole.
+    fn write_fixed(&mut self, f: &FixedDataset) -> Result<(), OutputError>;
+    /// Creates or overwrites a root attribute.
+    fn set_attr(&mut self, name: &str, value: &AttrValue) -> Result<(), OutputError>;
+    /// Makes the file with its layout and no rows durable.
+    fn start(&mut self) -> Result<(), OutputError>;
     /// Writes the rows of chunk band `first_row / chunk_rows` of column `col`
     /// (`data` holds whole rows, at most one band). `last` = the band will not
     /// be written again (it is complete, or the run ends).
@@ -106,8 +111,11 @@ pub(in crate::output) trait Backend {
     ) -> Result<(), OutputError>;
     /// Sets every streamed dataset to `rows` rows and makes the file durable.
     fn flush(&mut self, rows: u64) -> Result<(), OutputError>;
-    /// Sets the extents, writes the final attributes and closes the file.
-    fn finish(&mut self, rows: u64, attrs: &[(String, AttrValue)]) -> Result<(), OutputError>;
+    /// Sets every streamed dataset to its final `rows` rows (before the final
+    /// attributes and `close`).
+    fn set_rows(&mut self, rows: u64) -> Result<(), OutputError>;
+    /// Closes the file.
+    fn close(&mut self) -> Result<(), OutputError>;
 }
 
 /// The backend-independent [`Recorder`] logic: per-column buffers of the
@@ -146,6 +154,18 @@ pub(in crate::output) struct Streamer<B: Backend> {
 }
 
 impl<B: Backend> Streamer<B> {
+    /// Checks `config` ([`validate_config`]), then creates the file at
+    /// `path` with `open`; nothing is written before `begin`.
+    pub(in crate::output) fn create(
+        path: &Path,
+        config: OutputConfig,
+        open: impl FnOnce(&Path) -> Result<B, OutputError>,
+    ) -> Result<Self, OutputError> {
+        validate_config(path, &config)?;
+        let backend = open(path)?;
+        Ok(Streamer::new(path, config, backend))
+    }
+
     /// Wraps an opened backend; nothing is written before `begin`.
     pub(in crate::output) fn new(path: &Path, config: OutputConfig, backend: B) -> Self {
         let flush_every =
@@ -171,6 +191,25 @@ impl<B: Backend> Streamer<B> {
             finished: false,
             poisoned: false,
         }
+    }
+
+    /// Creates the groups, the streamed datasets, the fixed datasets and the
+    /// initial root attributes, then makes the empty file durable.
+    fn create_layout(&mut self, fixed: &[FixedDataset], info: &RunInfo) -> Result<(), OutputError> {
+        let b = &mut self.backend;
+        for g in plan_groups(&self.columns, fixed) {
+            b.create_group(&g)?;
+        }
+        for c in &self.columns {
+            b.create_column(c, self.config.compression)?;
+        }
+        for f in fixed {
+            b.write_fixed(f)?;
+        }
+        for (name, value) in initial_attributes(info) {
+            b.set_attr(&name, &value)?;
+        }
+        b.start()
     }
 
     fn check_open(&self, what: &str) -> Result<(), OutputError> {
@@ -303,8 +342,7 @@ impl<B: Backend> Recorder for Streamer<B> {
         super::xdmf::remove_stale(&self.path)?;
         let fixed = plan_fixed(info);
         (self.n_dof, self.n_mult) = (info.dof_names.len(), info.multiplier_names.len());
-        self.backend
-            .create_layout(&self.columns, &fixed, info, self.config.compression)?;
+        self.create_layout(&fixed, info)?;
         if self.writes_xdmf() {
             self.mesh = info.mesh.clone();
         }
@@ -332,37 +370,25 @@ impl<B: Backend> Recorder for Streamer<B> {
         if self.poisoned {
             return Err(h5_error(&self.path, "record after a failed write"));
         }
+        let row_len = |name: &str, row: &[f64], n: usize| match row.len() == n {
+            true => Ok(()),
+            false => Err(h5_error(
+                &self.path,
+                format!(
+                    "step {}: /{name} row has {} values, expected {n}",
+                    rec.step,
+                    row.len()
+                ),
+            )),
+        };
         for c in &self.columns {
             if let (Some(n), Some(row)) = (c.width, c.source.row(rec)) {
-                if row.len() != n {
-                    return Err(h5_error(
-                        &self.path,
-                        format!(
-                            "step {}: /{} row has {} values, expected {n}",
-                            rec.step,
-                            c.path,
-                            row.len()
-                        ),
-                    ));
-                }
+                row_len(&c.path, row, n)?;
             }
         }
         // Gathered datasets pick from /u and /lambda of the sizes `begin` saw.
-        for (name, row, n) in [
-            ("u", rec.u, self.n_dof),
-            ("lambda", rec.lambda, self.n_mult),
-        ] {
-            if row.len() != n {
-                return Err(h5_error(
-                    &self.path,
-                    format!(
-                        "step {}: /{name} row has {} values, expected {n}",
-                        rec.step,
-                        row.len()
-                    ),
-                ));
-            }
-        }
+        row_len("u", rec.u, self.n_dof)?;
+        row_len("lambda", rec.lambda, self.n_mult)?;
         let written = self.push_row(rec).and_then(|()| {
             if self.last_flush.elapsed() >= self.flush_every {
                 self.flush_now()
@@ -384,7 +410,11 @@ impl<B: Backend> Recorder for Streamer<B> {
             self.write_partial_bands(true)?;
         }
         let attrs = final_attributes(status, t_end_reached, self.totals.as_ref(), &self.probes);
-        self.backend.finish(self.rows, &attrs)?;
+        self.backend.set_rows(self.rows)?;
+        for (name, value) in &attrs {
+            self.backend.set_attr(name, value)?;
+        }
+        self.backend.close()?;
         if self.writes_xdmf() {
             let rows = self.times.len().min(self.rows as usize);
             super::xdmf::write_beside(&self.path, &self.mesh, &self.times[..rows])?;

@@ -3,7 +3,9 @@
 //! lies below the end of allocation its superblock names.
 
 use super::*;
-use crate::output::{ConstraintNorms, Energy, NewtonStats, Recorder, RunStatus, StepRecord};
+use crate::output::{
+    ConstraintNorms, Energy, NewtonStats, Recorder, RunInfo, RunStatus, StepRecord,
+};
 
 fn run_info() -> RunInfo {
     RunInfo {

@@ -9,13 +9,10 @@ use rust_hdf5::format::superblock::SuperblockV2V3;
 use rust_hdf5::swmr::SwmrFileWriter;
 use rust_hdf5::{DatatypeMessage, FilterPipeline, H5Type};
 
-use crate::output::{AttrValue, OutputConfig, OutputError, RunInfo};
+use crate::output::{AttrValue, OutputConfig, OutputError};
 
-use super::layout::{
-    h5_error, initial_attributes, path_component, plan_groups, Column, Dtype, FixedData,
-    FixedDataset,
-};
-use super::streamer::{streaming_recorder, validate_config, Backend, ColumnBuf, Streamer};
+use super::layout::{h5_error, path_component, Column, Dtype, FixedData, FixedDataset};
+use super::streamer::{streaming_recorder, Backend, ColumnBuf, Streamer};
 
 /// Streams a run into an HDF5 file with the pure-Rust `rust-hdf5` crate.
 ///
@@ -30,29 +27,8 @@ pub struct Hdf5Recorder {
 impl Hdf5Recorder {
     /// Creates (truncates) the file at `path`; the layout is written by `begin`.
     pub fn create(path: impl AsRef<Path>, config: OutputConfig) -> Result<Self, OutputError> {
-        let path = path.as_ref();
-        validate_config(path, &config)?;
-        let writer = SwmrFileWriter::create(path).map_err(|e| h5_error(path, e))?;
-        let superblock = File::options()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|source| OutputError::Io {
-                path: path.display().to_string(),
-                source,
-            })?;
-        let backend = RustBackend {
-            path: path.to_path_buf(),
-            writer: Some(writer),
-            superblock,
-            datasets: Vec::new(),
-            columns: Vec::new(),
-            raw_mask: None,
-            scratch: Vec::new(),
-        };
-        Ok(Hdf5Recorder {
-            inner: Streamer::new(path, config, backend),
-        })
+        let inner = Streamer::create(path.as_ref(), config, RustBackend::open)?;
+        Ok(Hdf5Recorder { inner })
     }
 }
 
@@ -170,20 +146,27 @@ impl RustBackend {
         }
     }
 
-    fn set_root_attr(&mut self, name: &str, value: &AttrValue) -> Result<(), OutputError> {
-        let path = self.path.clone();
-        let w = self.writer()?;
-        match value {
-            AttrValue::F64(x) => w.set_group_attr_numeric("/", name, x),
-            AttrValue::I64(x) => w.set_group_attr_numeric("/", name, x),
-            AttrValue::Str(s) => w.set_group_attr_string("/", name, s),
-        }
-        .map_err(|e| h5_error(&path, format!("attribute {name}: {e}")))
-    }
-
-    fn write_fixed(&mut self, f: &FixedDataset) -> Result<(), OutputError> {
-        let path = self.path.clone();
-        write_fixed(self.writer()?, &path, f)
+    /// Creates (truncates) the file at `path`, with a second handle on it
+    /// for its superblock.
+    fn open(path: &Path) -> Result<Self, OutputError> {
+        let writer = SwmrFileWriter::create(path).map_err(|e| h5_error(path, e))?;
+        let superblock = File::options()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| OutputError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
+        Ok(RustBackend {
+            path: path.to_path_buf(),
+            writer: Some(writer),
+            superblock,
+            datasets: Vec::new(),
+            columns: Vec::new(),
+            raw_mask: None,
+            scratch: Vec::new(),
+        })
     }
 
     /// Puts the superblock rust-hdf5 just wrote (at `start_swmr` and at the
@@ -218,10 +201,19 @@ impl RustBackend {
     /// rust-hdf5's SWMR flush (chunk index, dataset headers, superblock with
     /// the end of allocation, each synced), then the superblock settled.
     fn swmr_flush(&mut self) -> Result<(), OutputError> {
+        self.settled_after("flush", SwmrFileWriter::flush)
+    }
+
+    /// The writer's call `write` (named `what` in its error), which ends by
+    /// writing the superblock, then that superblock settled
+    /// ([`Self::settle_superblock`]).
+    fn settled_after(
+        &mut self,
+        what: &str,
+        write: impl FnOnce(&mut SwmrFileWriter) -> rust_hdf5::Result<()>,
+    ) -> Result<(), OutputError> {
         let path = self.path.clone();
-        self.writer()?
-            .flush()
-            .map_err(|e| h5_error(&path, format!("flush: {e}")))?;
+        write(self.writer()?).map_err(|e| h5_error(&path, format!("{what}: {e}")))?;
         self.settle_superblock()
     }
 
@@ -258,57 +250,61 @@ impl RustBackend {
 }
 
 impl Backend for RustBackend {
-    fn create_layout(
-        &mut self,
-        columns: &[Column],
-        fixed: &[FixedDataset],
-        info: &RunInfo,
-        compression: u8,
-    ) -> Result<(), OutputError> {
+    fn create_group(&mut self, g: &str) -> Result<(), OutputError> {
         let path = self.path.clone();
-        let err = |what: &str, e: rust_hdf5::Hdf5Error| h5_error(&path, format!("{what}: {e}"));
-        for g in plan_groups(columns, fixed) {
-            self.writer()?
-                .create_group("/", &g)
-                .map_err(|e| err(&g, e))?;
-        }
-        for c in columns {
-            let pipeline = (compression > 0).then(|| {
-                FilterPipeline::shuffle_deflate(c.dtype().size() as u32, compression.into())
-            });
-            if let Some(p) = &pipeline {
-                // Every filter of the pipeline skipped: the chunk is stored raw.
-                self.raw_mask = Some((1u32 << p.filters.len()) - 1);
-            }
-            // A name with a group component is created inside that group.
-            let ds = self
-                .writer()?
-                .create_grid_dataset_with_max(
-                    &c.path,
-                    hdf5_type(c.dtype()),
-                    &c.dims(0),
-                    &c.max_dims(),
-                    &c.chunk(),
-                    pipeline,
-                )
-                .map_err(|e| err(&c.path, e))?;
-            self.datasets.push(ds);
-            self.columns.push(RustColumn {
-                geom: c.clone(),
-                elem: c.dtype().size(),
-                band_raw: false,
-            });
-        }
-        for f in fixed {
-            self.write_fixed(f)?;
-        }
-        for (name, value) in initial_attributes(info) {
-            self.set_root_attr(&name, &value)?;
-        }
         self.writer()?
-            .start_swmr()
-            .map_err(|e| err("start SWMR", e))?;
-        self.settle_superblock()
+            .create_group("/", g)
+            .map(drop)
+            .map_err(|e| h5_error(&path, format!("{g}: {e}")))
+    }
+
+    fn create_column(&mut self, c: &Column, compression: u8) -> Result<(), OutputError> {
+        let pipeline = (compression > 0)
+            .then(|| FilterPipeline::shuffle_deflate(c.dtype().size() as u32, compression.into()));
+        if let Some(p) = &pipeline {
+            // Every filter of the pipeline skipped: the chunk is stored raw.
+            self.raw_mask = Some((1u32 << p.filters.len()) - 1);
+        }
+        let path = self.path.clone();
+        // A name with a group component is created inside that group.
+        let ds = self
+            .writer()?
+            .create_grid_dataset_with_max(
+                &c.path,
+                hdf5_type(c.dtype()),
+                &c.dims(0),
+                &c.max_dims(),
+                &c.chunk(),
+                pipeline,
+            )
+            .map_err(|e| h5_error(&path, format!("{}: {e}", c.path)))?;
+        self.datasets.push(ds);
+        self.columns.push(RustColumn {
+            geom: c.clone(),
+            elem: c.dtype().size(),
+            band_raw: false,
+        });
+        Ok(())
+    }
+
+    fn set_attr(&mut self, name: &str, value: &AttrValue) -> Result<(), OutputError> {
+        let path = self.path.clone();
+        let w = self.writer()?;
+        match value {
+            AttrValue::F64(x) => w.set_group_attr_numeric("/", name, x),
+            AttrValue::I64(x) => w.set_group_attr_numeric("/", name, x),
+            AttrValue::Str(s) => w.set_group_attr_string("/", name, s),
+        }
+        .map_err(|e| h5_error(&path, format!("attribute {name}: {e}")))
+    }
+
+    fn write_fixed(&mut self, f: &FixedDataset) -> Result<(), OutputError> {
+        let path = self.path.clone();
+        write_fixed(self.writer()?, &path, f)
+    }
+
+    fn start(&mut self) -> Result<(), OutputError> {
+        self.settled_after("start SWMR", SwmrFileWriter::start_swmr)
     }
 
     fn write_band(
@@ -379,12 +375,12 @@ impl Backend for RustBackend {
     /// The last bands first reach the end of allocation as in
     /// [`flush`](Backend::flush): closing writes the headers with the final
     /// extents before the superblock.
-    fn finish(&mut self, rows: u64, attrs: &[(String, AttrValue)]) -> Result<(), OutputError> {
+    fn set_rows(&mut self, rows: u64) -> Result<(), OutputError> {
         self.swmr_flush()?;
-        self.set_extents(rows)?;
-        for (name, value) in attrs {
-            self.set_root_attr(name, value)?;
-        }
+        self.set_extents(rows)
+    }
+
+    fn close(&mut self) -> Result<(), OutputError> {
         let Some(w) = self.writer.take() else {
             return Err(h5_error(&self.path, "file already closed"));
         };
