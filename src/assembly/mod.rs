@@ -26,7 +26,9 @@
 //! gather path it replaces (`Assembler::with_parallel`) did not pay.
 //!
 //! The pattern, the slots and the system type are here; the operators are
-//! split by kind: `forces.rs` (inertia, elements, loads, dampers, with K and
+//! methods of the problem object [`Mechanics`] (`mechanics.rs`: the model
+//! with its assembler, what the methods hold and ask), split by kind:
+//! `forces.rs` (inertia, elements, loads, dampers, with K and
 //! D), `constraints.rs` (Phi, B, rate rows, joint terms and curvature),
 //! `systems.rs` (the composed index-1 and projection systems), `measures.rs`
 //! (energies, constraint norms, work of the non-conservative forces) and
@@ -37,11 +39,13 @@ mod constraints;
 mod diagnose;
 mod forces;
 mod measures;
+mod mechanics;
 mod systems;
 
 pub use crate::linalg::Pattern;
 pub use diagnose::diagnose_singular;
 pub use measures::{ConstraintNorms, Energy};
+pub use mechanics::Mechanics;
 
 use sprs::{CsMat, TriMat};
 
@@ -51,7 +55,7 @@ use crate::element::{EomLevel, MAX_LOCAL_DOFS};
 use crate::joint::MAX_ROWS;
 use crate::model::{DofKind, Model};
 
-/// How [`Assembler::add_element_forces`] evaluates the internal forces.
+/// How [`Mechanics::add_element_forces`] evaluates the internal forces.
 #[derive(Debug, Clone, Copy)]
 pub enum ElementEval<'a> {
     /// `P(u)` with the tangent `K(u) = dP/du`.
@@ -67,7 +71,7 @@ pub enum ElementEval<'a> {
     DiscreteGradient(EomLevel<'a>),
 }
 
-/// What [`Assembler::set_rate_rows`] writes besides the rows `B v + Phi_t`.
+/// What [`Mechanics::set_rate_rows`] writes besides the rows `B v + Phi_t`.
 #[derive(Debug, Clone, Copy)]
 pub enum RateRows<'a> {
     /// Nothing: the residual rows only.
@@ -75,7 +79,7 @@ pub enum RateRows<'a> {
     /// Their derivative with respect to u, with B(u, t) evaluated.
     Evaluate,
     /// Their derivative, with B(u, t) read from the constraint rows of the
-    /// same u and t that [`Assembler::set_constraint_rows`] wrote.
+    /// same u and t that [`Mechanics::set_constraint_rows`] wrote.
     Known(&'a SaddleSystem),
 }
 
@@ -112,7 +116,7 @@ impl<'a> MultiplierMix<'a> {
 }
 
 /// The joint terms of one configuration `u` that a method adds with
-/// [`Assembler::add_joint_terms`]: any of the constraint force `c B^T w`,
+/// [`Mechanics::add_joint_terms`]: any of the constraint force `c B^T w`,
 /// the multiplier column `c B^T` of the matrix and the curvature
 /// `c d(B^T w)/du`.
 #[derive(Debug, Clone, Copy)]
@@ -131,7 +135,7 @@ pub struct JointTerms<'a> {
     pub curvature: Option<(f64, MultiplierMix<'a>)>,
 }
 
-/// Further outputs of [`Assembler::add_discrete_joint_terms`] with
+/// Further outputs of [`Mechanics::add_discrete_joint_terms`] with
 /// Gonzalez's discrete Jacobian `B_d(u0, u)`, from the joint evaluations it
 /// makes anyway ([`crate::joint::DiscreteExtras`]).
 #[derive(Default)]
@@ -140,15 +144,15 @@ pub struct DiscreteOutputs<'a> {
     /// w)/du0` (base pattern order: the swapped call's curvature).
     pub from: Option<&'a mut [f64]>,
     /// Writes the constraint rows `Phi(u)`, `B(u)` as
-    /// [`Assembler::set_constraint_rows`] with scale 1 writes them.
+    /// [`Mechanics::set_constraint_rows`] with scale 1 writes them.
     pub rows: Option<&'a mut SaddleSystem>,
     /// `Phi(u0, t)` (m rows), when the caller has it.
     pub phi_from: Option<&'a [f64]>,
-    /// `Phi(u0)`, `B(u0)` as [`Assembler::set_constraint_rows`] writes
+    /// `Phi(u0)`, `B(u0)` as [`Mechanics::set_constraint_rows`] writes
     /// them, at another time: used for the joints that are not rheonomic.
     pub from_rows: Option<&'a SaddleSystem>,
     /// Without `discrete_from`: `B(u, t)` of the same u and t as
-    /// [`Assembler::set_constraint_rows`] writes it, read instead of
+    /// [`Mechanics::set_constraint_rows`] writes it, read instead of
     /// evaluated.
     pub known_b: Option<&'a SaddleSystem>,
 }
