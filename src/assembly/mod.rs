@@ -32,18 +32,23 @@
 //! D), `constraints.rs` (Phi, B, rate rows, joint terms and curvature),
 //! `systems.rs` (the composed index-1 and projection systems), `measures.rs`
 //! (energies, constraint norms, work of the non-conservative forces) and
-//! `diagnose.rs` (why a matrix is singular, in the model's terms).
+//! `diagnose.rs` (why a matrix is singular, in the model's terms). The
+//! block layouts (`layout.rs`: the saddle point's unknowns, and the grids of
+//! saddle-point blocks of the multi-level methods) declare every block
+//! matrix's pattern.
 
 mod colour;
 mod constraints;
 mod diagnose;
 mod forces;
+mod layout;
 mod measures;
 mod mechanics;
 mod systems;
 
 pub use crate::linalg::Pattern;
 pub use diagnose::diagnose_singular;
+pub use layout::{BlockGrid, BlockLayout, BlockPairs, ALL, COLUMN, DIAGONAL, MASS, ROWS, STIFF};
 pub use measures::{ConstraintNorms, Energy};
 pub use mechanics::Mechanics;
 
@@ -318,7 +323,6 @@ fn gravity_load(model: &Model, mass: &CsMat<f64>) -> Vec<f64> {
 /// curvature and constraint-gradient blocks.
 fn sparsity_pattern(model: &Model, mass: &CsMat<f64>) -> Pattern {
     let n = model.n_dofs();
-    let dim = n + model.n_constraints();
     // Every (row, col) pair that can be nonzero, in a vector sized up
     // front: growing it by doubling kept up to twice its size (and a
     // copy) resident, the peak of the L1 beam's setup.
@@ -339,39 +343,43 @@ fn sparsity_pattern(model: &Model, mass: &CsMat<f64>) -> Pattern {
             .iter()
             .map(|l| l.dofs.len().pow(2))
             .sum::<usize>();
-    let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(count);
-    pairs.extend((0..n).map(|i| (i, i)));
+    let layout = saddle_layout(model);
+    let (uu, lu, ul) = ((0, 0), (1, 0), (0, 1));
+    let mut pairs = layout.pairs(count);
+    pairs.extend(uu, (0..n).map(|i| (i, i)));
     for (c, col) in mass.outer_iterator().enumerate() {
-        for (r, _) in col.iter() {
-            pairs.push((r, c));
-        }
+        pairs.extend(uu, col.iter().map(|(r, _)| (r, c)));
     }
     for b in &model.elements {
         for i in 0..b.len() {
-            let d = b.dofs(i);
-            pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
+            pairs.dense(uu, b.dofs(i), b.dofs(i));
         }
     }
-    let mut row0 = n;
+    let mut row0 = 0;
     for b in &model.joints {
         for i in 0..b.len() {
             let d = b.dofs(i);
-            pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
+            pairs.dense(uu, d, d);
             for r in 0..b.rows() {
                 let row = row0 + i * b.rows() + r;
                 for &c in d {
-                    pairs.push((row, c));
-                    pairs.push((c, row));
+                    pairs.add(lu, row, c);
+                    pairs.add(ul, c, row);
                 }
             }
         }
         row0 += b.len() * b.rows();
     }
     for l in &model.loads {
-        let d = &l.dofs;
-        pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
+        pairs.dense(uu, &l.dofs, &l.dofs);
     }
-    Pattern::from_pairs(dim, pairs)
+    pairs.pattern()
+}
+
+/// The unknowns of the saddle-point system: the DOFs `u` and the
+/// multipliers `lambda`.
+fn saddle_layout(model: &Model) -> BlockLayout {
+    BlockLayout::new(&[("u", model.n_dofs()), ("lambda", model.n_constraints())])
 }
 
 /// Stiffness slots and DOF-disjoint colouring of each element block.
@@ -395,6 +403,7 @@ fn element_slots(model: &Model, pattern: &Pattern) -> Vec<ElementSlots> {
 /// colouring of each joint block.
 fn joint_slots(model: &Model, pattern: &Pattern) -> Vec<JointSlots> {
     let n = model.n_dofs();
+    let lambda0 = saddle_layout(model).offset(1);
     let mut row0 = 0;
     model
         .joints
@@ -411,7 +420,7 @@ fn joint_slots(model: &Model, pattern: &Pattern) -> Vec<JointSlots> {
             for i in 0..blk.len() {
                 let d = blk.dofs(i);
                 for r in 0..rows {
-                    let row = n + row0 + i * rows + r;
+                    let row = lambda0 + row0 + i * rows + r;
                     for &c in d {
                         s.b.push(pattern.slot(row, c));
                         s.c.push(pattern.slot(c, row));
@@ -498,6 +507,13 @@ impl Assembler {
     /// The gravity load M g.
     pub fn gravity_force(&self) -> &[f64] {
         &self.gravity_force
+    }
+
+    /// The pattern of a `k x k` grid of copies of the saddle-point pattern,
+    /// block `I k + J` holding the regions `regions[I k + J]`
+    /// ([`BlockGrid`]).
+    pub fn block_grid(&self, k: usize, regions: &[u8]) -> BlockGrid {
+        BlockGrid::new(&self.pattern, self.n, &self.mass_slots, k, regions)
     }
 
     /// A zeroed system with workspace sized for this model.

@@ -50,7 +50,8 @@ use faer::linalg::lu::partial_pivoting::{factor as dense_factor, solve as dense_
 use faer::{Conj, MatMut, MatRef, Par};
 
 use crate::assembly::{
-    diagnose_singular, ElementEval, JointTerms, MultiplierMix, Pattern, RateRows, SaddleSystem,
+    diagnose_singular, BlockGrid, ElementEval, JointTerms, MultiplierMix, RateRows, SaddleSystem,
+    ALL, DIAGONAL, ROWS, STIFF,
 };
 use crate::element::RateState;
 use crate::linalg::SaddlePointSolver;
@@ -59,20 +60,22 @@ use super::super::StepError;
 use super::NewtonIteration;
 use crate::assembly::Mechanics;
 
-/// No slot.
-const NONE: usize = usize::MAX;
+/// The regions of the saddle-point pattern each block of the iteration
+/// matrix holds (module doc): (1,1) all, (1,2) the diagonal of S (`-I`),
+/// (2,1) S and the rows B, (2,2) all.
+const GGL_REGIONS: [u8; 4] = [ALL, DIAGONAL, STIFF | ROWS, ALL];
+
+/// The grid block `I k + J` of each of `Ggl::blocks`: (1,1), (2,1), (2,2).
+const GRID_BLOCK: [usize; 3] = [0, 2, 3];
 
 /// The GGL system of one model: residual, iteration matrix and its solver.
 pub(crate) struct Ggl {
     n: usize,
     m: usize,
     iteration: NewtonIteration,
-    #[cfg(test)]
-    pattern: Pattern,
-    /// Base slot -> block-matrix slot for the blocks (1,1), (2,1), (2,2).
-    map: [Vec<usize>; 3],
-    /// Slots of the -I entries (i, n + m + i).
-    minus_identity: Vec<usize>,
+    /// The 2 x 2 grid of saddle-point blocks ([`GGL_REGIONS`]).
+    grid: BlockGrid,
+    /// The values of the blocks (1,1), (2,1), (2,2) (base pattern order).
     blocks: [SaddleSystem; 3],
     values: Vec<f64>,
     pub(super) solver: SaddlePointSolver,
@@ -104,40 +107,12 @@ impl Ggl {
         }
         let rheonomic = sys.has_rheonomic_joints();
         let (n, m) = (sys.n_dofs(), sys.n_constraints());
-        let n1 = n + m;
-        let base = sys.pattern();
-        // Every base entry in the blocks (1,1) and (2,2); the S and B parts
-        // (columns < n) in (2,1); the diagonal of the first n columns in (1,2).
-        let mut pairs = Vec::with_capacity(3 * base.nnz() + n);
-        for c in 0..n1 {
-            for &r in &base.row_idx[base.col_ptr[c]..base.col_ptr[c + 1]] {
-                pairs.push((r, c));
-                pairs.push((r + n1, c + n1));
-                if c < n {
-                    pairs.push((r + n1, c));
-                }
-            }
-        }
-        pairs.extend((0..n).map(|i| (i, n1 + i)));
-        let pattern = Pattern::from_pairs(2 * n1, pairs);
-        let mut map = [
-            vec![NONE; base.nnz()],
-            vec![NONE; base.nnz()],
-            vec![NONE; base.nnz()],
-        ];
-        for c in 0..n1 {
-            let slots = base.col_ptr[c]..base.col_ptr[c + 1];
-            for (s, &r) in slots.clone().zip(&base.row_idx[slots]) {
-                map[0][s] = pattern.slot(r, c);
-                map[2][s] = pattern.slot(r + n1, c + n1);
-                if c < n {
-                    map[1][s] = pattern.slot(r + n1, c);
-                }
-            }
-        }
-        let minus_identity = (0..n).map(|i| pattern.slot(i, n1 + i)).collect();
+        // Every base entry in the blocks (1,1) and (2,2); S and B (the
+        // columns < n) in (2,1); the diagonal of S in (1,2) (the -I).
+        let grid = sys.block_grid(2, &GGL_REGIONS);
+        let pattern = &grid.pattern;
         let solver =
-            SaddlePointSolver::new(&pattern, force_sparse).map_err(|e| StepError::Setup {
+            SaddlePointSolver::new(pattern, force_sparse).map_err(|e| StepError::Setup {
                 reason: e.to_string(),
             })?;
         let split = match iteration {
@@ -149,10 +124,7 @@ impl Ggl {
             m,
             iteration,
             values: vec![0.0; pattern.nnz()],
-            #[cfg(test)]
-            pattern,
-            map,
-            minus_identity,
+            grid,
             blocks: [sys.new_system(), sys.new_system(), sys.new_system()],
             solver,
             split,
@@ -262,15 +234,13 @@ impl Ggl {
         }
         self.fill(sys, t, y, yp, Some(cj));
         self.values.fill(0.0);
-        for (b, map) in self.blocks.iter().zip(&self.map) {
-            for (&s, &v) in map.iter().zip(&b.values) {
-                if s != NONE {
-                    self.values[s] += v;
-                }
+        for (b, &g) in self.blocks.iter().zip(&GRID_BLOCK) {
+            for (s, t) in self.grid.slots(g) {
+                self.values[t] += b.values[s];
             }
         }
-        for &s in &self.minus_identity {
-            self.values[s] = -1.0;
+        for (_, t) in self.grid.slots(1) {
+            self.values[t] = -1.0;
         }
         if let Err(e) = self.solver.factor(&self.values) {
             return Err(StepError::Singular {
@@ -593,7 +563,7 @@ mod tests {
         }
         let (t, cj) = (0.1, 37.0);
         ggl.jacobian(&sys, t, &y, &yp, cj).unwrap();
-        let p = &ggl.pattern;
+        let p = &ggl.grid.pattern;
         let mut dense = vec![0.0; dim * dim];
         for c in 0..dim {
             for s in p.col_ptr[c]..p.col_ptr[c + 1] {

@@ -22,7 +22,7 @@
 //! `vj = (2 d1 + 6 dj)/(h (1 + alpha)) - (1 - alpha)/(1 + alpha) vn`,
 //! `v1 = 2 d1/h - vj` with `d1 = q1 - qn`, `dj = qj - qn` (eq. 28c's printed
 //! minus sign is a typo; 47c's plus is used). Newton runs on
-//! `(q1, lg, qj, lj)` with the 2 x 2 block matrix of [`blocks::BlockPattern`]
+//! `(q1, lg, qj, lj)` with the 2 x 2 block matrix of [`crate::assembly::BlockGrid`]
 //! (rows [Ra; Rf], [3Rb; Re]):
 //!
 //! ```text
@@ -86,7 +86,8 @@ use super::initial::consistent_initial;
 use super::newton::{self, Failure, RoundOff};
 use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport};
 use crate::assembly::Mechanics;
-use blocks::{add_scaled, add_slots, clear, BlockPattern, ALL, COLUMN, MASS, ROWS, STIFF};
+use crate::assembly::{BlockGrid, ALL, COLUMN, MASS, ROWS, STIFF};
+use blocks::{add_scaled, add_slots, clear};
 use reduce::Reduction;
 pub use settings::TdgSettings;
 
@@ -246,7 +247,7 @@ struct Workspace {
     rows_j: SaddleSystem,
     /// The blocks' values, `blocks[I k + J]`.
     blocks: Vec<SaddleSystem>,
-    pattern: BlockPattern,
+    pattern: BlockGrid,
     values: Vec<f64>,
     rhs: Vec<f64>,
     solver: NewtonSolver,
@@ -325,17 +326,11 @@ impl Tdg {
         let n = sys.n_dofs();
         let m = sys.n_constraints();
         let nb = n + m;
-        let base = sys.pattern();
-        let mass: Vec<usize> = sys
-            .mass_matrix()
-            .iter()
-            .map(|(_, (r, c))| base.slot(r, c))
-            .collect();
         let regions: &[u8] = match k {
             2 => &TDG_REGIONS,
             _ => &AK_REGIONS,
         };
-        let pattern = BlockPattern::new(base, n, &mass, k, regions);
+        let pattern = sys.block_grid(k, regions);
         let setup = |e: SolveError| StepError::Setup {
             reason: e.to_string(),
         };
