@@ -289,7 +289,7 @@ fn truss_chain(c: &mut Criterion) {
 /// tangent, and the midpoint discrete-gradient EOM force with its derivative.
 /// The configurations bend the element in y (and, in 3-D, also in z).
 fn beam_element_in<const D: usize>(c: &mut Criterion, name: &str) {
-    use flexmb::element::{Beam, Element, EomLevel, LevelWeights};
+    use flexmb::element::{Beam, Element, EvaluationPoint, LevelWeights};
     let el = Beam::<D>::new(0.1, 2.1e7, 175.0, 0.785, None);
     // Per node vector (x, y, z): r1, r1', r2, r2'.
     let v0 = [
@@ -317,7 +317,7 @@ fn beam_element_in<const D: usize>(c: &mut Criterion, name: &str) {
         })
     });
     let zero = vec![0.0; n];
-    let lvl = EomLevel {
+    let lvl = EvaluationPoint {
         u_n: &u0,
         v_n: &zero,
         a_n: &zero,
@@ -352,8 +352,8 @@ fn beam_element(c: &mut Criterion) {
 /// itself has a constant mass) and the torque loads on 3-D bodies.
 fn other_elements(c: &mut Criterion) {
     use flexmb::element::{
-        AxialSpring, Bending, Element, EulerKinetic, MidpointStart, RateForce, RateState, Rigid3d,
-        SpringDamper, Truss,
+        AxialSpring, Bending, Element, EulerKinetic, RateForce, RateState, Rigid3d, SpringDamper,
+        StepStart, Truss,
     };
     use flexmb::joint::{DirectorConstraints, Joint, Point, PointPair};
     use flexmb::kinematics::attitude::Attitude;
@@ -414,7 +414,7 @@ fn other_elements(c: &mut Criterion) {
     let invariant = body
         .clone()
         .with_kinetic_energy(EulerKinetic::ScaleInvariant);
-    let start = Some(MidpointStart { u_n: &u0, dt: 1e-2 });
+    let start = Some(StepStart { u_n: &u0, dt: 1e-2 });
     for (name, body, midpoint) in [
         ("rigid_body3d/inertial force+u,v,a derivatives", &body, None),
         (

@@ -40,7 +40,8 @@
 
 use flexmb::assembly::{Assembler, Mechanics, Pattern, SaddleSystem};
 use flexmb::element::{
-    Element, EomLevel, EulerKinetic, LevelWeights, RotationalSpringDamper, SpringDamper, Truss,
+    Element, EulerKinetic, EvaluationPoint, LevelWeights, RotationalSpringDamper, SpringDamper,
+    Truss,
 };
 use flexmb::integrate::gssss::two_field_scheme;
 use flexmb::integrate::gssss::{constraint_force, fill_step, ConstraintForce, StepInput};
@@ -332,7 +333,7 @@ fn spring_damper_discrete_gradient() {
         let zero = vec![0.0; n];
         let eom = |u_next: &[f64]| {
             let u_tilde: Vec<f64> = u_n.iter().zip(u_next).map(|(a, b)| 0.5 * (a + b)).collect();
-            let lvl = EomLevel {
+            let lvl = EvaluationPoint {
                 u_n: &u_n,
                 v_n: &zero,
                 a_n: &zero,
@@ -1373,7 +1374,7 @@ fn assembled_load_derivative() {
         let zero = vec![0.0; n];
         let w = level(0.0, 0.0, 1.0);
         let inp = StepInput {
-            level: EomLevel {
+            level: EvaluationPoint {
                 u_n: &zero,
                 v_n: &zero,
                 a_n: &zero,
@@ -1978,7 +1979,7 @@ impl StepFixture {
             self.iterate(&pat, delta),
         );
         let inp = StepInput {
-            level: EomLevel {
+            level: EvaluationPoint {
                 u_n: &self.u_n,
                 v_n: &self.v_n,
                 a_n: &self.a_n,

@@ -79,7 +79,7 @@ impl Assembler {
 impl Mechanics<'_> {
     /// Adds every element's internal force, evaluated as `eval` says, into
     /// `residual[..n]` and, with `coef_k = Some(c)`, `c` times its derivative
-    /// into the matrix (the tangent K(u), or for [`ElementEval::Level`] and
+    /// into the matrix (the tangent K(u), or for [`ElementEval::Point`] and
     /// [`ElementEval::DiscreteGradient`] the derivative with respect to
     /// u_{n+1}: K(u~) c3 or the discrete gradient's).
     pub fn add_element_forces(
@@ -90,7 +90,7 @@ impl Mechanics<'_> {
     ) {
         match eval {
             ElementEval::At(u) => self.element_pass(sys, coef_k, |b, i, f, k| b.force(i, u, f, k)),
-            ElementEval::Level(g) => {
+            ElementEval::Point(g) => {
                 self.element_pass(sys, coef_k, |b, i, f, k| b.eom_force(i, g, f, k))
             }
             ElementEval::DiscreteGradient(g) => {

@@ -56,7 +56,7 @@ use sprs::{CsMat, TriMat};
 
 use colour::Colouring;
 
-use crate::element::{EomLevel, MAX_LOCAL_DOFS};
+use crate::element::{EvaluationPoint, MAX_LOCAL_DOFS};
 use crate::joint::MAX_ROWS;
 use crate::model::{DofKind, Model};
 
@@ -65,15 +65,16 @@ use crate::model::{DofKind, Model};
 pub enum ElementEval<'a> {
     /// `P(u)` with the tangent `K(u) = dP/du`.
     At(&'a [f64]),
-    /// The force at an interpolated time level of a one-step scheme
-    /// ([`crate::element::Element::eom_force`]: `P(u~)` or an independent
-    /// strain approximation) with its derivative with respect to u_{n+1}.
-    Level(EomLevel<'a>),
+    /// The force at the evaluation point of a one-step method within its
+    /// step ([`EvaluationPoint`]; [`crate::element::Element::eom_force`]:
+    /// `P(u~)` or an independent strain approximation) with its derivative
+    /// with respect to u_{n+1}.
+    Point(EvaluationPoint<'a>),
     /// The discrete gradient `P_d(u_n, u_{n+1})` of the energy-conserving
     /// midpoint methods ([`crate::element::Element::discrete_gradient`];
-    /// the level has the midpoint weights) with its derivative with respect
+    /// the point has the midpoint weights) with its derivative with respect
     /// to u_{n+1}.
-    DiscreteGradient(EomLevel<'a>),
+    DiscreteGradient(EvaluationPoint<'a>),
 }
 
 /// What [`Mechanics::set_rate_rows`] writes besides the rows `B v + Phi_t`.

@@ -34,7 +34,7 @@
 //! of the same formula: no branch, no cancellation when the increment is
 //! small, and a smooth Newton tangent.
 
-use super::{Element, EomLevel};
+use super::{Element, EvaluationPoint};
 use crate::kinematics::vec3::{dot, norm};
 
 fn scale(s: f64, a: &[f64; 3]) -> [f64; 3] {
@@ -158,7 +158,7 @@ impl Element for AxialSpring {
         }
     }
 
-    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn discrete_gradient(&self, lvl: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         // The tangent costs little next to the force here: a scratch
         // matrix takes it in residual-only evaluations.
         let mut scratch = [0.0; 9 * 9];
@@ -353,7 +353,7 @@ impl Element for Bending {
         );
     }
 
-    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn discrete_gradient(&self, lvl: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         // The tangent costs little next to the force here: a scratch
         // matrix takes it in residual-only evaluations.
         let mut scratch = [0.0; 9 * 9];

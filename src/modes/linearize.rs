@@ -24,7 +24,7 @@
 use sprs::{CsMat, TriMat};
 
 use crate::assembly::{Assembler, Mechanics, SaddleSystem};
-use crate::element::{EomLevel, LevelWeights};
+use crate::element::{EvaluationPoint, LevelWeights};
 use crate::integrate::gssss::{constraint_force, fill_step, StepInput};
 use crate::integrate::{ConstraintOption, JacobianKind};
 use crate::linalg::Pattern;
@@ -161,7 +161,7 @@ fn fill(
     coefs: [f64; 3],
     sys: &mut SaddleSystem,
 ) {
-    let level = EomLevel {
+    let level = EvaluationPoint {
         u_n: u,
         v_n: v,
         a_n: a,

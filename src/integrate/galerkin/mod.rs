@@ -78,7 +78,7 @@ mod step;
 use crate::assembly::{
     DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, RateRows, SaddleSystem,
 };
-use crate::element::{EomLevel, LevelWeights};
+use crate::element::{EvaluationPoint, LevelWeights};
 use crate::integrate::AttrValue;
 use crate::linalg::{dot, max_abs, SaddlePointSolver, SolveError};
 
@@ -762,7 +762,7 @@ fn add_half_step_terms(
         phi_from,
         from_rows,
     } = out;
-    let level = |u_n, u_next| EomLevel {
+    let level = |u_n, u_next| EvaluationPoint {
         u_n,
         v_n: zeros,
         a_n: zeros,

@@ -9,7 +9,7 @@
 //! Gonzalez's discrete derivative `dg`).
 
 use crate::assembly::{ElementEval, JointTerms, Mechanics, MultiplierMix, SaddleSystem};
-use crate::element::{EomLevel, MidpointStart, RateState};
+use crate::element::{EvaluationPoint, RateState, StepStart};
 
 use super::scheme::{ConstraintOption, JacobianKind};
 
@@ -110,12 +110,12 @@ pub fn constraint_force(
 #[derive(Debug, Clone, Copy)]
 pub struct StepInput<'a> {
     /// Positions and levels for the elements.
-    pub level: EomLevel<'a>,
+    pub level: EvaluationPoint<'a>,
     /// The method's choice of internal and inertial forces: the discrete
     /// gradients of the energy-conserving midpoint schemes (`level` has the
     /// midpoint weights; [`ElementEval::DiscreteGradient`], and the start of
     /// the step for the configuration-dependent inertia) or the forces at
-    /// the level ([`ElementEval::Level`]).
+    /// the level ([`ElementEval::Point`]).
     pub discrete_gradient: bool,
     /// Iterate of the acceleration at the EOM time level, a~.
     pub a_tilde: &'a [f64],
@@ -179,7 +179,7 @@ pub fn fill_step(asm: &Mechanics<'_>, inp: &StepInput<'_>, sys: &mut SaddleSyste
     let coef_k = inp.matrix.then_some(inp.coef_u);
     let eval = match inp.discrete_gradient {
         true => ElementEval::DiscreteGradient(g),
-        false => ElementEval::Level(g),
+        false => ElementEval::Point(g),
     };
     asm.add_element_forces(&eval, coef_k, sys);
 
@@ -189,7 +189,7 @@ pub fn fill_step(asm: &Mechanics<'_>, inp: &StepInput<'_>, sys: &mut SaddleSyste
         u: g.u_tilde,
         v: inp.v_tilde,
         a: inp.a_tilde,
-        midpoint: inp.discrete_gradient.then_some(MidpointStart {
+        midpoint: inp.discrete_gradient.then_some(StepStart {
             u_n: g.u_n,
             dt: inp.t_next - inp.t_n,
         }),

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use crate::element::{EomLevel, LevelWeights};
+use crate::element::{EvaluationPoint, LevelWeights};
 use crate::integrate::AttrValue;
 use crate::linalg::{max_abs, SaddlePointSolver, SolveError};
 
@@ -200,7 +200,7 @@ impl NonlinearSystem for StepSystem<'_, '_> {
         sys.subtract_gravity(&mut ws.inertia, 1.0);
         let [cu, _, cvt, cat] = self.coefs;
         let inp = StepInput {
-            level: EomLevel {
+            level: EvaluationPoint {
                 u_n: &ws.u_n,
                 v_n: &ws.v_n,
                 a_n: &ws.a_n,
