@@ -110,6 +110,11 @@ impl<'a> Mechanics<'a> {
         self.model.dofs.name(i)
     }
 
+    /// The names of the DOFs, in order.
+    pub fn dof_names(&self) -> &'a [String] {
+        self.model.dofs.names()
+    }
+
     /// The joint (name, kind, row within the joint) of multiplier row `row`.
     pub fn constraint_owner(&self, row: usize) -> Option<(&'a str, &'static str, usize)> {
         self.model.constraint_owner(row)

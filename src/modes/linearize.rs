@@ -259,7 +259,7 @@ pub fn linearize_state(
         damping_values,
         stiffness_values,
         jacobian_values,
-        dof_names: mech.model().dofs.names().to_vec(),
+        dof_names: mech.dof_names().to_vec(),
         n,
     }
 }
