@@ -118,9 +118,9 @@ fn single_steps(c: &mut Criterion) {
     let mut g = c.benchmark_group("step");
     for (name, _) in MODELS {
         let (sim, config, _) = load(name, 1.0);
-        let sys = sim.system();
+        let sys = sim.mechanics();
         let mut integ = config.build(&sys).expect("integrator");
-        let mut start = State::initial(&sim.model);
+        let mut start = State::initial(&sim.mechanics());
         integ.start(&sys, &mut start).expect("consistent start");
         let mut state = start.clone();
         g.bench_function(name, |b| {
@@ -144,9 +144,9 @@ fn one_step(
     sim: &Simulation,
     config: &flexmb::integrate::IntegratorConfig,
 ) {
-    let sys = sim.system();
+    let sys = sim.mechanics();
     let mut integ = config.build(&sys).expect("integrator");
-    let mut start = State::initial(&sim.model);
+    let mut start = State::initial(&sim.mechanics());
     integ.start(&sys, &mut start).expect("consistent start");
     let mut state = start.clone();
     g.bench_function(label, |b| {
@@ -207,7 +207,7 @@ fn runge_kutta(c: &mut Criterion) {
         ("slider_crank_flexible/N=32", slider_crank(32).0),
     ];
     for (name, sim) in &models {
-        let sys = sim.system();
+        let sys = sim.mechanics();
         let (u, v) = (sim.model.u0.clone(), sim.model.v0.clone());
         let mut a = vec![0.0; u.len()];
         let mut lambda = vec![0.0; sim.model.n_constraints()];
@@ -271,14 +271,8 @@ fn truss_chain(c: &mut Criterion) {
         g.throughput(Throughput::Elements(nodes as u64));
         g.bench_with_input(BenchmarkId::from_parameter(nodes), &nodes, |b, _| {
             b.iter(|| {
-                sim.asm.fill_index1(
-                    &sim.model,
-                    &sim.model.u0,
-                    &sim.model.v0,
-                    0.0,
-                    None,
-                    &mut sys,
-                );
+                sim.mechanics()
+                    .fill_index1(&sim.model.u0, &sim.model.v0, 0.0, None, &mut sys);
                 solver.factor(&sys.values).expect("nonsingular");
                 for (r, e) in rhs.iter_mut().zip(&sys.residual) {
                     *r = -e;
@@ -295,7 +289,7 @@ fn truss_chain(c: &mut Criterion) {
 /// tangent, and the midpoint discrete-gradient EOM force with its derivative.
 /// The configurations bend the element in y (and, in 3-D, also in z).
 fn beam_element_in<const D: usize>(c: &mut Criterion, name: &str) {
-    use flexmb::element::{Beam, Element, EomLevel, LevelWeights};
+    use flexmb::element::{Beam, Element, EvaluationPoint, LevelWeights};
     let el = Beam::<D>::new(0.1, 2.1e7, 175.0, 0.785, None);
     // Per node vector (x, y, z): r1, r1', r2, r2'.
     let v0 = [
@@ -323,7 +317,7 @@ fn beam_element_in<const D: usize>(c: &mut Criterion, name: &str) {
         })
     });
     let zero = vec![0.0; n];
-    let lvl = EomLevel {
+    let lvl = EvaluationPoint {
         u_n: &u0,
         v_n: &zero,
         a_n: &zero,
@@ -358,8 +352,8 @@ fn beam_element(c: &mut Criterion) {
 /// itself has a constant mass) and the torque loads on 3-D bodies.
 fn other_elements(c: &mut Criterion) {
     use flexmb::element::{
-        AxialSpring, Bending, Element, EulerKinetic, MidpointStart, RateForce, RateState, Rigid3d,
-        SpringDamper, Truss,
+        AxialSpring, Bending, Element, EulerKinetic, RateForce, RateState, Rigid3d, SpringDamper,
+        StepStart, Truss,
     };
     use flexmb::joint::{DirectorConstraints, Joint, Point, PointPair};
     use flexmb::kinematics::attitude::Attitude;
@@ -420,7 +414,7 @@ fn other_elements(c: &mut Criterion) {
     let invariant = body
         .clone()
         .with_kinetic_energy(EulerKinetic::ScaleInvariant);
-    let start = Some(MidpointStart { u_n: &u0, dt: 1e-2 });
+    let start = Some(StepStart { u_n: &u0, dt: 1e-2 });
     for (name, body, midpoint) in [
         ("rigid_body3d/inertial force+u,v,a derivatives", &body, None),
         (
@@ -531,9 +525,9 @@ fn bdf(c: &mut Criterion) {
         ("double_pendulum", double_pendulum),
         ("slider_crank_flexible/N=32", crank),
     ] {
-        let sys = sim.system();
+        let sys = sim.mechanics();
         let mut integ = config.build(&sys).expect("integrator");
-        let start = State::initial(&sim.model);
+        let start = State::initial(&sim.mechanics());
         let mut state = start.clone();
         g.bench_function(format!("10_steps/{name}"), |b| {
             b.iter(|| {
@@ -553,7 +547,7 @@ fn bdf(c: &mut Criterion) {
 /// The assembly passes of L1 (25,000 beam elements) and L4 (14,300 rigid
 /// bodies) on 1 and 2 threads.
 fn assembly(c: &mut Criterion) {
-    use flexmb::assembly::{Assembler, ElementEval, JointTerms, MultiplierMix};
+    use flexmb::assembly::{Assembler, ElementEval, JointTerms, Mechanics, MultiplierMix};
     use flexmb::element::RateState;
     use flexmb::model::{hanging_beam, rigid_chain};
     let mut g = c.benchmark_group("assembly");
@@ -566,6 +560,7 @@ fn assembly(c: &mut Criterion) {
             .build()
             .expect("pool");
         let asm = Assembler::new(&l1);
+        let mech = Mechanics::new(&l1, &asm);
         let mut sys = asm.new_system();
         let u = l1.u0.clone();
         g.bench_function(format!("l1_25000_elements/threads={threads}"), |b| {
@@ -573,7 +568,7 @@ fn assembly(c: &mut Criterion) {
                 pool.install(|| {
                     sys.clear(true);
                     asm.add_mass(&mut sys.values, 1.0);
-                    asm.add_element_forces(&l1, &ElementEval::At(&u), Some(1.0), &mut sys)
+                    mech.add_element_forces(&ElementEval::At(&u), Some(1.0), &mut sys)
                 })
             })
         });
@@ -583,12 +578,13 @@ fn assembly(c: &mut Criterion) {
                 b.iter(|| {
                     pool.install(|| {
                         sys.clear(false);
-                        asm.add_element_forces(&l1, &ElementEval::At(&u), None, &mut sys)
+                        mech.add_element_forces(&ElementEval::At(&u), None, &mut sys)
                     })
                 })
             },
         );
         let asm = Assembler::new(&l4);
+        let mech = Mechanics::new(&l4, &asm);
         let mut sys = asm.new_system();
         let (u, v) = (l4.u0.clone(), vec![0.1; asm.n_dofs()]);
         let lambda = vec![1.0; asm.n_constraints()];
@@ -601,10 +597,9 @@ fn assembly(c: &mut Criterion) {
                         a: &v,
                         midpoint: None,
                     };
-                    asm.add_rate_forces(&l4, &x, Some([1.0, 0.5, 0.25]), &mut sys);
-                    asm.set_constraint_rows(&l4, &u, 0.0, 1.0, true, &mut sys);
-                    asm.add_joint_terms(
-                        &l4,
+                    mech.add_rate_forces(&x, Some([1.0, 0.5, 0.25]), &mut sys);
+                    mech.set_constraint_rows(&u, 0.0, 1.0, true, &mut sys);
+                    mech.add_joint_terms(
                         &JointTerms {
                             u: &u,
                             t: 0.0,

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::assembly::Assembler;
+use crate::assembly::Mechanics;
 use crate::integrate::{
     accumulate_stats, InitialCorrection, IntegratorConfig, NewtonTimings, StatSpec, State,
-    StepError, Steps, System, DEFAULT_MAX_STEPS,
+    StepError, Steps, DEFAULT_MAX_STEPS,
 };
 use crate::model::Model;
 use crate::output::ProbeSummary;
@@ -220,12 +221,9 @@ impl Simulation {
         self
     }
 
-    /// The integrators' view of the model.
-    pub fn system(&self) -> System<'_> {
-        System {
-            model: &self.model,
-            asm: &self.asm,
-        }
+    /// The problem as the methods see it: the model with its operators.
+    pub fn mechanics(&self) -> Mechanics<'_> {
+        Mechanics::new(&self.model, &self.asm)
     }
 
     /// Runs `config` from the model's initial state, recording into `recorder`
@@ -309,7 +307,7 @@ impl Simulation {
         };
         let mut recorded_last = true;
         let mut last_stats = NewtonStats::default();
-        let mut dense_state = State::initial(&self.model);
+        let mut dense_state = State::initial(&self.mechanics());
         while sim.time() < t_end {
             let t_prev = sim.time();
             let report = match sim.step(t_end) {
@@ -718,8 +716,8 @@ impl RowBuffers {
         sim.integrator()
             .aligned(state, &mut self.a, &mut self.lambda);
         let c = problem
-            .asm
-            .constraint_norms(&problem.model, &state.u, &state.v, &self.a, state.t);
+            .mechanics()
+            .constraint_norms(&state.u, &state.v, &self.a, state.t);
         let mut step = StepRecord {
             step: state.step,
             time: state.t,

@@ -22,7 +22,7 @@
 //! 1, u_scale the largest of |u|_inf and 1.
 
 use crate::assembly::{
-    diagnose_singular, Assembler, ElementEval, JointTerms, MultiplierMix, SaddleSystem,
+    diagnose_singular, Assembler, ElementEval, JointTerms, Mechanics, MultiplierMix, SaddleSystem,
 };
 use crate::integrate::newton::{
     self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict,
@@ -111,8 +111,7 @@ pub enum StaticError {
 /// Returns (|r|_inf, f_scale, |Phi|_inf).
 #[allow(clippy::too_many_arguments)]
 fn fill(
-    asm: &Assembler,
-    model: &Model,
+    mech: &Mechanics<'_>,
     u: &[f64],
     lambda: &[f64],
     s: f64,
@@ -121,26 +120,25 @@ fn fill(
     matrix: bool,
     sys: &mut SaddleSystem,
 ) -> (f64, f64, f64) {
-    let n = asm.n_dofs();
+    let n = mech.n_dofs();
     sys.residual.fill(0.0);
     if matrix {
         sys.values.fill(0.0);
     }
-    asm.add_element_forces(model, &ElementEval::At(u), matrix.then_some(1.0), sys);
+    mech.add_element_forces(&ElementEval::At(u), matrix.then_some(1.0), sys);
     let p_max = max_abs(&sys.residual[..n]);
     // External loads and gravity, scaled by s.
     ext.fill(0.0);
-    asm.add_loads(model, u, t, ext, s);
-    for (e, g) in ext.iter_mut().zip(asm.gravity_force()) {
+    mech.add_loads(u, t, ext, s);
+    for (e, g) in ext.iter_mut().zip(mech.gravity_force()) {
         *e += s * g;
     }
     let f_max = 1.0_f64.max(p_max).max(max_abs(ext));
-    asm.subtract_gravity(&mut sys.residual[..n], s);
-    asm.add_load_terms(model, u, &|f| s * f.value(t), matrix.then_some(1.0), sys);
+    mech.subtract_gravity(&mut sys.residual[..n], s);
+    mech.add_load_terms(u, &|f| s * f.value(t), matrix.then_some(1.0), sys);
     // Constraints: B^T lambda, its curvature, and the rows Phi, B.
     let lam = MultiplierMix::of(lambda);
-    asm.add_joint_terms(
-        model,
+    mech.add_joint_terms(
         &JointTerms {
             u,
             t,
@@ -151,7 +149,7 @@ fn fill(
         },
         sys,
     );
-    asm.set_constraint_rows(model, u, t, 1.0, matrix, sys);
+    mech.set_constraint_rows(u, t, 1.0, matrix, sys);
     (
         max_abs(&sys.residual[..n]),
         f_max,
@@ -195,6 +193,7 @@ pub fn solve_static_from(
     lambda0: Option<&[f64]>,
 ) -> Result<StaticSolution, StaticError> {
     let asm = Assembler::new(model);
+    let mech = Mechanics::new(model, &asm);
     let (n, m) = (asm.n_dofs(), asm.n_constraints());
     let solver =
         SaddlePointSolver::new(asm.pattern(), false).map_err(|e| StaticError::Singular {
@@ -204,9 +203,8 @@ pub fn solve_static_from(
         })?;
     let steps = opts.steps.max(1);
     let mut equilibrium = Equilibrium {
-        model,
         sys: asm.new_system(),
-        asm: &asm,
+        mech,
         solver,
         opts,
         u: model.u0.clone(),
@@ -297,8 +295,7 @@ pub fn solve_static_from(
 /// One load step's equations for the Newton driver ([`newton::solve`]),
 /// judged before each solve (the module doc's test).
 struct Equilibrium<'a> {
-    model: &'a Model,
-    asm: &'a Assembler,
+    mech: Mechanics<'a>,
     solver: SaddlePointSolver,
     sys: SaddleSystem,
     opts: &'a StaticOptions,
@@ -325,8 +322,7 @@ impl NonlinearSystem for Equilibrium<'_> {
     /// The residual and the Newton matrix (always refreshed).
     fn assemble(&mut self, _matrix: bool) -> Result<f64, StaticError> {
         self.fill = fill(
-            self.asm,
-            self.model,
+            &self.mech,
             &self.u,
             &self.lambda,
             self.s,
@@ -398,13 +394,7 @@ impl Equilibrium<'_> {
             source: e,
             diagnosis: format!(
                 ": {}",
-                diagnose_singular(
-                    self.model,
-                    self.asm,
-                    &self.sys.values,
-                    &self.u,
-                    self.opts.time
-                )
+                diagnose_singular(&self.mech, &self.sys.values, &self.u, self.opts.time)
             ),
         }
     }

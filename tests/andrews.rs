@@ -178,7 +178,7 @@ fn geometry_and_consistent_initial_state() {
     assert!(v0.iter().all(|&x| x == 0.0));
 
     let a0 = vec![0.0; u0.len()];
-    let c = sim.asm.constraint_norms(&sim.model, u0, v0, &a0, 0.0);
+    let c = sim.mechanics().constraint_norms(u0, v0, &a0, 0.0);
     eprintln!("initial max |Phi| = {:.2e}", c.position);
     assert!(c.position < 1e-15, "initial max |Phi| = {:.2e}", c.position);
 
@@ -190,7 +190,7 @@ fn geometry_and_consistent_initial_state() {
     );
     let l = (xd - xc).hypot(yd - yc);
     let spring = 0.5 * c0 * (l - l0) * (l - l0);
-    let energy = sim.asm.energy(&sim.model, u0, v0);
+    let energy = sim.mechanics().energy(u0, v0);
     eprintln!("initial energy {} (H&W spring {spring})", energy.total);
     assert!((energy.total / spring - 1.0).abs() < 1e-13);
 }

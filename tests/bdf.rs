@@ -7,10 +7,10 @@
 mod common;
 
 use common::*;
-use flexmb::assembly::Assembler;
+use flexmb::assembly::{Assembler, Mechanics};
 use flexmb::input::load_model_str;
 use flexmb::integrate::bdf::{Bdf, BdfSettings, ErrorTest, NewtonIteration};
-use flexmb::integrate::{self, Integrator, IntegratorSpec, State};
+use flexmb::integrate::{Integrator, IntegratorSpec, State};
 use flexmb::run::RunSummary;
 
 /// The integrator table of the [`common::oscillator`] runs.
@@ -35,7 +35,7 @@ fn order_k_at_fixed_step() {
     let file = load_model_str(&oscillator(OSCILLATOR), "oscillator").unwrap();
     let model = &file.model;
     let asm = Assembler::new(model);
-    let sys = integrate::system(model, &asm);
+    let sys = Mechanics::new(model, &asm);
     let exact = |t: f64| State {
         step: 0,
         t,
@@ -60,7 +60,7 @@ fn order_k_at_fixed_step() {
                 let h = 1.0 / steps as f64;
                 let past: Vec<State> = (0..=k).map(|j| exact(-((k - j) as f64) * h)).collect();
                 let mut m = Bdf::new(&sys, "bdf".into(), vec![], &settings, false).unwrap();
-                let mut st = State::initial(model);
+                let mut st = State::initial(&sys);
                 m.start_with_history(&sys, &past, h, &mut st).unwrap();
                 while st.t < 1.0 {
                     m.advance(&sys, &mut st, 1.0).unwrap();

@@ -177,7 +177,7 @@ fn integrator_spec(name: &str, form: &str, dt: f64, t_end: f64) -> IntegratorSpe
 fn integrator_step_equals_amplification_matrix() {
     let w = 3.0;
     let sim = Simulation::new(oscillator(w));
-    let sys = sim.system();
+    let sys = sim.mechanics();
     for (name, family, rho) in presets() {
         for (form, sf) in [
             ("a", SolveForm::A),
@@ -187,7 +187,7 @@ fn integrator_step_equals_amplification_matrix() {
             let dt = 0.7;
             let config = integrator_spec(name, form, dt, 1.0).resolve().unwrap();
             let mut integ = config.build(&sys).unwrap();
-            let mut state = State::initial(&sim.model);
+            let mut state = State::initial(&sim.mechanics());
             integ.start(&sys, &mut state).unwrap();
             let x0 = Vector3::new(0.3, -1.1, 0.4);
             state.u = vec![x0[0], 0.0];

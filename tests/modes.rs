@@ -4,7 +4,7 @@
 //! Euler–Bernoulli theory, rigid-body modes of a free body, the sparse
 //! shift-invert path against the dense one, and the errors.
 
-use flexmb::assembly::Assembler;
+use flexmb::assembly::{Assembler, Mechanics};
 use flexmb::input::load_model_file;
 use flexmb::model::{BeamSection, Body2d, DistanceKind, Model, ModelBuilder, PointRef, SliderKind};
 use flexmb::modes::{
@@ -70,6 +70,7 @@ fn check_tangents(model: &Model, s: &LinearizedSystem, tol: f64) {
     let d = max_rel_diff(&s.damping(), |j| column(1, j));
     let m = max_rel_diff(&s.mass(), |j| column(2, j));
     let asm = Assembler::new(model);
+    let mech = Mechanics::new(model, &asm);
     let nc = s.n_constraints();
     let b_dense = s.jacobian().to_dense();
     let b_scale = b_dense.iter().fold(1.0_f64, |m, x| m.max(x.abs()));
@@ -79,9 +80,9 @@ fn check_tangents(model: &Model, s: &LinearizedSystem, tol: f64) {
         let step = h * u[j].abs().max(1.0);
         let (mut p, mut q) = (vec![0.0; nc], vec![0.0; nc]);
         u[j] += step;
-        asm.constraint_values(model, &u, s.t, &mut p);
+        mech.constraint_values(&u, s.t, &mut p);
         u[j] -= 2.0 * step;
-        asm.constraint_values(model, &u, s.t, &mut q);
+        mech.constraint_values(&u, s.t, &mut q);
         for i in 0..nc {
             b = b.max((b_dense[[i, j]] - (p[i] - q[i]) / (2.0 * step)).abs() / b_scale);
         }

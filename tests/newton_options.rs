@@ -207,9 +207,9 @@ fn modified_newton_factors_once_per_step_on_every_solver_path() {
             }
             .resolve()
             .unwrap();
-            let sys = sim.system();
+            let sys = sim.mechanics();
             let mut integ = config.build(&sys).unwrap();
-            let mut state = State::initial(&sim.model);
+            let mut state = State::initial(&sim.mechanics());
             integ.start(&sys, &mut state).unwrap();
             let (mut it, mut fa) = (0, 0);
             for _ in 0..500 {

@@ -81,13 +81,13 @@ fn allocations_in_steps(sim: &Simulation, spec: &IntegratorSpec) -> usize {
 
 /// Allocations in steps 2..=500 as `counter` counts them.
 fn allocations_counted(sim: &Simulation, spec: &IntegratorSpec, counter: fn() -> usize) -> usize {
-    let sys = sim.system();
+    let sys = sim.mechanics();
     let config = spec.resolve().unwrap();
     let setup = counter();
     let mut integ = config.build(&sys).unwrap();
     // Control: the counter sees the setup's allocations.
     assert!(counter() > setup);
-    let mut state = State::initial(&sim.model);
+    let mut state = State::initial(&sim.mechanics());
     integ.start(&sys, &mut state).unwrap();
     {
         let t = state.t + config.dt;
@@ -110,10 +110,10 @@ fn allocations_counted(sim: &Simulation, spec: &IntegratorSpec, counter: fn() ->
                 .unwrap();
         }
         integ.aligned(&state, &mut a, &mut l);
-        std::hint::black_box(sim.asm.energy(&sim.model, &state.u, &state.v));
+        std::hint::black_box(sim.mechanics().energy(&state.u, &state.v));
         std::hint::black_box(
-            sim.asm
-                .constraint_norms(&sim.model, &state.u, &state.v, &a, state.t),
+            sim.mechanics()
+                .constraint_norms(&state.u, &state.v, &a, state.t),
         );
     }
     counter() - before

@@ -7,7 +7,7 @@ mod common;
 
 use common::fd::{fd_gradient, fd_jacobian_h, Rng};
 use common::{max_abs, max_diff, max_energy_change, model_path, order, rel_err, run_file};
-use flexmb::element::{Element, EulerKinetic, MidpointStart, RateForce, RateState, Rigid3d};
+use flexmb::element::{Element, EulerKinetic, RateForce, RateState, Rigid3d, StepStart};
 use flexmb::input::load_model_str;
 use flexmb::integrate::IntegratorSpec;
 use flexmb::kinematics::rotation::{
@@ -118,7 +118,7 @@ fn random_body(rng: &mut Rng) -> Rigid3d {
 fn inertia_at(
     b: &Rigid3d,
     (u, v, a): (&[f64], &[f64], &[f64]),
-    midpoint: Option<MidpointStart>,
+    midpoint: Option<StepStart>,
 ) -> [Vec<f64>; 4] {
     let mut out = [vec![0.0; 7], vec![0.0; 49], vec![0.0; 49], vec![0.0; 49]];
     let [f, k, c, m] = &mut out;
@@ -139,7 +139,7 @@ fn midpoint_inertia(
     u0: &[f64],
     dt: f64,
 ) -> [Vec<f64>; 4] {
-    inertia_at(b, (u, v, a), Some(MidpointStart { u_n: u0, dt }))
+    inertia_at(b, (u, v, a), Some(StepStart { u_n: u0, dt }))
 }
 
 /// Checks `[df/du, df/dv, df/da]` (`d`) of the force `f(u, v, a)` against

@@ -18,8 +18,9 @@
 mod common;
 
 use flexmb::assembly::Assembler;
+use flexmb::assembly::Mechanics;
 use flexmb::input::load_model_file;
-use flexmb::integrate::{system, IntegratorSpec, StepError};
+use flexmb::integrate::{IntegratorSpec, StepError};
 use flexmb::joint::ConstraintLevel;
 use flexmb::kinematics::attitude::Attitude;
 use flexmb::linalg::SaddlePointSolver;
@@ -76,10 +77,11 @@ fn model_loads_with_consistent_initial_state() {
     assert!(du < 1e-15 && dv < 1e-15);
 
     let asm = Assembler::new(&model);
+    let mech = Mechanics::new(&model, &asm);
     let m = asm.n_constraints();
     let (mut phi, mut rates) = (vec![1.0; m], vec![1.0; m]);
-    asm.constraint_values(&model, &model.u0, 0.0, &mut phi);
-    asm.constraint_rates(&model, &model.u0, &model.v0, 0.0, &mut rates);
+    mech.constraint_values(&model.u0, 0.0, &mut phi);
+    mech.constraint_rates(&model.u0, &model.v0, 0.0, &mut rates);
     eprintln!("initial Phi = {phi:?}\ninitial B v + Phi_t = {rates:?}");
     assert!(max_abs(&phi) <= 1e-12, "position rows {phi:?}");
     assert!(max_abs(&rates) <= 1e-12, "velocity rows {rates:?}");
@@ -91,9 +93,10 @@ fn model_loads_with_consistent_initial_state() {
 fn constraint_norms_by_level() {
     let model = model();
     let asm = Assembler::new(&model);
+    let mech = Mechanics::new(&model, &asm);
     let n = asm.n_dofs();
     let a = vec![0.0; n];
-    let clean = asm.constraint_norms(&model, &model.u0, &model.v0, &a, 0.0);
+    let clean = mech.constraint_norms(&model.u0, &model.v0, &a, 0.0);
     eprintln!("initial norms: {clean:?}");
     assert!(clean.position <= 1e-12 && clean.velocity <= 1e-12);
 
@@ -103,12 +106,12 @@ fn constraint_norms_by_level() {
     u[2] += 1e-3;
     let mut v = model.v0.clone();
     v[0] += 0.2;
-    let norms = asm.constraint_norms(&model, &u, &v, &a, 0.0);
+    let norms = mech.constraint_norms(&u, &v, &a, 0.0);
     eprintln!("lifted by 1e-3, slipping by 0.2: {norms:?}");
     assert!((norms.position - 1e-3).abs() < 1e-15);
     assert!((norms.velocity - 0.2).abs() < 1e-15);
     // Slip alone: nothing in the position norm.
-    let norms = asm.constraint_norms(&model, &model.u0, &v, &a, 0.0);
+    let norms = mech.constraint_norms(&model.u0, &v, &a, 0.0);
     eprintln!("slipping by 0.2: {norms:?}");
     assert!(norms.position <= 1e-12);
     assert!((norms.velocity - 0.2).abs() < 1e-15);
@@ -118,6 +121,7 @@ fn constraint_norms_by_level() {
 fn gssss_refuses_velocity_level_joints() {
     let model = model();
     let asm = Assembler::new(&model);
+    let mech = Mechanics::new(&model, &asm);
     let spec = IntegratorSpec {
         scheme: Some("midpoint".into()),
         dt: Some(1e-3),
@@ -125,7 +129,7 @@ fn gssss_refuses_velocity_level_joints() {
         ..IntegratorSpec::default()
     };
     let config = spec.resolve().expect("valid GSSSS settings");
-    match config.build(&system(&model, &asm)) {
+    match config.build(&mech) {
         Ok(_) => panic!("GSSSS accepted a nonholonomic model"),
         Err(e) => {
             eprintln!("{e}");
@@ -138,11 +142,11 @@ fn gssss_refuses_velocity_level_joints() {
 }
 
 /// Solves the index-1 system at (u, v, 0): acceleration and multipliers.
-fn index1(model: &Model, asm: &Assembler, u: &[f64], v: &[f64]) -> (Vec<f64>, Vec<f64>) {
-    let n = asm.n_dofs();
-    let mut sys = asm.new_system();
-    asm.fill_index1(model, u, v, 0.0, None, &mut sys);
-    let mut solver = SaddlePointSolver::new(asm.pattern(), false).unwrap();
+fn index1(mech: &Mechanics<'_>, u: &[f64], v: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let n = mech.n_dofs();
+    let mut sys = mech.new_system();
+    mech.fill_index1(u, v, 0.0, None, &mut sys);
+    let mut solver = SaddlePointSolver::new(mech.pattern(), false).unwrap();
     solver
         .factor(&sys.values)
         .expect("the index-1 matrix is nonsingular");
@@ -170,9 +174,10 @@ fn cases() -> Vec<(String, Model)> {
 fn index1_acceleration_satisfies_both_levels() {
     for (name, model) in cases() {
         let asm = Assembler::new(&model);
+        let mech = Mechanics::new(&model, &asm);
         let (u, v) = (&model.u0, &model.v0);
-        let (a, lambda) = index1(&model, &asm, u, v);
-        let norms = asm.constraint_norms(&model, u, v, &a, 0.0);
+        let (a, lambda) = index1(&mech, u, v);
+        let norms = mech.constraint_norms(u, v, &a, 0.0);
         eprintln!("{name}: a = {a:?}\n  lambda = {lambda:?}\n  norms {norms:?}");
         assert!(norms.position <= 1e-12 && norms.velocity <= 1e-12);
         assert!(norms.acceleration <= 1e-10, "{name}: {norms:?}");
@@ -187,8 +192,9 @@ fn rolling_does_no_work() {
     let h = 1e-4;
     for (name, model) in cases() {
         let asm = Assembler::new(&model);
+        let mech = Mechanics::new(&model, &asm);
         let (u, v) = (&model.u0, &model.v0);
-        let (a, _) = index1(&model, &asm, u, v);
+        let (a, _) = index1(&mech, u, v);
         let step = |s: f64| -> (Vec<f64>, Vec<f64>) {
             (
                 u.iter().zip(v).map(|(x, y)| x + s * y).collect(),
@@ -196,11 +202,11 @@ fn rolling_does_no_work() {
             )
         };
         let ((up, vp), (um, vm)) = (step(h), step(-h));
-        let (ep, em) = (asm.energy(&model, &up, &vp), asm.energy(&model, &um, &vm));
+        let (ep, em) = (mech.energy(&up, &vp), mech.energy(&um, &vm));
         let d_total = (ep.total - em.total) / (2.0 * h);
         let d_kin = (ep.kinetic - em.kinetic) / (2.0 * h);
         let d_pot = (ep.potential - em.potential) / (2.0 * h);
-        let kinetic = asm.energy(&model, u, v).kinetic;
+        let kinetic = mech.energy(u, v).kinetic;
         // Power scale: the larger of the kinetic and potential rates, and the
         // kinetic energy per unit time (rates vanish at the upright start).
         let scale = d_kin.abs().max(d_pot.abs()).max(kinetic);
@@ -319,7 +325,8 @@ fn acceleration_matches_seed_equations() {
         let qdd = seed.acceleration(&q, &qd);
         let model = disk_model(m, r, &q, &qd, Attitude::EulerParameters);
         let asm = Assembler::new(&model);
-        let (a, _) = index1(&model, &asm, &model.u0, &model.v0);
+        let mech = Mechanics::new(&model, &asm);
+        let (a, _) = index1(&mech, &model.u0, &model.v0);
         let body = |tau: f64| -> Vec<f64> {
             let qt: [f64; 5] =
                 std::array::from_fn(|i| q[i] + tau * qd[i] + 0.5 * tau * tau * qdd[i]);

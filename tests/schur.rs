@@ -10,9 +10,10 @@ mod common;
 
 use common::fd::Rng;
 use common::max_diff;
+use flexmb::assembly::Mechanics;
 use flexmb::assembly::{Assembler, Pattern};
 use flexmb::input::load_model_file;
-use flexmb::integrate::{mass_system_solver, system, IntegratorSpec};
+use flexmb::integrate::{mass_system_solver, IntegratorSpec};
 use flexmb::linalg::{SaddlePointSolver, SolveError};
 
 /// `n` DOFs coupled to their neighbours (stiffness slots), `m` constraint
@@ -178,9 +179,10 @@ fn andrews_runs_are_unchanged_by_the_fast_path() {
         .unwrap()
         .model;
     let asm = Assembler::new(&model);
-    let sys = system(&model, &asm);
+    let mech = Mechanics::new(&model, &asm);
+    let sys = Mechanics::new(&model, &asm);
     let mut matrix = asm.new_system();
-    asm.fill_index1(&model, &model.u0, &model.v0, 0.0, None, &mut matrix);
+    mech.fill_index1(&model.u0, &model.v0, 0.0, None, &mut matrix);
     let mut solver = mass_system_solver(&sys, Default::default()).unwrap();
     solver.factor(&matrix.values).unwrap();
     assert!(solver.is_schur_active(), "{}", solver.describe());

@@ -541,8 +541,8 @@ fn row_drifts(sim: &Simulation, rec: &MemoryRecorder) -> (Vec<f64>, Vec<f64>) {
     let (mut phi, mut rate) = (vec![0.0; m], vec![0.0; m]);
     let (mut pos, mut vel) = (vec![0.0_f64; m], vec![0.0_f64; m]);
     for ((u, v), &t) in rec.u.iter().zip(&rec.v).zip(&rec.time) {
-        sim.asm.constraint_values(&sim.model, u, t, &mut phi);
-        sim.asm.constraint_rates(&sim.model, u, v, t, &mut rate);
+        sim.mechanics().constraint_values(u, t, &mut phi);
+        sim.mechanics().constraint_rates(u, v, t, &mut rate);
         for r in 0..m {
             pos[r] = pos[r].max(phi[r].abs());
             vel[r] = vel[r].max(rate[r].abs());

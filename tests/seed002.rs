@@ -5,11 +5,12 @@ mod common;
 
 use common::*;
 use flexmb::assembly::Assembler;
+use flexmb::assembly::Mechanics;
 use flexmb::input::load_model_file;
 use flexmb::integrate::galerkin::{Kappa, Scheme, Tdg, TdgSettings};
 use flexmb::integrate::newton::DriverSettings;
+use flexmb::integrate::IntegratorSpec;
 use flexmb::integrate::State;
-use flexmb::integrate::{system, IntegratorSpec};
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 
@@ -143,7 +144,7 @@ fn tdg_newton_matrix_against_finite_differences() {
     for (name, h, scheme) in cases {
         let model = load_model_file(model_path(name)).unwrap().model;
         let asm = Assembler::new(&model);
-        let sys = system(&model, &asm);
+        let sys = Mechanics::new(&model, &asm);
         let settings = TdgSettings {
             scheme,
             alpha: 0.3,
@@ -222,7 +223,7 @@ fn alpha_kappa_reduced_solve_equals_full_solve() {
     for name in ["double_pendulum", "four_mass"] {
         let model = load_model_file(model_path(name)).unwrap().model;
         let asm = Assembler::new(&model);
-        let sys = system(&model, &asm);
+        let sys = Mechanics::new(&model, &asm);
         let (n, m) = (model.n_dofs(), model.n_constraints());
         let nb = n + m;
         for (alpha, kappa, seed) in [(1.0, 1.0, 3), (0.3, 1.1, 5), (0.0, 0.97, 11)] {
@@ -302,7 +303,7 @@ fn alpha_kappa_exact_newton_matrix_with_kappa_derivative() {
     for name in ["double_pendulum", "seed002_d"] {
         let model = load_model_file(model_path(name)).unwrap().model;
         let asm = Assembler::new(&model);
-        let sys = system(&model, &asm);
+        let sys = Mechanics::new(&model, &asm);
         let h = 0.5;
         let settings = TdgSettings {
             scheme: Scheme::AlphaKappa(Kappa::Auto),
@@ -680,9 +681,9 @@ fn alpha_kappa_orders() {
             let file = load_model_file(model_path("seed002_b")).unwrap();
             let config = file.integrator(&spec(t_end / k)).unwrap();
             let sim = Simulation::new(file.model);
-            let sys = sim.system();
+            let sys = sim.mechanics();
             let mut method = config.build(&sys).unwrap();
-            let mut state = State::initial(&sim.model);
+            let mut state = State::initial(&sim.mechanics());
             method.start(&sys, &mut state).unwrap();
             while state.t < t_end {
                 method.advance(&sys, &mut state, t_end).unwrap();
@@ -745,7 +746,7 @@ fn alpha_kappa_case_d_step_equations_fold() {
     let (qn, vn, lam) = (&rec.u[k], &rec.v[k], &rec.lambda[k]);
     let model = load_model_file(model_path("seed002_d")).unwrap().model;
     let asm = Assembler::new(&model);
-    let sys = system(&model, &asm);
+    let sys = Mechanics::new(&model, &asm);
     let settings = TdgSettings {
         scheme: Scheme::AlphaKappa(Kappa::Fixed(1.0)),
         alpha: 1.0,

@@ -38,9 +38,10 @@
 //! the max-norm of the difference divided by the max-norm of the reference.
 //! Run with `--nocapture` to see the observed errors.
 
-use flexmb::assembly::{Assembler, Pattern, SaddleSystem};
+use flexmb::assembly::{Assembler, Mechanics, Pattern, SaddleSystem};
 use flexmb::element::{
-    Element, EomLevel, EulerKinetic, LevelWeights, RotationalSpringDamper, SpringDamper, Truss,
+    Element, EulerKinetic, EvaluationPoint, LevelWeights, RotationalSpringDamper, SpringDamper,
+    Truss,
 };
 use flexmb::integrate::gssss::two_field_scheme;
 use flexmb::integrate::gssss::{constraint_force, fill_step, ConstraintForce, StepInput};
@@ -332,7 +333,7 @@ fn spring_damper_discrete_gradient() {
         let zero = vec![0.0; n];
         let eom = |u_next: &[f64]| {
             let u_tilde: Vec<f64> = u_n.iter().zip(u_next).map(|(a, b)| 0.5 * (a + b)).collect();
-            let lvl = EomLevel {
+            let lvl = EvaluationPoint {
                 u_n: &u_n,
                 v_n: &zero,
                 a_n: &zero,
@@ -1124,17 +1125,18 @@ fn rolling_disk_acceleration_rows() {
         let (q, qd) = common::disk::tilted_state(1, 1.3);
         let model = common::disk::disk_model(0.8, 1.3, &q, &qd, att);
         let asm = Assembler::new(&model);
+        let mech = Mechanics::new(&model, &asm);
         let (n, m) = (asm.n_dofs(), asm.n_constraints());
         let mut rng = Rng(0xACC);
         let u: Vec<f64> = rng.around(&model.u0, 0.02);
         let v: Vec<f64> = rng.around(&model.v0, 0.2);
         let t = 0.1;
         let mut sys = asm.new_system();
-        asm.fill_index1(&model, &u, &v, t, None, &mut sys);
+        mech.fill_index1(&u, &v, t, None, &mut sys);
         let levels = model.constraint_levels();
         let rates = |x: &[f64]| {
             let mut out = vec![0.0; m];
-            asm.constraint_rates(&model, x, &v, t, &mut out);
+            mech.constraint_rates(x, &v, t, &mut out);
             out
         };
         let d_rates = fd_jacobian(&[0.0], &[H], m, |tau, out| {
@@ -1363,6 +1365,7 @@ fn assembled_load_derivative() {
         }
         let model = b.build().unwrap();
         let asm = Assembler::new(&model);
+        let mech = Mechanics::new(&model, &asm);
         let n = asm.n_dofs();
         let u = rng.vec(n, -1.0, 1.0);
         let t = 0.7;
@@ -1371,7 +1374,7 @@ fn assembled_load_derivative() {
         let zero = vec![0.0; n];
         let w = level(0.0, 0.0, 1.0);
         let inp = StepInput {
-            level: EomLevel {
+            level: EvaluationPoint {
                 u_n: &zero,
                 v_n: &zero,
                 a_n: &zero,
@@ -1395,9 +1398,9 @@ fn assembled_load_derivative() {
             matrix: true,
         };
         let mut sys = asm.new_system();
-        fill_step(&asm, &model, &inp, &mut sys);
+        fill_step(&mech, &inp, &mut sys);
         let mut f = vec![0.0; n];
-        asm.add_loads(&model, &u, t, &mut f, 1.0);
+        mech.add_loads(&u, t, &mut f, 1.0);
         let minus_f: Vec<f64> = f.iter().map(|x| -x).collect();
         check(
             &format!("{dim}-D model: fill_step residual = -add_loads"),
@@ -1411,7 +1414,7 @@ fn assembled_load_derivative() {
             .collect();
         let fd = fd_jacobian(&u, &vec![H; n], n, |x, out| {
             out.fill(0.0);
-            asm.add_loads(&model, x, t, out, 1.0);
+            mech.add_loads(x, t, out, 1.0);
         });
         worst = worst.max(check(
             &format!("{dim}-D model: Newton-matrix load block = d(add_loads)/du"),
@@ -1705,6 +1708,7 @@ fn global_phi(model: &Model, u: &[f64], t: f64, out: &mut [f64]) {
 fn assembled_operators() {
     let model = mechanism();
     let asm = Assembler::new(&model);
+    let mech = Mechanics::new(&model, &asm);
     let (n, m) = (asm.n_dofs(), asm.n_constraints());
     assert_eq!((n, m), (12, 9));
     let mut rng = Rng(0xA55E);
@@ -1716,22 +1720,22 @@ fn assembled_operators() {
     let fd_b = fd_jacobian(&u, &steps, m, |x, phi| global_phi(&model, x, t, phi));
     check(
         "mechanism: constraint_jacobian = dPhi/du",
-        &dense(&asm.constraint_jacobian(&model, &u, t)),
+        &dense(&mech.constraint_jacobian(&u, t)),
         &fd_b,
     );
 
     let fd_k = fd_jacobian(&u, &steps, n, |x, p| {
-        p.copy_from_slice(&asm.internal_force(&model, x))
+        p.copy_from_slice(&mech.internal_force(x))
     });
     check(
         "mechanism: stiffness = d(internal_force)/du",
-        &dense(&asm.stiffness(&model, &u)),
+        &dense(&mech.stiffness(&u)),
         &fd_k,
     );
     // The round-off scale summed through the slot maps is the largest entry
     // of the assembled stiffness, serial and parallel, and leaves sys zeroed.
-    let k_max = asm
-        .stiffness(&model, &u)
+    let k_max = mech
+        .stiffness(&u)
         .data()
         .iter()
         .fold(0.0_f64, |a, x| a.max(x.abs()));
@@ -1742,17 +1746,14 @@ fn assembled_operators() {
             .build()
             .unwrap();
         let mut sys = asm.new_system();
-        assert_eq!(
-            pool.install(|| asm.stiffness_max(&model, &u, &mut sys)),
-            k_max
-        );
+        assert_eq!(pool.install(|| mech.stiffness_max(&u, &mut sys)), k_max);
         assert!(sys.values.iter().chain(&sys.residual).all(|&x| x == 0.0));
     }
 
     // Potential energy = elastic - (M g).u, so its gradient is P(u) - M g.
-    let grad = fd_gradient(&u, H, |x| asm.energy(&model, x, &v).potential);
-    let p_minus_g: Vec<f64> = asm
-        .internal_force(&model, &u)
+    let grad = fd_gradient(&u, H, |x| mech.energy(x, &v).potential);
+    let p_minus_g: Vec<f64> = mech
+        .internal_force(&u)
         .iter()
         .zip(asm.gravity_force())
         .map(|(p, g)| p - g)
@@ -1765,7 +1766,7 @@ fn assembled_operators() {
 
     // fill_index1: constraint rows hold gamma = v^T (d2 Phi_r/du2) v (scleronomic joints).
     let mut sys = asm.new_system();
-    asm.fill_index1(&model, &u, &v, t, None, &mut sys);
+    mech.fill_index1(&u, &v, t, None, &mut sys);
     let gamma: Vec<f64> = (0..m)
         .map(|r| {
             fd_second(H, |tau| {
@@ -1957,8 +1958,7 @@ impl StepFixture {
 
     fn fill(
         &self,
-        model: &Model,
-        asm: &Assembler,
+        asm: &Mechanics<'_>,
         sch: &LinearScheme,
         forces: ConstraintForce,
         x: &[f64],
@@ -1979,7 +1979,7 @@ impl StepFixture {
             self.iterate(&pat, delta),
         );
         let inp = StepInput {
-            level: EomLevel {
+            level: EvaluationPoint {
                 u_n: &self.u_n,
                 v_n: &self.v_n,
                 a_n: &self.a_n,
@@ -2003,7 +2003,7 @@ impl StepFixture {
             forces,
             matrix,
         };
-        fill_step(asm, model, &inp, &mut sys);
+        fill_step(asm, &inp, &mut sys);
         sys
     }
 }
@@ -2086,6 +2086,7 @@ fn newton_matrix_is_residual_derivative_3d_directors() {
 
 fn newton_matrix_check(label: &str, model: Model) {
     let asm = Assembler::new(&model);
+    let mech = Mechanics::new(&model, &asm);
     let pool3 = rayon::ThreadPoolBuilder::new()
         .num_threads(3)
         .build()
@@ -2146,17 +2147,17 @@ fn newton_matrix_check(label: &str, model: Model) {
                 sch.w1,
                 sch.level_weights().c3,
             );
-            let sys = fx.fill(&model, &asm, &sch, forces, &x, true);
+            let sys = fx.fill(&mech, &sch, forces, &x, true);
             let analytic = dense_pattern(asm.pattern(), &sys.values);
             // The residual-only fill (modified Newton) gives the same residual,
             // and its derivative is the matrix of the full fill.
-            let res_only = fx.fill(&model, &asm, &sch, forces, &x, false);
+            let res_only = fx.fill(&mech, &sch, forces, &x, false);
             assert!(
                 max_diff(&res_only.residual, &sys.residual) <= 1e-15 * max_abs(&sys.residual),
                 "{what}: residual-only fill"
             );
             let fd = fd_jacobian(&x, &steps, n + m, |y, r| {
-                r.copy_from_slice(&fx.fill(&model, &asm, &sch, forces, y, false).residual);
+                r.copy_from_slice(&fx.fill(&mech, &sch, forces, y, false).residual);
             });
             let errs = newton_block_errors(&analytic, &fd, n, m, &what, true);
             let err = errs.iter().fold(0.0_f64, |a, &b| a.max(b));
@@ -2167,14 +2168,14 @@ fn newton_matrix_check(label: &str, model: Model) {
             worst = worst.max(err);
 
             // Three threads assemble the same system, bit for bit.
-            let par = pool3.install(|| fx.fill(&model, &asm, &sch, forces, &x, true));
+            let par = pool3.install(|| fx.fill(&mech, &sch, forces, &x, true));
             assert_eq!(par.values, sys.values, "{what}: matrix on 3 threads");
             assert_eq!(par.residual, sys.residual, "{what}: residual on 3 threads");
 
             // The check detects a wrong multiplier column: the seed's matrices
             // omit the W1 weights for options 1, 3 and 4 (not 2).
             let seed = constraint_force(option, JacobianKind::Seed, sch.w1, sch.level_weights().c3);
-            let s = fx.fill(&model, &asm, &sch, seed, &x, true);
+            let s = fx.fill(&mech, &sch, seed, &x, true);
             let seed_errs = newton_block_errors(
                 &dense_pattern(asm.pattern(), &s.values),
                 &fd,

@@ -30,10 +30,10 @@ fn relative_step_difference(model: &str, scheme: &str, option: u8) -> f64 {
     let single = file.integrator(&over(scheme, "a")).unwrap();
     let two = file.integrator(&over("midpoint", "two-field")).unwrap();
     let sim = Simulation::new(file.model);
-    let sys = sim.system();
+    let sys = sim.mechanics();
     let mut a_form = single.build(&sys).unwrap();
     let mut v_form = two.build(&sys).unwrap();
-    let mut state = State::initial(&sim.model);
+    let mut state = State::initial(&sim.mechanics());
     a_form.start(&sys, &mut state).unwrap();
     let mut worst: f64 = 0.0;
     for _ in 0..200 {

@@ -5,23 +5,22 @@ use sprs::{CsMat, TriMat};
 
 use crate::element::{gather, MAX_LOCAL_DOFS};
 use crate::joint::{DiscreteExtras, JointSet, MAX_ROWS};
-use crate::model::Model;
 
 use super::colour::Disjoint;
-use super::{scatter_set, Assembler, DiscreteOutputs, JointTerms, Local, RateRows, SaddleSystem};
+use super::{scatter_set, DiscreteOutputs, JointTerms, Local, Mechanics, RateRows, SaddleSystem};
 
-impl Assembler {
+impl Mechanics<'_> {
     /// Writes the constraint rows: `residual[n..] = Phi(u, t) / scale` and,
     /// with `matrix`, the row block B(u, t) of the matrix.
     pub fn set_constraint_rows(
         &self,
-        model: &Model,
         u: &[f64],
         t: f64,
         scale: f64,
         matrix: bool,
         sys: &mut SaddleSystem,
     ) {
+        let model = self.model;
         let n = self.n;
         let residual = Disjoint::new(&mut sys.residual);
         let values = Disjoint::new(&mut sys.values);
@@ -54,7 +53,6 @@ impl Assembler {
     /// joints only (a velocity-level joint's curvature is not symmetric).
     pub fn set_rate_rows(
         &self,
-        model: &Model,
         u: &[f64],
         v: &[f64],
         t: f64,
@@ -66,13 +64,12 @@ impl Assembler {
             RateRows::Evaluate => (true, None),
             RateRows::Known(rows) => (true, Some(rows)),
         };
-        self.rate_rows_pass(model, u, v, t, matrix, known_b, sys);
+        self.rate_rows_pass(u, v, t, matrix, known_b, sys);
     }
 
     #[allow(clippy::too_many_arguments)]
     fn rate_rows_pass(
         &self,
-        model: &Model,
         u: &[f64],
         v: &[f64],
         t: f64,
@@ -80,6 +77,7 @@ impl Assembler {
         known_b: Option<&SaddleSystem>,
         sys: &mut SaddleSystem,
     ) {
+        let model = self.model;
         let n = self.n;
         let mut zeros = std::mem::take(&mut sys.zeros);
         let Local {
@@ -139,7 +137,8 @@ impl Assembler {
 
     /// Writes the constraint Jacobian B(u, t) densely, row-major m x n, into
     /// `out` (every other entry zero).
-    pub fn constraint_jacobian_dense(&self, model: &Model, u: &[f64], t: f64, out: &mut [f64]) {
+    pub fn constraint_jacobian_dense(&self, u: &[f64], t: f64, out: &mut [f64]) {
+        let model = self.model;
         let n = self.n;
         out.fill(0.0);
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
@@ -163,8 +162,8 @@ impl Assembler {
     /// B = B(u, t), or Gonzalez's discrete Jacobian `B_d(u0, u)` when
     /// `terms.discrete_from = Some(u0)`
     /// ([`crate::joint::JointSet::discrete_jacobian`]).
-    pub fn add_joint_terms(&self, model: &Model, terms: &JointTerms<'_>, sys: &mut SaddleSystem) {
-        self.add_discrete_joint_terms(model, terms, sys, DiscreteOutputs::default());
+    pub fn add_joint_terms(&self, terms: &JointTerms<'_>, sys: &mut SaddleSystem) {
+        self.add_discrete_joint_terms(terms, sys, DiscreteOutputs::default());
     }
 
     /// [`Self::add_joint_terms`] with the further outputs of `out`
@@ -172,11 +171,11 @@ impl Assembler {
     /// `terms.discrete_from` is given.
     pub fn add_discrete_joint_terms(
         &self,
-        model: &Model,
         terms: &JointTerms<'_>,
         sys: &mut SaddleSystem,
         out: DiscreteOutputs<'_>,
     ) {
+        let model = self.model;
         let DiscreteOutputs {
             from,
             rows: rows_out,
@@ -287,7 +286,6 @@ impl Assembler {
     #[allow(clippy::too_many_arguments)]
     pub fn add_curvature_product(
         &self,
-        model: &Model,
         u: &[f64],
         t: f64,
         w: &[f64],
@@ -295,6 +293,7 @@ impl Assembler {
         out: &mut [f64],
         sys: &mut SaddleSystem,
     ) {
+        let model = self.model;
         let Local { h: hl, q: xl, .. } = &mut *sys.local;
         for (blk, s) in model.joints.iter().zip(&self.joints) {
             let (rows, k) = (blk.rows(), blk.ndof());
@@ -318,7 +317,8 @@ impl Assembler {
     /// Power of the constraint forces `-B^T lambda` of the rheonomic joints:
     /// `-lambda . B v = lambda . Phi_t(u, t)` on a state with `B v + Phi_t = 0`
     /// (scleronomic joints do no work).
-    pub fn constraint_power(&self, model: &Model, u: &[f64], lambda: &[f64], t: f64) -> f64 {
+    pub fn constraint_power(&self, u: &[f64], lambda: &[f64], t: f64) -> f64 {
+        let model = self.model;
         let mut pt = [0.0; MAX_ROWS];
         let mut power = 0.0;
         for (blk, s) in model.joints.iter().zip(&self.joints) {
@@ -335,7 +335,8 @@ impl Assembler {
     /// Writes `Phi(u, t)` (m rows) into `out`. The rows of velocity-level
     /// joints are zero (their `phi` writes zeros: they have no position-level
     /// residual; [`Model::constraint_levels`]).
-    pub fn constraint_values(&self, model: &Model, u: &[f64], t: f64, out: &mut [f64]) {
+    pub fn constraint_values(&self, u: &[f64], t: f64, out: &mut [f64]) {
+        let model = self.model;
         for (blk, s) in model.joints.iter().zip(&self.joints) {
             let rows = blk.rows();
             for i in 0..blk.len() {
@@ -346,32 +347,24 @@ impl Assembler {
     }
 
     /// Writes the velocity constraints `B(u, t) v + Phi_t(u, t)` (m rows) into `out`.
-    pub fn constraint_rates(&self, model: &Model, u: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
-        self.rates_pass(model, [u, v], t, None, out);
+    pub fn constraint_rates(&self, u: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
+        self.rates_pass([u, v], t, None, out);
     }
 
     /// [`Self::constraint_rates`] reading B(u, t) from `rows` (constraint
     /// rows of the same u and t that [`Self::set_constraint_rows`] wrote).
     pub fn constraint_rates_from(
         &self,
-        model: &Model,
         rows: &SaddleSystem,
         [u, v]: [&[f64]; 2],
         t: f64,
         out: &mut [f64],
     ) {
-        self.rates_pass(model, [u, v], t, Some(rows), out);
+        self.rates_pass([u, v], t, Some(rows), out);
     }
 
-    fn rates_pass(
-        &self,
-        model: &Model,
-        uv: [&[f64]; 2],
-        t: f64,
-        known: Option<&SaddleSystem>,
-        out: &mut [f64],
-    ) {
-        for (blk, s) in model.joints.iter().zip(&self.joints) {
+    fn rates_pass(&self, uv: [&[f64]; 2], t: f64, known: Option<&SaddleSystem>, out: &mut [f64]) {
+        for (blk, s) in self.model.joints.iter().zip(&self.joints) {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
                 let r0 = s.row0 + i * rows;
@@ -386,13 +379,13 @@ impl Assembler {
     /// `rate` (m rows each) in one pass over the joints.
     pub fn constraint_residuals(
         &self,
-        model: &Model,
         u: &[f64],
         v: &[f64],
         t: f64,
         phi: &mut [f64],
         rate: &mut [f64],
     ) {
+        let model = self.model;
         for (blk, s) in model.joints.iter().zip(&self.joints) {
             let rows = blk.rows();
             for i in 0..blk.len() {
@@ -404,7 +397,8 @@ impl Assembler {
     }
 
     /// Global constraint Jacobian B(u, t) (m x n, CSR) for export and diagnostics.
-    pub fn constraint_jacobian(&self, model: &Model, u: &[f64], t: f64) -> CsMat<f64> {
+    pub fn constraint_jacobian(&self, u: &[f64], t: f64) -> CsMat<f64> {
+        let model = self.model;
         let mut tri = TriMat::new((self.m, self.n));
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
         for (blk, s) in model.joints.iter().zip(&self.joints) {
@@ -449,7 +443,7 @@ fn rate_rows(
 }
 
 /// Reads a joint's `B` block (its `slots` in the rows' block) from `rows`,
-/// a system whose constraint rows [`Assembler::set_constraint_rows`] wrote.
+/// a system whose constraint rows [`Mechanics::set_constraint_rows`] wrote.
 fn read_b(rows: &SaddleSystem, slots: &[usize], b: &mut [f64]) {
     for (x, &s) in b.iter_mut().zip(slots) {
         *x = rows.values[s];

@@ -6,7 +6,7 @@
 
 use faer::Mat;
 
-use super::Assembler;
+use super::Mechanics;
 use crate::model::Model;
 
 /// Largest n * m for which the dense rank analysis of B is attempted.
@@ -21,13 +21,8 @@ fn row_name(model: &Model, row: usize) -> String {
 
 /// A human-readable explanation of why the saddle-point matrix with `values`
 /// (in the assembler's pattern order) is singular at configuration `u`.
-pub fn diagnose_singular(
-    model: &Model,
-    asm: &Assembler,
-    values: &[f64],
-    u: &[f64],
-    t: f64,
-) -> String {
+pub fn diagnose_singular(mech: &Mechanics<'_>, values: &[f64], u: &[f64], t: f64) -> String {
+    let (model, asm) = (mech.model(), mech.assembler());
     let n = asm.n_dofs();
     let m = asm.n_constraints();
     let p = asm.pattern();
@@ -52,7 +47,7 @@ pub fn diagnose_singular(
     // Redundant rows are looked for even next to an unsupported DOF: a
     // static matrix (no inertia) can show both, and both need fixing.
     if m > 0 && n * m <= DENSE_RANK_MAX {
-        causes.extend(redundant_constraints(model, asm, u, t));
+        causes.extend(redundant_constraints(mech, u, t));
     }
     if causes.is_empty() {
         let largest = values.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
@@ -69,10 +64,11 @@ pub fn diagnose_singular(
 
 /// Redundant constraint rows of B(u): each dependent row with the rows it is a
 /// combination of.
-fn redundant_constraints(model: &Model, asm: &Assembler, u: &[f64], t: f64) -> Vec<String> {
+fn redundant_constraints(mech: &Mechanics<'_>, u: &[f64], t: f64) -> Vec<String> {
+    let (model, asm) = (mech.model(), mech.assembler());
     let n = asm.n_dofs();
     let m = asm.n_constraints();
-    let b = asm.constraint_jacobian(model, u, t);
+    let b = mech.constraint_jacobian(u, t);
     let mut bt = Mat::<f64>::zeros(n, m);
     for (r, row) in b.outer_iterator().enumerate() {
         for (c, v) in row.iter() {

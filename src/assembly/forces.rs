@@ -5,21 +5,21 @@ use sprs::{CsMat, TriMat};
 
 use crate::element::{gather, ElementSet, RateForce, RateState, MAX_LOCAL_DOFS};
 use crate::load::TimeFunction;
-use crate::model::Model;
 
 use super::colour::{scatter_distinct, Disjoint};
-use super::{mass_mul, scatter_add, Assembler, ElementEval, Local, SaddleSystem};
+use super::{mass_mul, scatter_add, Assembler, ElementEval, Local, Mechanics, SaddleSystem};
 
-impl Assembler {
+impl Mechanics<'_> {
     /// Runs `f(block, element, force, tangent)` over every element and adds
     /// `force` into `residual[..n]` and, with `coef_k = Some(c)`, `c * tangent`
     /// into the matrix (`None`: `f` gets no tangent to fill). The elements
     /// of a block run colour by colour, in parallel within a colour
     /// (`colour.rs`: the same sums on any number of threads).
-    pub fn element_pass<F>(&self, model: &Model, sys: &mut SaddleSystem, coef_k: Option<f64>, f: F)
+    pub fn element_pass<F>(&self, sys: &mut SaddleSystem, coef_k: Option<f64>, f: F)
     where
         F: Fn(&dyn ElementSet, usize, &mut [f64], Option<&mut [f64]>) + Sync,
     {
+        let model = self.model;
         let residual = Disjoint::new(&mut sys.residual);
         let values = Disjoint::new(&mut sys.values);
         for (b, s) in model.elements.iter().zip(&self.elements) {
@@ -43,7 +43,9 @@ impl Assembler {
             });
         }
     }
+}
 
+impl Assembler {
     /// Adds `coef * M` into the matrix values.
     pub fn add_mass(&self, values: &mut [f64], coef: f64) {
         // Each entry of M has its own slot.
@@ -72,30 +74,27 @@ impl Assembler {
             *r -= scale * fg;
         }
     }
+}
 
+impl Mechanics<'_> {
     /// Adds every element's internal force, evaluated as `eval` says, into
     /// `residual[..n]` and, with `coef_k = Some(c)`, `c` times its derivative
-    /// into the matrix (the tangent K(u), or for [`ElementEval::Level`] and
+    /// into the matrix (the tangent K(u), or for [`ElementEval::Point`] and
     /// [`ElementEval::DiscreteGradient`] the derivative with respect to
     /// u_{n+1}: K(u~) c3 or the discrete gradient's).
     pub fn add_element_forces(
         &self,
-        model: &Model,
         eval: &ElementEval<'_>,
         coef_k: Option<f64>,
         sys: &mut SaddleSystem,
     ) {
         match eval {
-            ElementEval::At(u) => {
-                self.element_pass(model, sys, coef_k, |b, i, f, k| b.force(i, u, f, k))
-            }
-            ElementEval::Level(g) => {
-                self.element_pass(model, sys, coef_k, |b, i, f, k| b.eom_force(i, g, f, k))
+            ElementEval::At(u) => self.element_pass(sys, coef_k, |b, i, f, k| b.force(i, u, f, k)),
+            ElementEval::Point(g) => {
+                self.element_pass(sys, coef_k, |b, i, f, k| b.eom_force(i, g, f, k))
             }
             ElementEval::DiscreteGradient(g) => {
-                self.element_pass(model, sys, coef_k, |b, i, f, k| {
-                    b.discrete_gradient(i, g, f, k)
-                })
+                self.element_pass(sys, coef_k, |b, i, f, k| b.discrete_gradient(i, g, f, k))
             }
         }
     }
@@ -107,14 +106,13 @@ impl Assembler {
     /// into the matrix.
     pub fn add_rate_forces(
         &self,
-        model: &Model,
         x: &RateState<'_>,
         coefs: Option<[f64; 3]>,
         sys: &mut SaddleSystem,
     ) {
         let residual = Disjoint::new(&mut sys.residual);
         let values = Disjoint::new(&mut sys.values);
-        for (b, s) in model.elements.iter().zip(&self.elements) {
+        for (b, s) in self.model.elements.iter().zip(&self.elements) {
             let (damper, inertia) = (b.is_dissipative(), b.has_inertia());
             if !damper && !inertia {
                 continue;
@@ -162,12 +160,12 @@ impl Assembler {
     /// `coef_k = Some(c)` subtracts `c dF/du` from the matrix.
     pub fn add_load_terms(
         &self,
-        model: &Model,
         u: &[f64],
         factor: &dyn Fn(&TimeFunction) -> f64,
         coef_k: Option<f64>,
         sys: &mut SaddleSystem,
     ) {
+        let model = self.model;
         let Local {
             f: fl,
             k: kl,
@@ -197,13 +195,13 @@ impl Assembler {
     /// (with `x = v`, `rate` is `dM/dt v`), without forming the matrices.
     pub fn add_mass_product(
         &self,
-        model: &Model,
         u: &[f64],
         x: &[f64],
         mass: Option<&mut [f64]>,
         rate: Option<&mut [f64]>,
         sys: &mut SaddleSystem,
     ) {
+        let model = self.model;
         let mut mass = mass;
         if let Some(out) = mass.as_deref_mut() {
             self.mass_mul_add(x, out);
@@ -245,7 +243,8 @@ impl Assembler {
     }
 
     /// out += scale * (sum of the external loads at state u, time t), gravity excluded.
-    pub fn add_loads(&self, model: &Model, u: &[f64], t: f64, out: &mut [f64], scale: f64) {
+    pub fn add_loads(&self, u: &[f64], t: f64, out: &mut [f64], scale: f64) {
+        let model = self.model;
         let mut fl = [0.0; MAX_LOCAL_DOFS];
         let mut ql = [0.0; MAX_LOCAL_DOFS];
         for l in &model.loads {
@@ -258,7 +257,8 @@ impl Assembler {
     }
 
     /// Global tangent stiffness K(u) = dP/du of the elements (CSC) for export.
-    pub fn stiffness(&self, model: &Model, u: &[f64]) -> CsMat<f64> {
+    pub fn stiffness(&self, u: &[f64]) -> CsMat<f64> {
+        let model = self.model;
         let mut tri = TriMat::new((self.n, self.n));
         let mut fl = [0.0; MAX_LOCAL_DOFS];
         let mut kl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
@@ -280,10 +280,10 @@ impl Assembler {
     /// scale of the Newton round-off floor), summed through the element slot
     /// maps into `sys` instead of a triplet copy of K: the triplets and their
     /// CSC copy were the setup peak of the L1 beam. `sys` is left zeroed.
-    pub fn stiffness_max(&self, model: &Model, u: &[f64], sys: &mut SaddleSystem) -> f64 {
+    pub fn stiffness_max(&self, u: &[f64], sys: &mut SaddleSystem) -> f64 {
         sys.residual.fill(0.0);
         sys.values.fill(0.0);
-        self.element_pass(model, sys, Some(1.0), |b, i, f, k| b.force(i, u, f, k));
+        self.element_pass(sys, Some(1.0), |b, i, f, k| b.force(i, u, f, k));
         let max = sys.values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
         sys.residual.fill(0.0);
         sys.values.fill(0.0);
@@ -291,9 +291,9 @@ impl Assembler {
     }
 
     /// Internal force P(u) of all elements.
-    pub fn internal_force(&self, model: &Model, u: &[f64]) -> Vec<f64> {
+    pub fn internal_force(&self, u: &[f64]) -> Vec<f64> {
         let mut sys = self.new_system();
-        self.element_pass(model, &mut sys, None, |b, i, f, _| b.force(i, u, f, None));
+        self.element_pass(&mut sys, None, |b, i, f, _| b.force(i, u, f, None));
         sys.residual.truncate(self.n);
         sys.residual
     }

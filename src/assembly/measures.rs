@@ -5,10 +5,9 @@
 use crate::element::{gather, MAX_LOCAL_DOFS};
 use crate::joint::{ConstraintLevel, MAX_ROWS};
 use crate::load::TimeFunction;
-use crate::model::Model;
 
 use super::colour::ordered_sum;
-use super::{gathered_dot, Assembler};
+use super::{gathered_dot, Mechanics};
 use crate::linalg::dot;
 
 /// Kinetic, potential and total energy and the work of external loads.
@@ -35,7 +34,7 @@ pub struct ConstraintNorms {
     pub acceleration: f64,
 }
 
-impl Assembler {
+impl Mechanics<'_> {
     /// Work over a step of the non-conservative forces: external loads
     /// (gravity excluded) at positions `u`, each scaled by `factor(time
     /// function)`, `F . du`, and dampers, `-F_d(u, v) . du`. With the state
@@ -43,12 +42,12 @@ impl Assembler {
     /// bookkeeping of the midpoint schemes.
     pub fn nonconservative_work(
         &self,
-        model: &Model,
         u: &[f64],
         v: &[f64],
         du: &[f64],
         factor: &dyn Fn(&TimeFunction) -> f64,
     ) -> f64 {
+        let model = self.model;
         let mut fl = [0.0; MAX_LOCAL_DOFS];
         let mut ql = [0.0; MAX_LOCAL_DOFS];
         let mut work = 0.0;
@@ -60,13 +59,14 @@ impl Assembler {
             work += gathered_dot(&fl[..k], &l.dofs, du);
         }
         if model.elements.iter().any(|b| b.is_dissipative()) {
-            work -= self.damper_work(model, u, v, du);
+            work -= self.damper_work(u, v, du);
         }
         work
     }
 
     /// `F_d(u~, v~) . du` summed over the dampers.
-    fn damper_work(&self, model: &Model, u_tilde: &[f64], v_tilde: &[f64], du: &[f64]) -> f64 {
+    fn damper_work(&self, u_tilde: &[f64], v_tilde: &[f64], du: &[f64]) -> f64 {
+        let model = self.model;
         let mut fl = [0.0; MAX_LOCAL_DOFS];
         let mut kl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
         let mut cl = [0.0; MAX_LOCAL_DOFS * MAX_LOCAL_DOFS];
@@ -89,7 +89,8 @@ impl Assembler {
     }
 
     /// Kinetic and potential energy (elastic + gravity) at (u, v); external work is 0.
-    pub fn energy(&self, model: &Model, u: &[f64], v: &[f64]) -> Energy {
+    pub fn energy(&self, u: &[f64], v: &[f64]) -> Energy {
+        let model = self.model;
         let kinetic = 0.5
             * self
                 .mass
@@ -122,14 +123,8 @@ impl Assembler {
     /// The position norm takes the position-level rows only; the rows of
     /// velocity-level joints (`A v + a_t`, `A a + (A v)_u v + a_t,u v + a_t,t`)
     /// enter the velocity and acceleration norms.
-    pub fn constraint_norms(
-        &self,
-        model: &Model,
-        u: &[f64],
-        v: &[f64],
-        a: &[f64],
-        t: f64,
-    ) -> ConstraintNorms {
+    pub fn constraint_norms(&self, u: &[f64], v: &[f64], a: &[f64], t: f64) -> ConstraintNorms {
+        let model = self.model;
         let mut out = ConstraintNorms::default();
         let mut phi = [0.0; MAX_ROWS];
         let mut pt = [0.0; MAX_ROWS];

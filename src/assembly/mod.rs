@@ -26,48 +26,58 @@
 //! gather path it replaces (`Assembler::with_parallel`) did not pay.
 //!
 //! The pattern, the slots and the system type are here; the operators are
-//! split by kind: `forces.rs` (inertia, elements, loads, dampers, with K and
+//! methods of the problem object [`Mechanics`] (`mechanics.rs`: the model
+//! with its assembler, what the methods hold and ask), split by kind:
+//! `forces.rs` (inertia, elements, loads, dampers, with K and
 //! D), `constraints.rs` (Phi, B, rate rows, joint terms and curvature),
 //! `systems.rs` (the composed index-1 and projection systems), `measures.rs`
 //! (energies, constraint norms, work of the non-conservative forces) and
-//! `diagnose.rs` (why a matrix is singular, in the model's terms).
+//! `diagnose.rs` (why a matrix is singular, in the model's terms). The
+//! block layouts (`layout.rs`: the saddle point's unknowns, and the grids of
+//! saddle-point blocks of the multi-level methods) declare every block
+//! matrix's pattern.
 
 mod colour;
 mod constraints;
 mod diagnose;
 mod forces;
+mod layout;
 mod measures;
+mod mechanics;
 mod systems;
 
 pub use crate::linalg::Pattern;
 pub use diagnose::diagnose_singular;
+pub use layout::{BlockGrid, BlockLayout, BlockPairs, ALL, COLUMN, DIAGONAL, MASS, ROWS, STIFF};
 pub use measures::{ConstraintNorms, Energy};
+pub use mechanics::Mechanics;
 
 use sprs::{CsMat, TriMat};
 
 use colour::Colouring;
 
-use crate::element::{EomLevel, MAX_LOCAL_DOFS};
+use crate::element::{EvaluationPoint, MAX_LOCAL_DOFS};
 use crate::joint::MAX_ROWS;
 use crate::model::{DofKind, Model};
 
-/// How [`Assembler::add_element_forces`] evaluates the internal forces.
+/// How [`Mechanics::add_element_forces`] evaluates the internal forces.
 #[derive(Debug, Clone, Copy)]
 pub enum ElementEval<'a> {
     /// `P(u)` with the tangent `K(u) = dP/du`.
     At(&'a [f64]),
-    /// The force at an interpolated time level of a one-step scheme
-    /// ([`crate::element::Element::eom_force`]: `P(u~)` or an independent
-    /// strain approximation) with its derivative with respect to u_{n+1}.
-    Level(EomLevel<'a>),
+    /// The force at the evaluation point of a one-step method within its
+    /// step ([`EvaluationPoint`]; [`crate::element::Element::eom_force`]:
+    /// `P(u~)` or an independent strain approximation) with its derivative
+    /// with respect to u_{n+1}.
+    Point(EvaluationPoint<'a>),
     /// The discrete gradient `P_d(u_n, u_{n+1})` of the energy-conserving
     /// midpoint methods ([`crate::element::Element::discrete_gradient`];
-    /// the level has the midpoint weights) with its derivative with respect
+    /// the point has the midpoint weights) with its derivative with respect
     /// to u_{n+1}.
-    DiscreteGradient(EomLevel<'a>),
+    DiscreteGradient(EvaluationPoint<'a>),
 }
 
-/// What [`Assembler::set_rate_rows`] writes besides the rows `B v + Phi_t`.
+/// What [`Mechanics::set_rate_rows`] writes besides the rows `B v + Phi_t`.
 #[derive(Debug, Clone, Copy)]
 pub enum RateRows<'a> {
     /// Nothing: the residual rows only.
@@ -75,7 +85,7 @@ pub enum RateRows<'a> {
     /// Their derivative with respect to u, with B(u, t) evaluated.
     Evaluate,
     /// Their derivative, with B(u, t) read from the constraint rows of the
-    /// same u and t that [`Assembler::set_constraint_rows`] wrote.
+    /// same u and t that [`Mechanics::set_constraint_rows`] wrote.
     Known(&'a SaddleSystem),
 }
 
@@ -112,7 +122,7 @@ impl<'a> MultiplierMix<'a> {
 }
 
 /// The joint terms of one configuration `u` that a method adds with
-/// [`Assembler::add_joint_terms`]: any of the constraint force `c B^T w`,
+/// [`Mechanics::add_joint_terms`]: any of the constraint force `c B^T w`,
 /// the multiplier column `c B^T` of the matrix and the curvature
 /// `c d(B^T w)/du`.
 #[derive(Debug, Clone, Copy)]
@@ -131,7 +141,7 @@ pub struct JointTerms<'a> {
     pub curvature: Option<(f64, MultiplierMix<'a>)>,
 }
 
-/// Further outputs of [`Assembler::add_discrete_joint_terms`] with
+/// Further outputs of [`Mechanics::add_discrete_joint_terms`] with
 /// Gonzalez's discrete Jacobian `B_d(u0, u)`, from the joint evaluations it
 /// makes anyway ([`crate::joint::DiscreteExtras`]).
 #[derive(Default)]
@@ -140,15 +150,15 @@ pub struct DiscreteOutputs<'a> {
     /// w)/du0` (base pattern order: the swapped call's curvature).
     pub from: Option<&'a mut [f64]>,
     /// Writes the constraint rows `Phi(u)`, `B(u)` as
-    /// [`Assembler::set_constraint_rows`] with scale 1 writes them.
+    /// [`Mechanics::set_constraint_rows`] with scale 1 writes them.
     pub rows: Option<&'a mut SaddleSystem>,
     /// `Phi(u0, t)` (m rows), when the caller has it.
     pub phi_from: Option<&'a [f64]>,
-    /// `Phi(u0)`, `B(u0)` as [`Assembler::set_constraint_rows`] writes
+    /// `Phi(u0)`, `B(u0)` as [`Mechanics::set_constraint_rows`] writes
     /// them, at another time: used for the joints that are not rheonomic.
     pub from_rows: Option<&'a SaddleSystem>,
     /// Without `discrete_from`: `B(u, t)` of the same u and t as
-    /// [`Assembler::set_constraint_rows`] writes it, read instead of
+    /// [`Mechanics::set_constraint_rows`] writes it, read instead of
     /// evaluated.
     pub known_b: Option<&'a SaddleSystem>,
 }
@@ -314,7 +324,6 @@ fn gravity_load(model: &Model, mass: &CsMat<f64>) -> Vec<f64> {
 /// curvature and constraint-gradient blocks.
 fn sparsity_pattern(model: &Model, mass: &CsMat<f64>) -> Pattern {
     let n = model.n_dofs();
-    let dim = n + model.n_constraints();
     // Every (row, col) pair that can be nonzero, in a vector sized up
     // front: growing it by doubling kept up to twice its size (and a
     // copy) resident, the peak of the L1 beam's setup.
@@ -335,39 +344,43 @@ fn sparsity_pattern(model: &Model, mass: &CsMat<f64>) -> Pattern {
             .iter()
             .map(|l| l.dofs.len().pow(2))
             .sum::<usize>();
-    let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(count);
-    pairs.extend((0..n).map(|i| (i, i)));
+    let layout = saddle_layout(model);
+    let (uu, lu, ul) = ((0, 0), (1, 0), (0, 1));
+    let mut pairs = layout.pairs(count);
+    pairs.extend(uu, (0..n).map(|i| (i, i)));
     for (c, col) in mass.outer_iterator().enumerate() {
-        for (r, _) in col.iter() {
-            pairs.push((r, c));
-        }
+        pairs.extend(uu, col.iter().map(|(r, _)| (r, c)));
     }
     for b in &model.elements {
         for i in 0..b.len() {
-            let d = b.dofs(i);
-            pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
+            pairs.dense(uu, b.dofs(i), b.dofs(i));
         }
     }
-    let mut row0 = n;
+    let mut row0 = 0;
     for b in &model.joints {
         for i in 0..b.len() {
             let d = b.dofs(i);
-            pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
+            pairs.dense(uu, d, d);
             for r in 0..b.rows() {
                 let row = row0 + i * b.rows() + r;
                 for &c in d {
-                    pairs.push((row, c));
-                    pairs.push((c, row));
+                    pairs.add(lu, row, c);
+                    pairs.add(ul, c, row);
                 }
             }
         }
         row0 += b.len() * b.rows();
     }
     for l in &model.loads {
-        let d = &l.dofs;
-        pairs.extend(d.iter().flat_map(|&r| d.iter().map(move |&c| (r, c))));
+        pairs.dense(uu, &l.dofs, &l.dofs);
     }
-    Pattern::from_pairs(dim, pairs)
+    pairs.pattern()
+}
+
+/// The unknowns of the saddle-point system: the DOFs `u` and the
+/// multipliers `lambda`.
+fn saddle_layout(model: &Model) -> BlockLayout {
+    BlockLayout::new(&[("u", model.n_dofs()), ("lambda", model.n_constraints())])
 }
 
 /// Stiffness slots and DOF-disjoint colouring of each element block.
@@ -391,6 +404,7 @@ fn element_slots(model: &Model, pattern: &Pattern) -> Vec<ElementSlots> {
 /// colouring of each joint block.
 fn joint_slots(model: &Model, pattern: &Pattern) -> Vec<JointSlots> {
     let n = model.n_dofs();
+    let lambda0 = saddle_layout(model).offset(1);
     let mut row0 = 0;
     model
         .joints
@@ -407,7 +421,7 @@ fn joint_slots(model: &Model, pattern: &Pattern) -> Vec<JointSlots> {
             for i in 0..blk.len() {
                 let d = blk.dofs(i);
                 for r in 0..rows {
-                    let row = n + row0 + i * rows + r;
+                    let row = lambda0 + row0 + i * rows + r;
                     for &c in d {
                         s.b.push(pattern.slot(row, c));
                         s.c.push(pattern.slot(c, row));
@@ -494,6 +508,13 @@ impl Assembler {
     /// The gravity load M g.
     pub fn gravity_force(&self) -> &[f64] {
         &self.gravity_force
+    }
+
+    /// The pattern of a `k x k` grid of copies of the saddle-point pattern,
+    /// block `I k + J` holding the regions `regions[I k + J]`
+    /// ([`BlockGrid`]).
+    pub fn block_grid(&self, k: usize, regions: &[u8]) -> BlockGrid {
+        BlockGrid::new(&self.pattern, self.n, &self.mass_slots, k, regions)
     }
 
     /// A zeroed system with workspace sized for this model.

@@ -6,11 +6,10 @@ use sprs::CsMat;
 
 use crate::element::{gather, RateState, MAX_LOCAL_DOFS};
 use crate::joint::MAX_ROWS;
-use crate::model::Model;
 
-use super::{scatter_set, Assembler, SaddleSystem};
+use super::{scatter_set, Mechanics, SaddleSystem};
 
-impl Assembler {
+impl Mechanics<'_> {
     /// Fills the index-1 system of the accelerations and multipliers at
     /// (u, v, t) (Chin eq. 3.4; Hoitink eq. 3.5):
     /// `[M(u) B^T; B 0] [a; lambda] = [f(u, v, t); gamma]` with
@@ -23,7 +22,6 @@ impl Assembler {
     /// gives (a, lambda).
     pub fn fill_index1(
         &self,
-        model: &Model,
         u: &[f64],
         v: &[f64],
         t: f64,
@@ -35,8 +33,8 @@ impl Assembler {
         let n = self.n;
         self.add_mass(&mut sys.values, 1.0);
         self.subtract_gravity(&mut sys.residual[..n], 1.0);
-        self.element_pass(model, sys, None, |b, i, f, _| b.force(i, u, f, None));
-        self.add_load_terms(model, u, &|f| f.value(t), None, sys);
+        self.element_pass(sys, None, |b, i, f, _| b.force(i, u, f, None));
+        self.add_load_terms(u, &|f| f.value(t), None, sys);
         // Dampers and configuration-dependent inertia at a = 0: the residual
         // gets F_d(u, v) + g(u, v), the matrix M(u).
         let zeros = std::mem::take(&mut sys.zeros);
@@ -46,14 +44,14 @@ impl Assembler {
             a: &zeros,
             midpoint: None,
         };
-        self.add_rate_forces(model, &x, Some([0.0, 0.0, 1.0]), sys);
+        self.add_rate_forces(&x, Some([0.0, 0.0, 1.0]), sys);
         sys.zeros = zeros;
         let mut bl = [0.0; MAX_ROWS * MAX_LOCAL_DOFS];
         let mut extra = [0.0; MAX_ROWS];
         let mut phi = [0.0; MAX_ROWS];
         let mut phi_t = [0.0; MAX_ROWS];
         let mut vl = [0.0; MAX_LOCAL_DOFS];
-        for (blk, s) in model.joints.iter().zip(&self.joints) {
+        for (blk, s) in self.model.joints.iter().zip(&self.joints) {
             let (rows, k) = (blk.rows(), blk.ndof());
             for i in 0..blk.len() {
                 let r0 = s.row0 + i * rows;
@@ -85,19 +83,19 @@ impl Assembler {
     /// 4.15) or `W = I` (eq. 3.69, for badly scaled or singular masses); the
     /// residual is left zero. With `residuals = Some((v, phi, rate))` it
     /// also writes `Phi(u, t)` into `phi` and `B(u, t) v + Phi_t(u, t)` into
-    /// `rate` (as [`Assembler::constraint_values`] and
-    /// [`Assembler::constraint_rates`] do) from the same Jacobian blocks:
+    /// `rate` (as [`Mechanics::constraint_values`] and
+    /// [`Mechanics::constraint_rates`] do) from the same Jacobian blocks:
     /// PStab's drift test and its matrix at the unstabilized point
     /// (Chin Algorithm 3.3, steps 2–3) with one Jacobian evaluation.
     pub fn fill_projection(
         &self,
-        model: &Model,
         u: &[f64],
         t: f64,
         mass: bool,
         sys: &mut SaddleSystem,
         residuals: Option<(&[f64], &mut [f64], &mut [f64])>,
     ) {
+        let model = self.model;
         sys.residual.fill(0.0);
         sys.values.fill(0.0);
         if mass {
@@ -110,7 +108,7 @@ impl Assembler {
                     a: &zeros,
                     midpoint: None,
                 };
-                self.add_rate_forces(model, &x, Some([0.0, 0.0, 1.0]), sys);
+                self.add_rate_forces(&x, Some([0.0, 0.0, 1.0]), sys);
                 sys.zeros = zeros;
                 sys.residual.fill(0.0);
             }
@@ -143,9 +141,10 @@ impl Assembler {
     }
 
     /// The matrix `[M B^T; B 0]` of the consistent-initialization solve at the model's initial state.
-    pub fn initial_saddle_matrix(&self, model: &Model) -> CsMat<f64> {
+    pub fn initial_saddle_matrix(&self) -> CsMat<f64> {
+        let model = self.model;
         let mut sys = self.new_system();
-        self.fill_index1(model, &model.u0, &model.v0, 0.0, None, &mut sys);
+        self.fill_index1(&model.u0, &model.v0, 0.0, None, &mut sys);
         self.pattern.to_csc(&sys.values)
     }
 }

@@ -40,7 +40,7 @@
 //! exact derivative with respect to u1. Other weights use P(u~) with c3 K(u~).
 
 use super::gonzalez::between;
-use super::{Element, EomLevel};
+use super::{Element, EvaluationPoint};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -537,7 +537,7 @@ impl<const D: usize> Element for Beam<D> {
         self.eval(u, f, k);
     }
 
-    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn discrete_gradient(&self, lvl: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         // Gonzalez's discrete gradient between u0 = u_n and u1 = u_{n+1}.
         let (u0, u1) = (lvl.u_n, lvl.u_next);
         let grad = |um: &[f64], f: &mut [f64], k: Option<&mut [f64]>| {

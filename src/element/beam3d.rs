@@ -53,7 +53,7 @@
 //! `(q_{n+1} - q_n) . f = V_{n+1} - V_n`; and the strains are invariant under
 //! rotations, so the force has no moment: angular momentum is conserved.
 
-use super::{force_at_level, Element, EomLevel};
+use super::{force_at_level, Element, EvaluationPoint};
 use crate::kinematics::vec3::dot;
 
 /// Largest number of nodes.
@@ -501,11 +501,11 @@ impl Element for DirectorBeam {
         self.eval(u, f, k);
     }
 
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn eom_force(&self, lvl: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         force_at_level(self, lvl, f, k);
     }
 
-    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn discrete_gradient(&self, lvl: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         self.strain_discrete_gradient(lvl.u_n, lvl.u_next, f, k);
     }
 }

@@ -5,7 +5,7 @@
 //! results into the global operators; integrators never see elements.
 //!
 //! The equation-of-motion (EOM) time level of Hoitink (§2.1.3–2.1.5) enters
-//! through [`EomLevel`]: an integrator evaluates the internal force at
+//! through [`EvaluationPoint`]: an integrator evaluates the internal force at
 //! `t_{n+W1}`. The default is "parameters inside", `P(u~)` (eq. 3.7);
 //! elements with an independent strain approximation (Green-strain truss,
 //! eqs. 2.7–2.9) override [`Element::eom_force`]. A method whose EOM level is
@@ -59,11 +59,20 @@ impl LevelWeights {
     }
 }
 
-/// The state of a Newton iteration of a time step at the time levels of the
-/// equations of motion: the global vectors (the stepper's), or one element's
-/// part of them (gathered by [`ElementSet::eom_force`]).
+/// Where a one-step method evaluates the internal forces within a step
+/// (the assembler's contract, its `ElementEval`): the start of
+/// the step `(u_n, v_n, a_n)`, the current iterate of its end `u_{n+1}` and
+/// the point `u~ = u_n + c1dt v_n + c2dt2 a_n + c3 (u_{n+1} - u_n)` between
+/// them with its weights ([`LevelWeights`]). Any one-step scheme states its
+/// evaluation point this way (the generalized-alpha family places u~ at its
+/// equation-of-motion time level, the midpoint schemes at the midpoint);
+/// an element evaluates `P(u~)`, an independent strain approximation, or
+/// the discrete gradient between `u_n` and `u_{n+1}`
+/// ([`Element::eom_force`], [`Element::discrete_gradient`]). Holds the
+/// global vectors, or one element's part of them (gathered by
+/// [`ElementSet::eom_force`]).
 #[derive(Debug, Clone, Copy)]
-pub struct EomLevel<'a> {
+pub struct EvaluationPoint<'a> {
     /// Positions at t_n.
     pub u_n: &'a [f64],
     /// Velocities at t_n.
@@ -110,7 +119,7 @@ pub trait Element: Clone + Send + Sync + 'static {
     /// with respect to u_{n+1} (`None`: a residual-only evaluation, for Newton
     /// iterations that reuse the last factorization). Default: parameters
     /// inside, P(u~) with dP/du_{n+1} = K(u~) c3.
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn eom_force(&self, lvl: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         force_at_level(self, lvl, f, k);
     }
 
@@ -129,7 +138,7 @@ pub trait Element: Clone + Send + Sync + 'static {
     /// Default: [`Element::eom_force`] at the midpoint level, a discrete
     /// gradient already for potentials at most quadratic in u and for the
     /// Green-strain truss (its strain is quadratic, eq. 2.9).
-    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn discrete_gradient(&self, lvl: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         self.eom_force(lvl, f, k);
     }
 
@@ -170,7 +179,12 @@ pub trait Element: Clone + Send + Sync + 'static {
 /// with respect to u_{n+1}, `c3 K(u~)`. The default [`Element::eom_force`],
 /// and the one of elements with a discrete gradient for weights other than
 /// the midpoint ones.
-pub fn force_at_level<E: Element>(e: &E, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+pub fn force_at_level<E: Element>(
+    e: &E,
+    lvl: &EvaluationPoint<'_>,
+    f: &mut [f64],
+    k: Option<&mut [f64]>,
+) {
     let n = e.ndof();
     match k {
         Some(k) => {
@@ -196,13 +210,15 @@ pub struct RateState<'a> {
     /// gradient) inertia of a midpoint step (u = (u_n + u_{n+1})/2,
     /// v = (u_{n+1} - u_n)/dt, a = (v_{n+1} - v_n)/dt): where the step
     /// started, from which the element can recover both ends.
-    pub midpoint: Option<MidpointStart<'a>>,
+    pub midpoint: Option<StepStart<'a>>,
 }
 
-/// The start of a midpoint-weighted step: with the [`RateState`] (u, v, a)
-/// the ends are `u_{n+1} = 2 u - u_n` and `v_{n,n+1} = v -+ dt a / 2`.
+/// The start of the step whose midpoint a [`RateState`] is: with the
+/// state's (u, v, a) the ends of the step are `u_{n+1} = 2 u - u_n` and
+/// `v_{n,n+1} = v -+ dt a / 2` (an element's energy-consistent inertia,
+/// [`Element::inertia_force`], evaluates both ends).
 #[derive(Debug, Clone, Copy)]
-pub struct MidpointStart<'a> {
+pub struct StepStart<'a> {
     /// Positions at t_n.
     pub u_n: &'a [f64],
     /// Time step.
@@ -277,10 +293,16 @@ pub trait ElementSet: Send + Sync {
     /// Internal force (and tangent) of element `i` at the global state `u`.
     fn force(&self, i: usize, u: &[f64], f: &mut [f64], k: Option<&mut [f64]>);
     /// EOM-level force and derivative of element `i` (global vectors in `g`).
-    fn eom_force(&self, i: usize, g: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>);
+    fn eom_force(&self, i: usize, g: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>);
     /// Discrete gradient between `g.u_n` and `g.u_next` and its derivative
     /// of element `i` (see [`Element::discrete_gradient`]).
-    fn discrete_gradient(&self, i: usize, g: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>);
+    fn discrete_gradient(
+        &self,
+        i: usize,
+        g: &EvaluationPoint<'_>,
+        f: &mut [f64],
+        k: Option<&mut [f64]>,
+    );
     /// Whether the elements have a velocity-dependent force.
     fn is_dissipative(&self) -> bool;
     /// Velocity-dependent force of element `i` at global (u, v) with
@@ -324,7 +346,12 @@ pub fn gather(src: &[f64], idx: &[usize], dst: &mut [f64]) {
 impl<E: Element> ElementBlock<E> {
     /// Calls `eval` with element `i` and its part of the global level `g`.
     #[inline]
-    fn at_level(&self, i: usize, g: &EomLevel<'_>, eval: impl FnOnce(&E, &EomLevel<'_>)) {
+    fn at_level(
+        &self,
+        i: usize,
+        g: &EvaluationPoint<'_>,
+        eval: impl FnOnce(&E, &EvaluationPoint<'_>),
+    ) {
         let n = self.ndof;
         let d = self.dofs(i);
         // One pass over the element's DOFs gathers all five vectors.
@@ -336,7 +363,7 @@ impl<E: Element> ElementBlock<E> {
             buf[3][p] = g.u_next[i];
             buf[4][p] = g.u_tilde[i];
         }
-        let lvl = EomLevel {
+        let lvl = EvaluationPoint {
             u_n: &buf[0][..n],
             v_n: &buf[1][..n],
             a_n: &buf[2][..n],
@@ -389,7 +416,7 @@ impl<E: Element> ElementSet for ElementBlock<E> {
             u: &l[0][..n],
             v: &l[1][..n],
             a: &l[2][..n],
-            midpoint: x.midpoint.map(|m| MidpointStart {
+            midpoint: x.midpoint.map(|m| StepStart {
                 u_n: &l[3][..n],
                 dt: m.dt,
             }),
@@ -433,10 +460,16 @@ impl<E: Element> ElementSet for ElementBlock<E> {
         gather(u, self.dofs(i), &mut ul[..n]);
         self.elems[i].force(&ul[..n], f, k);
     }
-    fn eom_force(&self, i: usize, g: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn eom_force(&self, i: usize, g: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         self.at_level(i, g, |e, lvl| e.eom_force(lvl, f, k));
     }
-    fn discrete_gradient(&self, i: usize, g: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn discrete_gradient(
+        &self,
+        i: usize,
+        g: &EvaluationPoint<'_>,
+        f: &mut [f64],
+        k: Option<&mut [f64]>,
+    ) {
         self.at_level(i, g, |e, lvl| e.discrete_gradient(lvl, f, k));
     }
 }

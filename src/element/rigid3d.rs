@@ -47,7 +47,7 @@
 
 use nalgebra::{Matrix3, Matrix4, SymmetricEigen, Vector3, Vector4};
 
-use super::{Element, MidpointStart, RateForce, RateState};
+use super::{Element, RateForce, RateState, StepStart};
 use crate::kinematics::rotation::{g_matrix, g_transpose_derivative};
 
 /// Relative size `|P v~| / max(|v_n|, |v_{n+1}|)` below which the energy
@@ -312,7 +312,7 @@ impl Element for Rigid3d {
             m: mp,
         };
         self.scale_invariant(&p, &pd, &mut rf);
-        if let Some(MidpointStart { u_n, dt }) = x.midpoint {
+        if let Some(StepStart { u_n, dt }) = x.midpoint {
             let p0 = vec4(&u_n[3..]);
             self.add_energy_correction((&p, &pd, &pdd), &p0, dt, &mut rf);
         }

@@ -24,7 +24,7 @@
 //! derivative `c3 K(u~)`. The damper force stays `F_d(u~, v~)`.
 
 use super::gonzalez::between;
-use super::{Element, EomLevel, MAX_LOCAL_DOFS};
+use super::{Element, EvaluationPoint, MAX_LOCAL_DOFS};
 use crate::kinematics::point::{PointPair, MAX_PAIR_DOFS};
 
 /// A translational spring-damper-actuator between two points.
@@ -116,7 +116,7 @@ impl Element for SpringDamper {
         }
     }
 
-    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn discrete_gradient(&self, lvl: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         let (u0, u1) = (lvl.u_n, lvl.u_next);
         let grad = |um: &[f64], f: &mut [f64], k: Option<&mut [f64]>| self.force(um, f, k);
         between([u0, u1], self.free_length, f, k, grad, |g1| {

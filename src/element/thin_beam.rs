@@ -35,7 +35,7 @@
 //! small, and a smooth Newton tangent.
 
 use super::truss::separation;
-use super::{Element, EomLevel};
+use super::{Element, EvaluationPoint};
 use crate::kinematics::vec3::{dot, norm};
 
 fn scale(s: f64, a: &[f64; 3]) -> [f64; 3] {
@@ -155,7 +155,7 @@ impl Element for AxialSpring {
         }
     }
 
-    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn discrete_gradient(&self, lvl: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         // The tangent costs little next to the force here: a scratch
         // matrix takes it in residual-only evaluations.
         let mut scratch = [0.0; 9 * 9];
@@ -356,7 +356,7 @@ impl Element for Bending {
         self.add_nu_blocks(k, [&r1, &r2], [&r1, &r2], [s, s], t, c);
     }
 
-    fn discrete_gradient(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn discrete_gradient(&self, lvl: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         // The tangent costs little next to the force here: a scratch
         // matrix takes it in residual-only evaluations.
         let mut scratch = [0.0; 9 * 9];

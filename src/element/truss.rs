@@ -10,7 +10,7 @@
 //! the midpoint schemes (c1 = c2 = 0, c3 = 1/2) this is the exact discrete
 //! gradient: `(u_{n+1} - u_n).P~ = V(u_{n+1}) - V(u_n)`.
 
-use super::{Element, EomLevel};
+use super::{Element, EvaluationPoint};
 use crate::kinematics::vec3::dot;
 
 /// A Green-strain truss between two points in `dim` = 2 or 3 dimensions.
@@ -135,7 +135,7 @@ impl Element for Truss {
         self.put(self.strain(&d), &d, f, k.map(|k| (k, &d, s)));
     }
 
-    fn eom_force(&self, lvl: &EomLevel<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
+    fn eom_force(&self, lvl: &EvaluationPoint<'_>, f: &mut [f64], k: Option<&mut [f64]>) {
         let l2 = self.length * self.length;
         let d_n = self.delta(lvl.u_n);
         let dd_n = self.delta(lvl.v_n);

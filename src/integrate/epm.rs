@@ -43,7 +43,8 @@ use crate::linalg::SaddlePointSolver;
 
 use super::index1::Index1;
 use super::newton::{self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict};
-use super::{StepError, System};
+use super::StepError;
+use crate::assembly::Mechanics;
 
 /// Newton iterations allowed for the position projection.
 const MAX_NEWTON: u32 = 30;
@@ -77,9 +78,11 @@ pub struct Epm {
 
 impl Epm {
     /// The method's right-hand side for the model in `sys`.
-    pub fn new(sys: &System<'_>, solver: crate::linalg::SolverChoice) -> Result<Self, StepError> {
-        let model = sys.model;
-        if let Some(j) = model.velocity_joints().next() {
+    pub fn new(
+        sys: &Mechanics<'_>,
+        solver: crate::linalg::SolverChoice,
+    ) -> Result<Self, StepError> {
+        if let Some(j) = sys.velocity_joint() {
             return Err(StepError::Setup {
                 reason: format!(
                     "joint '{j}' is a velocity-level (nonholonomic) constraint, which the embedded \
@@ -87,13 +90,13 @@ impl Epm {
                 ),
             });
         }
-        let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
+        let (n, m) = (sys.n_dofs(), sys.n_constraints());
         let choice = solver;
         let solver = crate::integrate::saddle_solver(sys, choice)?;
         let z = |k: usize| vec![0.0; k];
         Ok(Epm {
             index1: Index1::new(sys, None, choice)?,
-            sys: sys.asm.new_system(),
+            sys: sys.new_system(),
             solver,
             x: z(n + m),
             q: z(n),
@@ -109,15 +112,14 @@ impl Epm {
 
     /// The modified state of a consistent (u, v) with mu = lambda = 0:
     /// `q* = u`, `p* = M(u) v`.
-    pub fn modified_state(&mut self, sys: &System<'_>, u: &[f64], v: &[f64], y: &mut [f64]) {
+    pub fn modified_state(&mut self, sys: &Mechanics<'_>, u: &[f64], v: &[f64], y: &mut [f64]) {
         let n = u.len();
         y[..n].copy_from_slice(u);
         y[n..].fill(0.0);
-        sys.asm
-            .add_mass_product(sys.model, u, v, Some(&mut y[n..]), None, &mut self.sys);
+        sys.add_mass_product(u, v, Some(&mut y[n..]), None, &mut self.sys);
     }
 
-    fn factor(&mut self, sys: &System<'_>, t: f64) -> Result<(), StepError> {
+    fn factor(&mut self, sys: &Mechanics<'_>, t: f64) -> Result<(), StepError> {
         self.solver
             .factor(&self.sys.values)
             .map_err(|e| StepError::Singular {
@@ -125,7 +127,7 @@ impl Epm {
                 time: t,
                 diagnosis: format!(
                     "{e} in an EPM projection: {}",
-                    diagnose_singular(sys.model, sys.asm, &self.sys.values, &self.q, t)
+                    diagnose_singular(sys, &self.sys.values, &self.q, t)
                 ),
             })
     }
@@ -133,7 +135,7 @@ impl Epm {
     /// `k = (q*', p*')` at (t, y = (q*, p*)); the reaction lambda' into `reaction`.
     pub fn eval(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         t: f64,
         y: &[f64],
         k: &mut [f64],
@@ -141,7 +143,7 @@ impl Epm {
     ) -> Result<(), StepError> {
         let n = self.q.len();
         let (qs, ps) = y.split_at(n);
-        let (asm, model) = (sys.asm, sys.model);
+        let asm = sys;
 
         // First subproblem, positions: q + B(q)^T mu = q*, Phi(q) = 0 (Newton).
         self.q.copy_from_slice(qs);
@@ -172,12 +174,12 @@ impl Epm {
         }
 
         // First subproblem, velocities: [M B^T; B 0] [v; lambda] = [p*; -Phi_t].
-        asm.fill_projection(model, &self.q, t, true, &mut self.sys, None);
+        asm.fill_projection(&self.q, t, true, &mut self.sys, None);
         self.factor(sys, t)?;
         self.x[..n].copy_from_slice(ps);
         // Phi_t = B 0 + Phi_t.
         self.a.fill(0.0);
-        asm.constraint_rates(model, &self.q, &self.a, t, &mut self.phi);
+        asm.constraint_rates(&self.q, &self.a, t, &mut self.phi);
         for (x, p) in self.x[n..].iter_mut().zip(&self.phi) {
             *x = -p;
         }
@@ -199,13 +201,12 @@ impl Epm {
         // q*' = v + H(mu) v;  p*' = M a + (dM/dt) v + B^T lambda' + H(lambda) v.
         let (kq, kp) = k.split_at_mut(n);
         kq.copy_from_slice(&self.v);
-        asm.add_curvature_product(model, &self.q, t, &self.mu, &self.v, kq, &mut self.sys);
+        asm.add_curvature_product(&self.q, t, &self.mu, &self.v, kq, &mut self.sys);
         kp.fill(0.0);
-        asm.add_mass_product(model, &self.q, &self.a, Some(&mut *kp), None, &mut self.sys);
-        asm.add_mass_product(model, &self.q, &self.v, None, Some(&mut *kp), &mut self.sys);
+        asm.add_mass_product(&self.q, &self.a, Some(&mut *kp), None, &mut self.sys);
+        asm.add_mass_product(&self.q, &self.v, None, Some(&mut *kp), &mut self.sys);
         self.sys.residual.fill(0.0);
         asm.add_joint_terms(
-            model,
             &JointTerms {
                 u: &self.q,
                 t,
@@ -219,7 +220,7 @@ impl Epm {
         for (k, f) in kp.iter_mut().zip(&self.sys.residual[..n]) {
             *k += f;
         }
-        asm.add_curvature_product(model, &self.q, t, &self.lambda, &self.v, kp, &mut self.sys);
+        asm.add_curvature_product(&self.q, t, &self.lambda, &self.v, kp, &mut self.sys);
         Ok(())
     }
 }
@@ -230,7 +231,7 @@ impl Epm {
 /// a solve or the correction of q after one (`2 eps (1 + |q*|)`).
 struct Manifold<'e, 's, 'm> {
     epm: &'e mut Epm,
-    sys: &'s System<'m>,
+    sys: &'s Mechanics<'m>,
     t: f64,
     q_star: &'e [f64],
     scale: f64,
@@ -246,11 +247,10 @@ impl NonlinearSystem for Manifold<'_, '_, '_> {
     /// the matrix.
     fn assemble(&mut self, _matrix: bool) -> Result<f64, StepError> {
         let (epm, t) = (&mut *self.epm, self.t);
-        let (asm, model) = (self.sys.asm, self.sys.model);
+        let asm = self.sys;
         let n = epm.q.len();
-        asm.fill_projection(model, &epm.q, t, false, &mut epm.sys, None);
+        asm.fill_projection(&epm.q, t, false, &mut epm.sys, None);
         asm.add_joint_terms(
-            model,
             &JointTerms {
                 u: &epm.q,
                 t,
@@ -261,7 +261,7 @@ impl NonlinearSystem for Manifold<'_, '_, '_> {
             },
             &mut epm.sys,
         );
-        asm.constraint_values(model, &epm.q, t, &mut epm.phi);
+        asm.constraint_values(&epm.q, t, &mut epm.phi);
         for (((x, r), q), q_star) in epm.x[..n]
             .iter_mut()
             .zip(&epm.sys.residual)

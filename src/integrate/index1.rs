@@ -9,7 +9,8 @@
 use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::linalg::{SaddlePointSolver, SolveError};
 
-use super::{StepError, System};
+use super::StepError;
+use crate::assembly::Mechanics;
 
 /// Right-hand side evaluator of the index-1 form.
 pub struct Index1 {
@@ -23,15 +24,15 @@ impl Index1 {
     /// An evaluator for the model in `sys`; `baumgarte = Some([g1, g2])`
     /// adds `- g1 Phi' - g2 Phi` to the constraint rows.
     pub fn new(
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         baumgarte: Option<[f64; 2]>,
         solver: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
         let solver = crate::integrate::mass_system_solver(sys, solver)?;
         Ok(Index1 {
-            sys: sys.asm.new_system(),
+            sys: sys.new_system(),
             solver,
-            x: vec![0.0; sys.asm.n_dofs() + sys.asm.n_constraints()],
+            x: vec![0.0; sys.n_dofs() + sys.n_constraints()],
             baumgarte,
         })
     }
@@ -40,7 +41,7 @@ impl Index1 {
     #[allow(clippy::too_many_arguments)]
     pub fn eval(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         t: f64,
         u: &[f64],
         v: &[f64],
@@ -48,14 +49,13 @@ impl Index1 {
         lambda: &mut [f64],
     ) -> Result<(), StepError> {
         let n = a.len();
-        sys.asm
-            .fill_index1(sys.model, u, v, t, self.baumgarte, &mut self.sys);
+        sys.fill_index1(u, v, t, self.baumgarte, &mut self.sys);
         let singular = |e: SolveError, values: &[f64]| StepError::Singular {
             step: 0,
             time: t,
             diagnosis: format!(
                 "{e} in the index-1 system [M B^T; B 0]: {}",
-                diagnose_singular(sys.model, sys.asm, values, u, t)
+                diagnose_singular(sys, values, u, t)
             ),
         };
         if let Err(e) = self.solver.factor(&self.sys.values) {

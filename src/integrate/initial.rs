@@ -8,25 +8,25 @@ use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::linalg::SaddlePointSolver;
 
 use super::projector::{Metric, Projector};
-use super::{State, StepError, System};
+use super::{State, StepError};
+use crate::assembly::Mechanics;
 
 /// Overwrites `state.a` and `state.lambda` with values consistent with
 /// `state.u`, `state.v` at `state.t`.
 pub fn consistent_initial(
-    sys: &System<'_>,
+    sys: &Mechanics<'_>,
     solver: &mut SaddlePointSolver,
     work: &mut SaddleSystem,
     state: &mut State,
 ) -> Result<(), StepError> {
-    let n = sys.asm.n_dofs();
-    sys.asm
-        .fill_index1(sys.model, &state.u, &state.v, state.t, None, work);
+    let n = sys.n_dofs();
+    sys.fill_index1(&state.u, &state.v, state.t, None, work);
     let singular = |e: crate::linalg::SolveError, values: &[f64]| StepError::Singular {
         step: state.step,
         time: state.t,
         diagnosis: format!(
             "{e} while computing consistent initial accelerations: {}",
-            diagnose_singular(sys.model, sys.asm, values, &state.u, state.t)
+            diagnose_singular(sys, values, &state.u, state.t)
         ),
     };
     solver
@@ -112,7 +112,7 @@ pub fn initial_tolerance(x: &[f64]) -> f64 {
 }
 
 /// The largest |entry| of a constraint residual with its joint, as text.
-fn worst_row(sys: &System<'_>, r: &[f64]) -> (f64, String) {
+fn worst_row(sys: &Mechanics<'_>, r: &[f64]) -> (f64, String) {
     let (row, value) = r.iter().enumerate().fold((0, 0.0_f64), |(k, m), (i, x)| {
         if x.abs() > m || x.is_nan() {
             (i, x.abs())
@@ -120,7 +120,7 @@ fn worst_row(sys: &System<'_>, r: &[f64]) -> (f64, String) {
             (k, m)
         }
     });
-    let name = match sys.model.constraint_owner(row) {
+    let name = match sys.constraint_owner(row) {
         Some((joint, kind, r)) => format!("{kind} '{joint}' row {r}"),
         None => format!("constraint row {row}"),
     };
@@ -130,18 +130,16 @@ fn worst_row(sys: &System<'_>, r: &[f64]) -> (f64, String) {
 /// Makes the initial (u, v) of `state` consistent with the constraints
 /// (`mode`), or refuses it naming the joint and the size of the violation.
 pub fn initialize(
-    sys: &System<'_>,
+    sys: &Mechanics<'_>,
     state: &mut State,
     mode: Initialize,
     solver: crate::linalg::SolverChoice,
 ) -> Result<InitialCorrection, StepError> {
-    let m = sys.asm.n_constraints();
+    let m = sys.n_constraints();
     let mut phi = vec![0.0; m];
     let mut rate = vec![0.0; m];
-    sys.asm
-        .constraint_values(sys.model, &state.u, state.t, &mut phi);
-    sys.asm
-        .constraint_rates(sys.model, &state.u, &state.v, state.t, &mut rate);
+    sys.constraint_values(&state.u, state.t, &mut phi);
+    sys.constraint_rates(&state.u, &state.v, state.t, &mut rate);
     let (p, p_joint) = worst_row(sys, &phi);
     let (v, v_joint) = worst_row(sys, &rate);
     let mut out = InitialCorrection {

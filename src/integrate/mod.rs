@@ -2,7 +2,7 @@
 //! `M a + P(u) + B(u)^T lambda = F(t)`, `Phi(u, t) = 0`: a family of methods
 //! behind one contract.
 //!
-//! The problem is the model with its [`Assembler`] (the neutral operators
+//! The problem is the model with its assembled operators, [`Mechanics`] (the neutral operators
 //! M, f, K, D, Phi, B, gamma, curvature and discrete gradients at any state);
 //! the method is an [`Integrator`] that owns its step:
 //! [`Integrator::advance`] takes one accepted step toward a stop time, chosen
@@ -47,8 +47,7 @@ pub use settings::{
     DEFAULT_MAX_STEPS, MAX_STEPS, MIN_STEP,
 };
 
-use crate::assembly::Assembler;
-use crate::model::Model;
+use crate::assembly::Mechanics;
 
 /// A scalar value of a method's parameters ([`Integrator::parameters`]),
 /// written by the recorders as run metadata.
@@ -60,15 +59,6 @@ pub enum AttrValue {
     I64(i64),
     /// A string parameter (family, form, jacobian, ...).
     Str(String),
-}
-
-/// The model and its assembled operators, as integrators see them.
-#[derive(Clone, Copy)]
-pub struct System<'a> {
-    /// The model.
-    pub model: &'a Model,
-    /// Its assembler.
-    pub asm: &'a Assembler,
 }
 
 /// The state carried from step to step. `a` and `lambda` are the scheme's
@@ -92,14 +82,14 @@ pub struct State {
 impl State {
     /// The model's initial positions and velocities at t = 0 (a and lambda zero
     /// until [`Integrator::start`]).
-    pub fn initial(model: &Model) -> Self {
+    pub fn initial(sys: &Mechanics<'_>) -> Self {
         State {
             step: 0,
             t: 0.0,
-            u: model.u0.clone(),
-            v: model.v0.clone(),
-            a: vec![0.0; model.n_dofs()],
-            lambda: vec![0.0; model.n_constraints()],
+            u: sys.initial_positions().to_vec(),
+            v: sys.initial_velocities().to_vec(),
+            a: vec![0.0; sys.n_dofs()],
+            lambda: vec![0.0; sys.n_constraints()],
         }
     }
 }
@@ -299,8 +289,8 @@ fn describe_failure(history: &[(f64, f64)], largest: &[(String, f64)]) -> String
 
 /// The `k` largest |entries| of a residual `[e1 (DOFs); e2 (constraint rows)]`
 /// with their DOF or joint names.
-pub fn largest_entries(model: &Model, residual: &[f64], k: usize) -> Vec<(String, f64)> {
-    let n = model.n_dofs();
+pub fn largest_entries(sys: &Mechanics<'_>, residual: &[f64], k: usize) -> Vec<(String, f64)> {
+    let n = sys.n_dofs();
     let mut idx: Vec<usize> = (0..residual.len()).collect();
     let key = |i: usize| {
         let v = residual[i].abs();
@@ -315,9 +305,9 @@ pub fn largest_entries(model: &Model, residual: &[f64], k: usize) -> Vec<(String
         .take(k)
         .map(|i| {
             let name = if i < n {
-                format!("equation of motion of {}", model.dofs.name(i))
+                format!("equation of motion of {}", sys.dof_name(i))
             } else {
-                match model.constraint_owner(i - n) {
+                match sys.constraint_owner(i - n) {
                     Some((j, kind, r)) => format!("constraint {kind} '{j}'[{r}]"),
                     None => format!("constraint row {}", i - n),
                 }
@@ -338,12 +328,12 @@ pub trait Integrator: Send {
     /// The statistics every [`StepReport`] carries, in order.
     fn statistics(&self) -> &'static [StatSpec];
     /// Makes `state.a` and `state.lambda` consistent with `state.u`, `state.v`.
-    fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError>;
+    fn start(&mut self, sys: &Mechanics<'_>, state: &mut State) -> Result<(), StepError>;
     /// Takes one accepted step from `state.t` toward `t_stop`, never past it:
     /// the method chooses the step, and rejects and retries inside.
     fn advance(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         state: &mut State,
         t_stop: f64,
     ) -> Result<StepReport, StepError>;
@@ -355,7 +345,7 @@ pub trait Integrator: Send {
     /// consistent a and lambda; only called when [`Integrator::has_dense_output`].
     fn interpolate(
         &mut self,
-        _sys: &System<'_>,
+        _sys: &Mechanics<'_>,
         _t: f64,
         _out: &mut State,
     ) -> Result<(), StepError> {
@@ -375,11 +365,11 @@ pub trait Integrator: Send {
 /// The saddle-point solver of the model's pattern (symbolic analysis once);
 /// a failure is a setup error of the method.
 pub fn saddle_solver(
-    sys: &System<'_>,
+    sys: &Mechanics<'_>,
     solver: crate::linalg::SolverChoice,
 ) -> Result<crate::linalg::SaddlePointSolver, StepError> {
     crate::linalg::SaddlePointSolver::with_factorization(
-        sys.asm.pattern(),
+        sys.pattern(),
         solver.force_sparse,
         solver.factorization,
     )
@@ -394,15 +384,14 @@ pub fn saddle_solver(
 /// the Schur complement first ([`crate::linalg::DiagonalSchur`]), otherwise
 /// it is [`saddle_solver`].
 pub fn mass_system_solver(
-    sys: &System<'_>,
+    sys: &Mechanics<'_>,
     solver: crate::linalg::SolverChoice,
 ) -> Result<crate::linalg::SaddlePointSolver, StepError> {
-    let mass = sys.asm.mass_matrix();
-    let diagonal = mass.iter().all(|(_, (r, c))| r == c)
-        && !sys.model.elements.iter().any(|b| b.has_inertia());
-    let pattern = sys.asm.pattern();
+    let mass = sys.mass_matrix();
+    let diagonal = mass.iter().all(|(_, (r, c))| r == c) && !sys.has_configuration_inertia();
+    let pattern = sys.pattern();
     let solver = if diagonal && !solver.force_sparse {
-        crate::linalg::SaddlePointSolver::with_diagonal_mass(pattern, sys.asm.n_dofs(), false)
+        crate::linalg::SaddlePointSolver::with_diagonal_mass(pattern, sys.n_dofs(), false)
     } else {
         crate::linalg::SaddlePointSolver::with_factorization(
             pattern,
@@ -454,9 +443,4 @@ pub fn step_count(t_end: f64, dt: f64) -> u64 {
     } else {
         r.ceil() as u64
     }
-}
-
-/// Convenience: the system view of a model and its assembler.
-pub fn system<'a>(model: &'a Model, asm: &'a Assembler) -> System<'a> {
-    System { model, asm }
 }

@@ -12,7 +12,8 @@ use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::linalg::{max_abs, SaddlePointSolver};
 
 use super::newton::{self, Correction, Failure, NonlinearSystem, Policy, Stats, Verdict};
-use super::{StepError, System};
+use super::StepError;
+use crate::assembly::Mechanics;
 
 /// The metric of the projections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,16 +99,16 @@ pub struct Projector {
 impl Projector {
     /// A projector for the model in `sys`.
     pub fn new(
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         metric: Metric,
         solver: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
-        let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
+        let (n, m) = (sys.n_dofs(), sys.n_constraints());
         let solver = crate::integrate::mass_system_solver(sys, solver)?;
         Ok(Projector {
             metric,
             passes: Passes::Two,
-            sys: sys.asm.new_system(),
+            sys: sys.new_system(),
             solver,
             phi: vec![0.0; m],
             rate: vec![0.0; m],
@@ -134,9 +135,8 @@ impl Projector {
     /// and fills the projection matrix there, from one Jacobian evaluation
     /// (Algorithm 3.3, steps 2–3); returns the drift. A
     /// [`Projector::stabilize`] at the same point follows, or none.
-    pub fn prepare(&mut self, sys: &System<'_>, u: &[f64], v: &[f64], t: f64) -> Drift {
-        sys.asm.fill_projection(
-            sys.model,
+    pub fn prepare(&mut self, sys: &Mechanics<'_>, u: &[f64], v: &[f64], t: f64) -> Drift {
+        sys.fill_projection(
             u,
             t,
             self.metric == Metric::Mass,
@@ -154,17 +154,15 @@ impl Projector {
     /// whose pass-1 residuals are those of the last
     /// [`Projector::residuals`] at the same point (the `datol` test of a
     /// step that then needs PStab).
-    pub fn fill(&mut self, sys: &System<'_>, u: &[f64], t: f64) {
+    pub fn fill(&mut self, sys: &Mechanics<'_>, u: &[f64], t: f64) {
         let mass = self.metric == Metric::Mass;
-        sys.asm
-            .fill_projection(sys.model, u, t, mass, &mut self.sys, None);
+        sys.fill_projection(u, t, mass, &mut self.sys, None);
         self.prepared = true;
     }
 
     /// Evaluates the constraint residuals at (u, v, t) and returns their drift.
-    pub fn residuals(&mut self, sys: &System<'_>, u: &[f64], v: &[f64], t: f64) -> Drift {
-        sys.asm
-            .constraint_residuals(sys.model, u, v, t, &mut self.phi, &mut self.rate);
+    pub fn residuals(&mut self, sys: &Mechanics<'_>, u: &[f64], v: &[f64], t: f64) -> Drift {
+        sys.constraint_residuals(u, v, t, &mut self.phi, &mut self.rate);
         Drift {
             position: max_abs(&self.phi),
             velocity: max_abs(&self.rate),
@@ -172,15 +170,14 @@ impl Projector {
     }
 
     /// Factors `[W B^T; B 0]` at (u, t).
-    pub fn factor(&mut self, sys: &System<'_>, u: &[f64], t: f64) -> Result<(), StepError> {
+    pub fn factor(&mut self, sys: &Mechanics<'_>, u: &[f64], t: f64) -> Result<(), StepError> {
         let mass = self.metric == Metric::Mass;
-        sys.asm
-            .fill_projection(sys.model, u, t, mass, &mut self.sys, None);
+        sys.fill_projection(u, t, mass, &mut self.sys, None);
         self.factor_filled(sys, u, t)
     }
 
     /// Factors the matrix in `sys` (filled at (u, t)).
-    fn factor_filled(&mut self, sys: &System<'_>, u: &[f64], t: f64) -> Result<(), StepError> {
+    fn factor_filled(&mut self, sys: &Mechanics<'_>, u: &[f64], t: f64) -> Result<(), StepError> {
         self.prepared = false;
         self.solver
             .factor(&self.sys.values)
@@ -189,7 +186,7 @@ impl Projector {
                 time: t,
                 diagnosis: format!(
                     "{e} in the projection matrix [W B^T; B 0]: {}",
-                    diagnose_singular(sys.model, sys.asm, &self.sys.values, u, t)
+                    diagnose_singular(sys, &self.sys.values, u, t)
                 ),
             })?;
         self.factored_at = t;
@@ -255,7 +252,7 @@ impl Projector {
     /// residual falls. Returns the passes made.
     pub fn stabilize(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         u: &mut [f64],
         v: &mut [f64],
         t: f64,
@@ -292,12 +289,12 @@ impl Projector {
     /// the last factorization (which must be at u).
     pub fn project_velocity(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         u: &[f64],
         v: &mut [f64],
         t: f64,
     ) -> Result<(), StepError> {
-        sys.asm.constraint_rates(sys.model, u, v, t, &mut self.rate);
+        sys.constraint_rates(u, v, t, &mut self.rate);
         self.correct(false, v)
     }
 
@@ -306,7 +303,7 @@ impl Projector {
     /// until `|Phi| <= tol` or `max_iter` iterations. Returns the iterations.
     pub fn project_position(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         u: &mut [f64],
         t: f64,
         tol: f64,
@@ -340,7 +337,7 @@ impl Projector {
 /// `|Phi| <= tol` before each correction.
 struct PositionNewton<'p, 's, 'm> {
     projector: &'p mut Projector,
-    sys: &'s System<'m>,
+    sys: &'s Mechanics<'m>,
     u: &'p mut [f64],
     t: f64,
     tol: f64,
@@ -354,9 +351,7 @@ impl NonlinearSystem for PositionNewton<'_, '_, '_> {
 
     fn assemble(&mut self, _matrix: bool) -> Result<f64, StepError> {
         let p = &mut *self.projector;
-        self.sys
-            .asm
-            .constraint_values(self.sys.model, self.u, self.t, &mut p.phi);
+        self.sys.constraint_values(self.u, self.t, &mut p.phi);
         self.residual = max_abs(&p.phi);
         Ok(self.residual)
     }

@@ -113,7 +113,7 @@ impl Model {
     }
 
     /// Whether any joint depends on time explicitly (its constraint force
-    /// does work, [`crate::assembly::Assembler::constraint_power`]).
+    /// does work, [`crate::assembly::Mechanics::constraint_power`]).
     pub fn has_rheonomic_joints(&self) -> bool {
         self.joints
             .iter()

@@ -23,8 +23,8 @@
 
 use sprs::{CsMat, TriMat};
 
-use crate::assembly::{Assembler, SaddleSystem};
-use crate::element::{EomLevel, LevelWeights};
+use crate::assembly::{Assembler, Mechanics, SaddleSystem};
+use crate::element::{EvaluationPoint, LevelWeights};
 use crate::integrate::gssss::{constraint_force, fill_step, StepInput};
 use crate::integrate::{ConstraintOption, JacobianKind};
 use crate::linalg::Pattern;
@@ -152,8 +152,7 @@ impl LinearizedSystem {
 /// residual holds `r(u, v, a, lambda)` in its first n entries.
 #[allow(clippy::too_many_arguments)]
 fn fill(
-    model: &Model,
-    asm: &Assembler,
+    mech: &Mechanics<'_>,
     t: f64,
     u: &[f64],
     v: &[f64],
@@ -162,7 +161,7 @@ fn fill(
     coefs: [f64; 3],
     sys: &mut SaddleSystem,
 ) {
-    let level = EomLevel {
+    let level = EvaluationPoint {
         u_n: u,
         v_n: v,
         a_n: a,
@@ -193,7 +192,7 @@ fn fill(
         forces: constraint_force(ConstraintOption::One, JacobianKind::Consistent, 1.0, 1.0),
         matrix: true,
     };
-    fill_step(asm, model, &input, sys);
+    fill_step(mech, &input, sys);
 }
 
 /// The residual of the equations of motion `r = M(u) a + P + F_d + g - F -
@@ -209,7 +208,8 @@ pub fn dynamic_residual(
 ) -> Vec<f64> {
     let asm = Assembler::new(model);
     let mut sys = asm.new_system();
-    fill(model, &asm, t, u, v, a, lambda, [0.0, 0.0, 1.0], &mut sys);
+    let mech = Mechanics::new(model, &asm);
+    fill(&mech, t, u, v, a, lambda, [0.0, 0.0, 1.0], &mut sys);
     sys.residual.truncate(asm.n_dofs());
     sys.residual
 }
@@ -218,8 +218,7 @@ pub fn dynamic_residual(
 /// (module doc), labelled `at`.
 #[allow(clippy::too_many_arguments)]
 pub fn linearize_state(
-    model: &Model,
-    asm: &Assembler,
+    mech: &Mechanics<'_>,
     at: &str,
     t: f64,
     u: &[f64],
@@ -227,11 +226,11 @@ pub fn linearize_state(
     a: &[f64],
     lambda: &[f64],
 ) -> LinearizedSystem {
-    let n = asm.n_dofs();
-    let pattern = asm.pattern().clone();
-    let mut sys = asm.new_system();
+    let n = mech.n_dofs();
+    let pattern = mech.pattern().clone();
+    let mut sys = mech.new_system();
     let mut values = |coefs: [f64; 3]| {
-        fill(model, asm, t, u, v, a, lambda, coefs, &mut sys);
+        fill(mech, t, u, v, a, lambda, coefs, &mut sys);
         sys.values.clone()
     };
     let mut mass_values = values([1.0, 0.0, 0.0]);
@@ -260,7 +259,7 @@ pub fn linearize_state(
         damping_values,
         stiffness_values,
         jacobian_values,
-        dof_names: model.dofs.names().to_vec(),
+        dof_names: mech.dof_names().to_vec(),
         n,
     }
 }

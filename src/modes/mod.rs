@@ -26,7 +26,7 @@ pub mod linearize;
 pub use dense::{reduce, Reduced};
 pub use linearize::{dynamic_residual, linearize_state, LinearizedSystem};
 
-use crate::assembly::Assembler;
+use crate::assembly::{Assembler, Mechanics};
 use crate::integrate::{consistent_initial, initialize, Initialize, State, StepError};
 use crate::linalg::SolverChoice;
 use crate::model::Model;
@@ -218,10 +218,10 @@ pub struct Modes {
 /// Linearizes `model` about the state `at` (module doc).
 pub fn linearize(model: &Model, at: &LinearizeAt) -> Result<LinearizedSystem, ModesError> {
     let asm = Assembler::new(model);
+    let sys = Mechanics::new(model, &asm);
     match at {
         LinearizeAt::Initial => {
-            let sys = crate::integrate::system(model, &asm);
-            let mut state = State::initial(model);
+            let mut state = State::initial(&sys);
             let initial_error = |e: StepError| ModesError::Initial(e.to_string());
             initialize(&sys, &mut state, Initialize::Check, SolverChoice::default())
                 .map_err(initial_error)?;
@@ -230,8 +230,7 @@ pub fn linearize(model: &Model, at: &LinearizeAt) -> Result<LinearizedSystem, Mo
             let mut work = asm.new_system();
             consistent_initial(&sys, &mut solver, &mut work, &mut state).map_err(initial_error)?;
             Ok(linearize_state(
-                model,
-                &asm,
+                &sys,
                 "initial state",
                 state.t,
                 &state.u,
@@ -244,9 +243,8 @@ pub fn linearize(model: &Model, at: &LinearizeAt) -> Result<LinearizedSystem, Mo
             // Newton starts from the consistent multipliers at rest, scaled
             // to the first load step (the geometric stiffness of a
             // mechanism); from zero where they are not solvable.
-            let mut state = State::initial(model);
+            let mut state = State::initial(&sys);
             state.v.fill(0.0);
-            let sys = crate::integrate::system(model, &asm);
             let lambda0 = crate::integrate::mass_system_solver(&sys, SolverChoice::default())
                 .and_then(|mut solver| {
                     let mut work = asm.new_system();
@@ -260,8 +258,7 @@ pub fn linearize(model: &Model, at: &LinearizeAt) -> Result<LinearizedSystem, Mo
             let eq = solve_static_from(model, opts, lambda0.as_deref())?;
             let zeros = vec![0.0; model.n_dofs()];
             Ok(linearize_state(
-                model,
-                &asm,
+                &sys,
                 "static equilibrium",
                 opts.time,
                 &eq.u,

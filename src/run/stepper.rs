@@ -144,8 +144,8 @@ impl Simulation {
 impl<'a> Stepper<'a> {
     /// The method of `config` on `problem`, at the initial state, not started.
     fn build(problem: Problem<'a>, config: &IntegratorConfig) -> Result<Self, StepError> {
-        let integrator = config.build(&problem.system())?;
-        let state = State::initial(&problem.model);
+        let integrator = config.build(&problem.mechanics())?;
+        let state = State::initial(&problem.mechanics());
         let totals = vec![0.0; integrator.statistics().len()];
         let model = &problem.model;
         let rheonomic = model.has_rheonomic_joints().then(|| ConstraintPower {
@@ -182,7 +182,7 @@ impl<'a> Stepper<'a> {
     /// (`[integrator] initialize`), then makes its accelerations and
     /// multipliers consistent, which factors the initial saddle-point matrix.
     pub(super) fn start(&mut self) -> Result<InitialCorrection, StepError> {
-        let sys = self.problem.system();
+        let sys = self.problem.mechanics();
         let (mode, solver) = self.initialize;
         self.initial = initialize(&sys, &mut self.state, mode, solver)?;
         self.integrator.start(&sys, &mut self.state)?;
@@ -217,7 +217,7 @@ impl<'a> Stepper<'a> {
                 },
             });
         }
-        let sys = self.problem.system();
+        let sys = self.problem.mechanics();
         let mut report = self.integrator.advance(&sys, &mut self.state, t_stop)?;
         if let Some(p) = &mut self.rheonomic {
             // The rheonomic joints' work by the trapezoidal rule on their
@@ -440,7 +440,7 @@ impl<'a> Stepper<'a> {
     #[inline]
     pub(super) fn energy_at(&self, state: &State, work: f64) -> Energy {
         let sim: &Simulation = &self.problem;
-        let mut e = sim.asm.energy(&sim.model, &state.u, &state.v);
+        let mut e = sim.mechanics().energy(&state.u, &state.v);
         e.external_work = work;
         e
     }
@@ -465,7 +465,7 @@ impl<'a> Stepper<'a> {
         let (a, _) = self.acceleration_and_multipliers();
         let sim: &Simulation = &self.problem;
         let s = &self.state;
-        sim.asm.constraint_norms(&sim.model, &s.u, &s.v, &a, s.t)
+        sim.mechanics().constraint_norms(&s.u, &s.v, &a, s.t)
     }
 
     fn dof(&self, name: &str) -> Result<usize, SimulationError> {
@@ -512,7 +512,7 @@ impl<'a> Stepper<'a> {
             a: &a,
             lambda: &lambda,
             energy: self.energy(),
-            constraints: sim.asm.constraint_norms(&sim.model, &s.u, &s.v, &a, s.t),
+            constraints: sim.mechanics().constraint_norms(&s.u, &s.v, &a, s.t),
             newton: NewtonStats::default(),
             probes: &[],
             stats: &[],
@@ -522,7 +522,7 @@ impl<'a> Stepper<'a> {
 
     /// The state at `t` inside the last step, from the method's dense output.
     pub(super) fn interpolate(&mut self, t: f64, out: &mut State) -> Result<(), StepError> {
-        let sys = self.problem.system();
+        let sys = self.problem.mechanics();
         self.integrator.interpolate(&sys, t, out)
     }
 }
@@ -536,6 +536,6 @@ fn constraint_power(
     ws: &mut ConstraintPower,
 ) -> f64 {
     integrator.aligned(state, &mut ws.a, &mut ws.lambda);
-    sim.asm
-        .constraint_power(&sim.model, &state.u, &ws.lambda, state.t)
+    sim.mechanics()
+        .constraint_power(&state.u, &ws.lambda, state.t)
 }

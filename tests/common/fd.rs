@@ -93,7 +93,7 @@ impl Step {
     ) -> (Vec<f64>, Vec<f64>) {
         let n = e.ndof();
         let (mut f, mut k) = (vec![0.0; n], vec![0.0; n * n]);
-        let lvl = flexmb::element::EomLevel {
+        let lvl = flexmb::element::EvaluationPoint {
             u_n: &self.u_n,
             v_n: &self.v_n,
             a_n: &self.a_n,
@@ -210,7 +210,7 @@ pub fn check_eom_force<E: flexmb::element::Element>(
     el: &E,
     [u_n, v_n, a_n, u1]: [&[f64]; 4],
 ) {
-    use flexmb::element::{EomLevel, LevelWeights};
+    use flexmb::element::{EvaluationPoint, LevelWeights};
     let n = u_n.len();
     for (w, dg) in [
         (
@@ -234,7 +234,7 @@ pub fn check_eom_force<E: flexmb::element::Element>(
             let ut: Vec<f64> = (0..n)
                 .map(|i| u_n[i] + w.c1dt * v_n[i] + w.c2dt2 * a_n[i] + w.c3 * (un1[i] - u_n[i]))
                 .collect();
-            let lvl = EomLevel {
+            let lvl = EvaluationPoint {
                 u_n,
                 v_n,
                 a_n,

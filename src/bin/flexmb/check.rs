@@ -78,7 +78,7 @@ pub(crate) fn check(args: &CheckArgs) -> ExitCode {
         }
     }
     if let Some(path) = &args.matrix_market {
-        let matrix = sim.asm.initial_saddle_matrix(m);
+        let matrix = sim.mechanics().initial_saddle_matrix();
         if let Err(e) = sprs::io::write_matrix_market(path, &matrix) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return ExitCode::from(EXIT_OUTPUT);

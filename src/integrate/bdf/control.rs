@@ -5,7 +5,8 @@
 //! attempt (block 6), and the restore and cut of a failed one (block 7).
 
 use super::{Bdf, CTFS, ETFS, MAX_CONV_FAILS, MAX_SINGULAR, NSTEP, ORDER};
-use crate::integrate::{StepError, System};
+use crate::assembly::Mechanics;
+use crate::integrate::StepError;
 
 /// How an attempt's corrector ended.
 pub(super) enum Corrected {
@@ -139,7 +140,7 @@ impl Bdf {
     /// run.
     pub(super) fn attempt(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         t1: f64,
         stats: &mut [f64],
         iterations: &mut u32,
@@ -274,7 +275,7 @@ impl Bdf {
     /// matrix: h / 4 and a fresh matrix), or the run's end after too many.
     pub(super) fn reject(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         corrected: Corrected,
         estimate: &Estimate,
         at: &Failure,

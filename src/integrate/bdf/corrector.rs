@@ -12,8 +12,9 @@
 //! does not converge is cut (h / 4), not globalized.
 
 use super::{Bdf, MAXIT, NEWTON, NFCN, NJAC, NSPLIT};
+use crate::assembly::Mechanics;
 use crate::integrate::newton::{self, Correction, Failure, Policy, Verdict};
-use crate::integrate::{StepError, System};
+use crate::integrate::StepError;
 
 /// What [`newton::solve`] does for the corrector: at most [`MAXIT`]
 /// iterations, the stop test and the matrix refresh being the corrector's
@@ -24,7 +25,7 @@ const POLICY: Policy = Policy::newton(MAXIT);
 /// One attempt's corrector at `t1` over the engine's state.
 struct Corrector<'b, 's, 'm> {
     bdf: &'b mut Bdf,
-    sys: &'s System<'m>,
+    sys: &'s Mechanics<'m>,
     t1: f64,
     stats: &'b mut [f64],
     iterations: &'b mut u32,
@@ -38,7 +39,7 @@ impl Bdf {
     /// The corrector iteration of one attempt (block 4). Ok(true): converged.
     pub(super) fn correct(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         t1: f64,
         stats: &mut [f64],
         iterations: &mut u32,

@@ -50,29 +50,32 @@ use faer::linalg::lu::partial_pivoting::{factor as dense_factor, solve as dense_
 use faer::{Conj, MatMut, MatRef, Par};
 
 use crate::assembly::{
-    diagnose_singular, ElementEval, JointTerms, MultiplierMix, Pattern, RateRows, SaddleSystem,
+    diagnose_singular, BlockGrid, ElementEval, JointTerms, MultiplierMix, RateRows, SaddleSystem,
+    ALL, DIAGONAL, ROWS, STIFF,
 };
 use crate::element::RateState;
-use crate::joint::ConstraintLevel;
 use crate::linalg::SaddlePointSolver;
 
-use super::super::{StepError, System};
+use super::super::StepError;
 use super::NewtonIteration;
+use crate::assembly::Mechanics;
 
-/// No slot.
-const NONE: usize = usize::MAX;
+/// The regions of the saddle-point pattern each block of the iteration
+/// matrix holds (module doc): (1,1) all, (1,2) the diagonal of S (`-I`),
+/// (2,1) S and the rows B, (2,2) all.
+const GGL_REGIONS: [u8; 4] = [ALL, DIAGONAL, STIFF | ROWS, ALL];
+
+/// The grid block `I k + J` of each of `Ggl::blocks`: (1,1), (2,1), (2,2).
+const GRID_BLOCK: [usize; 3] = [0, 2, 3];
 
 /// The GGL system of one model: residual, iteration matrix and its solver.
 pub(crate) struct Ggl {
     n: usize,
     m: usize,
     iteration: NewtonIteration,
-    #[cfg(test)]
-    pattern: Pattern,
-    /// Base slot -> block-matrix slot for the blocks (1,1), (2,1), (2,2).
-    map: [Vec<usize>; 3],
-    /// Slots of the -I entries (i, n + m + i).
-    minus_identity: Vec<usize>,
+    /// The 2 x 2 grid of saddle-point blocks ([`GGL_REGIONS`]).
+    grid: BlockGrid,
+    /// The values of the blocks (1,1), (2,1), (2,2) (base pattern order).
     blocks: [SaddleSystem; 3],
     values: Vec<f64>,
     pub(super) solver: SaddlePointSolver,
@@ -86,19 +89,12 @@ impl Ggl {
     /// The system of the model in `sys`; refuses velocity-level joints (GGL
     /// needs position constraints g(q) = 0).
     pub fn new(
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         iteration: NewtonIteration,
         force_sparse: bool,
     ) -> Result<Self, StepError> {
-        if let Some((k, _)) = sys
-            .model
-            .constraint_levels()
-            .iter()
-            .enumerate()
-            .find(|(_, l)| **l == ConstraintLevel::Velocity)
-        {
+        if let Some(k) = sys.first_velocity_row() {
             let owner = sys
-                .model
                 .constraint_owner(k)
                 .map(|(j, kind, _)| format!("{kind} '{j}'"))
                 .unwrap_or_else(|| format!("row {k}"));
@@ -109,46 +105,14 @@ impl Ggl {
                 ),
             });
         }
-        let rheonomic = sys
-            .model
-            .joints
-            .iter()
-            .any(|b| (0..b.len()).any(|i| b.is_rheonomic(i)));
-        let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
-        let n1 = n + m;
-        let base = sys.asm.pattern();
-        // Every base entry in the blocks (1,1) and (2,2); the S and B parts
-        // (columns < n) in (2,1); the diagonal of the first n columns in (1,2).
-        let mut pairs = Vec::with_capacity(3 * base.nnz() + n);
-        for c in 0..n1 {
-            for &r in &base.row_idx[base.col_ptr[c]..base.col_ptr[c + 1]] {
-                pairs.push((r, c));
-                pairs.push((r + n1, c + n1));
-                if c < n {
-                    pairs.push((r + n1, c));
-                }
-            }
-        }
-        pairs.extend((0..n).map(|i| (i, n1 + i)));
-        let pattern = Pattern::from_pairs(2 * n1, pairs);
-        let mut map = [
-            vec![NONE; base.nnz()],
-            vec![NONE; base.nnz()],
-            vec![NONE; base.nnz()],
-        ];
-        for c in 0..n1 {
-            let slots = base.col_ptr[c]..base.col_ptr[c + 1];
-            for (s, &r) in slots.clone().zip(&base.row_idx[slots]) {
-                map[0][s] = pattern.slot(r, c);
-                map[2][s] = pattern.slot(r + n1, c + n1);
-                if c < n {
-                    map[1][s] = pattern.slot(r + n1, c);
-                }
-            }
-        }
-        let minus_identity = (0..n).map(|i| pattern.slot(i, n1 + i)).collect();
+        let rheonomic = sys.has_rheonomic_joints();
+        let (n, m) = (sys.n_dofs(), sys.n_constraints());
+        // Every base entry in the blocks (1,1) and (2,2); S and B (the
+        // columns < n) in (2,1); the diagonal of S in (1,2) (the -I).
+        let grid = sys.block_grid(2, &GGL_REGIONS);
+        let pattern = &grid.pattern;
         let solver =
-            SaddlePointSolver::new(&pattern, force_sparse).map_err(|e| StepError::Setup {
+            SaddlePointSolver::new(pattern, force_sparse).map_err(|e| StepError::Setup {
                 reason: e.to_string(),
             })?;
         let split = match iteration {
@@ -160,15 +124,8 @@ impl Ggl {
             m,
             iteration,
             values: vec![0.0; pattern.nnz()],
-            #[cfg(test)]
-            pattern,
-            map,
-            minus_identity,
-            blocks: [
-                sys.asm.new_system(),
-                sys.asm.new_system(),
-                sys.asm.new_system(),
-            ],
+            grid,
+            blocks: [sys.new_system(), sys.new_system(), sys.new_system()],
             solver,
             split,
             rheonomic,
@@ -212,10 +169,9 @@ impl Ggl {
     }
 
     /// The split at the start (CS, CM): fresh from G(q0).
-    pub fn start(&mut self, sys: &System<'_>, t: f64, y: &[f64]) -> Result<(), StepError> {
+    pub fn start(&mut self, sys: &Mechanics<'_>, t: f64, y: &[f64]) -> Result<(), StepError> {
         if let Some(s) = &mut self.split {
-            sys.asm
-                .constraint_jacobian_dense(sys.model, &y[..self.n], t, &mut s.g);
+            sys.constraint_jacobian_dense(&y[..self.n], t, &mut s.g);
             s.fresh(t)?;
             s.resplits = 0;
         }
@@ -227,7 +183,7 @@ impl Ggl {
     /// estimates at q, for CM by zero (module doc).
     pub fn residual(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         t: f64,
         y: &mut [f64],
         yp: &[f64],
@@ -243,8 +199,7 @@ impl Ggl {
         out[..n1].copy_from_slice(&self.blocks[0].residual);
         out[n1..].copy_from_slice(&self.blocks[1].residual);
         if let Some(s) = self.split.as_mut() {
-            sys.asm
-                .constraint_jacobian_dense(sys.model, &y[..n], t, &mut s.g);
+            sys.constraint_jacobian_dense(&y[..n], t, &mut s.g);
             for (off_r, off_y) in [(0, n), (n1, n1 + n)] {
                 s.pseudo_multipliers(&out[off_r..off_r + n], t)?;
                 // F = r + G^T mu with mu = -w: the dependent rows vanish.
@@ -266,7 +221,7 @@ impl Ggl {
     /// CM has none. CS and CM re-split here when the split degraded.
     pub fn jacobian(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         t: f64,
         y: &[f64],
         yp: &[f64],
@@ -274,21 +229,18 @@ impl Ggl {
     ) -> Result<(), StepError> {
         let n = self.n;
         if let Some(s) = &mut self.split {
-            sys.asm
-                .constraint_jacobian_dense(sys.model, &y[..n], t, &mut s.g);
+            sys.constraint_jacobian_dense(&y[..n], t, &mut s.g);
             s.check(t)?;
         }
         self.fill(sys, t, y, yp, Some(cj));
         self.values.fill(0.0);
-        for (b, map) in self.blocks.iter().zip(&self.map) {
-            for (&s, &v) in map.iter().zip(&b.values) {
-                if s != NONE {
-                    self.values[s] += v;
-                }
+        for (b, &g) in self.blocks.iter().zip(&GRID_BLOCK) {
+            for (s, t) in self.grid.slots(g) {
+                self.values[t] += b.values[s];
             }
         }
-        for &s in &self.minus_identity {
-            self.values[s] = -1.0;
+        for (_, t) in self.grid.slots(1) {
+            self.values[t] = -1.0;
         }
         if let Err(e) = self.solver.factor(&self.values) {
             return Err(StepError::Singular {
@@ -296,7 +248,7 @@ impl Ggl {
                 time: t,
                 diagnosis: format!(
                     "{e} in the BDF-GGL iteration matrix; at q: {}",
-                    diagnose_singular(sys.model, sys.asm, &self.blocks[2].values, &y[..n], t)
+                    diagnose_singular(sys, &self.blocks[2].values, &y[..n], t)
                 ),
             });
         }
@@ -313,8 +265,7 @@ impl Ggl {
     }
 
     /// Fills the residual blocks and, with `cj = Some(..)`, the matrix blocks.
-    fn fill(&mut self, sys: &System<'_>, t: f64, y: &[f64], yp: &[f64], cj: Option<f64>) {
-        let (asm, model) = (sys.asm, sys.model);
+    fn fill(&mut self, mech: &Mechanics<'_>, t: f64, y: &[f64], yp: &[f64], cj: Option<f64>) {
         let (n, m) = (self.n, self.m);
         let n1 = n + m;
         let (q, mu, v, lambda) = (&y[..n], &y[n..n1], &y[n1..n1 + n], &y[n1 + n..]);
@@ -337,27 +288,27 @@ impl Ggl {
             column: if matrix { 1.0 } else { 0.0 },
             curvature: curvature.then_some((1.0, MultiplierMix::of(mu))),
         };
-        asm.add_joint_terms(model, &terms, b11);
-        asm.set_constraint_rows(model, q, t, 1.0, matrix, b11);
+        mech.add_joint_terms(&terms, b11);
+        mech.set_constraint_rows(q, t, 1.0, matrix, b11);
         if let Some(cj) = cj {
-            asm.add_identity(&mut b11.values, cj);
+            mech.add_identity(&mut b11.values, cj);
         }
 
         // Block row 2: F2 = M v' - f + G^T lambda, F3 = G v + g_t; its q columns.
         b21.residual.fill(0.0);
         b21.values.fill(0.0);
-        asm.mass_mul_add(vp, &mut b21.residual[..n]);
-        asm.subtract_gravity(&mut b21.residual[..n], 1.0);
+        mech.mass_mul_add(vp, &mut b21.residual[..n]);
+        mech.subtract_gravity(&mut b21.residual[..n], 1.0);
         let k = matrix.then_some(1.0);
-        asm.add_element_forces(model, &ElementEval::At(q), k, b21);
+        mech.add_element_forces(&ElementEval::At(q), k, b21);
         let x = RateState {
             u: q,
             v,
             a: vp,
             midpoint: None,
         };
-        asm.add_rate_forces(model, &x, matrix.then_some([1.0, 0.0, 0.0]), b21);
-        asm.add_load_terms(model, q, &|f| f.value(t), k, b21);
+        mech.add_rate_forces(&x, matrix.then_some([1.0, 0.0, 0.0]), b21);
+        mech.add_load_terms(q, &|f| f.value(t), k, b21);
         let terms = JointTerms {
             u: q,
             t,
@@ -366,19 +317,19 @@ impl Ggl {
             column: 0.0,
             curvature: curvature.then_some((1.0, MultiplierMix::of(lambda))),
         };
-        asm.add_joint_terms(model, &terms, b21);
+        mech.add_joint_terms(&terms, b21);
         let b = match matrix {
             true => RateRows::Evaluate,
             false => RateRows::Residual,
         };
-        asm.set_rate_rows(model, q, v, t, b, b21);
+        mech.set_rate_rows(q, v, t, b, b21);
 
         // Its v and lambda columns: cj M(q) + D, G^T; G.
         if let Some(cj) = cj {
             b22.residual.fill(0.0);
             b22.values.fill(0.0);
-            asm.add_mass(&mut b22.values, cj);
-            asm.add_rate_forces(model, &x, Some([0.0, 1.0, cj]), b22);
+            mech.add_mass(&mut b22.values, cj);
+            mech.add_rate_forces(&x, Some([0.0, 1.0, cj]), b22);
             let terms = JointTerms {
                 u: q,
                 t,
@@ -387,8 +338,8 @@ impl Ggl {
                 column: 1.0,
                 curvature: None,
             };
-            asm.add_joint_terms(model, &terms, b22);
-            asm.set_constraint_rows(model, q, t, 1.0, true, b22);
+            mech.add_joint_terms(&terms, b22);
+            mech.set_constraint_rows(q, t, 1.0, true, b22);
         }
     }
 }
@@ -573,7 +524,7 @@ impl Split {
 mod tests {
     use super::*;
     use crate::assembly::Assembler;
-    use crate::integrate::system;
+    use crate::assembly::Mechanics;
     use crate::model::{slider_crank_flexible, SliderCrankParams};
 
     /// The assembled GGL iteration matrix equals `dF/dy + cj dF/dy'` by
@@ -590,7 +541,7 @@ mod tests {
     fn iteration_matrix_against_finite_differences() {
         let model = slider_crank_flexible(&SliderCrankParams::new(2, 150.0)).unwrap();
         let asm = Assembler::new(&model);
-        let sys = system(&model, &asm);
+        let sys = Mechanics::new(&model, &asm);
         let mut ggl = Ggl::new(&sys, NewtonIteration::Full, false).unwrap();
         let dim = ggl.dim();
         let n = asm.n_dofs();
@@ -603,7 +554,7 @@ mod tests {
             y[i] = s;
             yp[i] = 0.3 * s + 0.1;
         }
-        y[..n].copy_from_slice(&model.u0);
+        y[..n].copy_from_slice(sys.initial_positions());
         for (i, x) in y[..n].iter_mut().enumerate() {
             *x += 1e-5 * (i as f64 - 3.0);
         }
@@ -612,7 +563,7 @@ mod tests {
         }
         let (t, cj) = (0.1, 37.0);
         ggl.jacobian(&sys, t, &y, &yp, cj).unwrap();
-        let p = &ggl.pattern;
+        let p = &ggl.grid.pattern;
         let mut dense = vec![0.0; dim * dim];
         for c in 0..dim {
             for s in p.col_ptr[c]..p.col_ptr[c + 1] {

@@ -34,7 +34,8 @@ mod settings;
 
 use super::index1::Index1;
 use super::newton::{weighted_rms, Stats, FLOOR_FACTOR};
-use super::{Integrator, StatSpec, State, StepError, StepReport, System};
+use super::{Integrator, StatSpec, State, StepError, StepReport};
+use crate::assembly::Mechanics;
 use crate::integrate::AttrValue;
 use control::{Corrected, Estimate, Fails, Failure};
 use ggl::Ggl;
@@ -193,7 +194,7 @@ pub struct Bdf {
 impl Bdf {
     /// The method for the model in `sys`.
     pub fn new(
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         label: String,
         parameters: Vec<(String, AttrValue)>,
         settings: &BdfSettings,
@@ -202,7 +203,7 @@ impl Bdf {
         let mut ggl = Ggl::new(sys, settings.iteration, force_sparse)?;
         ggl.solver
             .set_refine_tol(crate::linalg::newton_refine_tol(settings.rtol));
-        let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
+        let (n, m) = (sys.n_dofs(), sys.n_constraints());
         let dim = ggl.dim();
         let z = || vec![0.0; dim];
         Ok(Bdf {
@@ -248,9 +249,12 @@ impl Bdf {
             wt_newton: z(),
             lambda_floor: FLOOR_FACTOR
                 * f64::EPSILON
-                * (1.0 + sys.model.u0.iter().fold(0.0_f64, |a, x| a.max(x.abs())))
+                * (1.0
+                    + sys
+                        .initial_positions()
+                        .iter()
+                        .fold(0.0_f64, |a, x| a.max(x.abs())))
                 * sys
-                    .asm
                     .mass_matrix()
                     .data()
                     .iter()
@@ -266,7 +270,7 @@ impl Bdf {
 
     /// The engine state from `state` (consistent q, v): y = (q, 0, v,
     /// lambda), y' = (v, 0, a, 0) with (a, lambda) from the index-1 system.
-    fn load(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
+    fn load(&mut self, sys: &Mechanics<'_>, state: &mut State) -> Result<(), StepError> {
         let (n, m) = (self.n, self.m);
         let n1 = n + m;
         self.start.eval(
@@ -297,7 +301,7 @@ impl Bdf {
     /// The multipliers of the states are taken as given (the index-1 values).
     pub fn start_with_history(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         past: &[State],
         h: f64,
         state: &mut State,
@@ -413,16 +417,14 @@ impl Bdf {
     }
 
     /// The power of the loads and dampers at the current (q, v).
-    fn nonconservative_power(&self, sys: &System<'_>, t: f64) -> f64 {
+    fn nonconservative_power(&self, sys: &Mechanics<'_>, t: f64) -> f64 {
         let (n, n1) = (self.n, self.n + self.m);
-        let nonconservative =
-            !sys.model.loads.is_empty() || sys.model.elements.iter().any(|b| b.is_dissipative());
+        let nonconservative = sys.has_nonconservative_forces();
         if !nonconservative {
             return 0.0;
         }
         let (q, v) = (&self.y[..n], &self.y[n1..n1 + n]);
-        sys.asm
-            .nonconservative_work(sys.model, q, v, v, &|f| f.value(t))
+        sys.nonconservative_work(q, v, v, &|f| f.value(t))
     }
 
     /// Block 2 of DDASTP: the coefficients of the step h at order k.
@@ -519,26 +521,25 @@ impl Bdf {
     }
 
     /// The constraint residuals of the accepted (q, v): max |g|, max |G v + g_t|.
-    fn constraint_residual(&mut self, sys: &System<'_>, t: f64) -> f64 {
+    fn constraint_residual(&mut self, sys: &Mechanics<'_>, t: f64) -> f64 {
         let (n, n1) = (self.n, self.n + self.m);
         let (q, v) = (&self.y[..n], &self.y[n1..n1 + n]);
-        sys.asm.constraint_values(sys.model, q, t, &mut self.phi_c);
+        sys.constraint_values(q, t, &mut self.phi_c);
         let p = self.phi_c.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
-        sys.asm
-            .constraint_rates(sys.model, q, v, t, &mut self.phi_c);
+        sys.constraint_rates(q, v, t, &mut self.phi_c);
         let r = self.phi_c.iter().fold(0.0_f64, |a, x| a.max(x.abs()));
         p.max(r)
     }
 
     /// The largest entries of the last corrector residual F, named by the
     /// GGL row they belong to (eq. 1.3a–d).
-    fn largest_residuals(&self, sys: &System<'_>) -> Vec<(String, f64)> {
+    fn largest_residuals(&self, sys: &Mechanics<'_>) -> Vec<(String, f64)> {
         let n1 = self.n + self.m;
         let (pos, vel) = self.last_residual.split_at(n1);
         let mut all: Vec<(String, f64)> = [(pos, "position level"), (vel, "velocity level")]
             .into_iter()
             .flat_map(|(part, level)| {
-                super::largest_entries(sys.model, part, 5)
+                super::largest_entries(sys, part, 5)
                     .into_iter()
                     .map(move |(name, v)| {
                         let name = match name.strip_prefix("equation of motion of ") {
@@ -632,7 +633,7 @@ impl Integrator for Bdf {
         &STATS
     }
 
-    fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
+    fn start(&mut self, sys: &Mechanics<'_>, state: &mut State) -> Result<(), StepError> {
         self.load(sys, state)?;
         self.k = 1;
         self.kold = 0;
@@ -653,7 +654,7 @@ impl Integrator for Bdf {
     /// is restored and cut (block 7, `Bdf::reject`).
     fn advance(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         state: &mut State,
         t_stop: f64,
     ) -> Result<StepReport, StepError> {
@@ -713,7 +714,12 @@ impl Integrator for Bdf {
     }
 
     /// DDATRP: the interpolating polynomial of the last step at `t`.
-    fn interpolate(&mut self, _sys: &System<'_>, t: f64, out: &mut State) -> Result<(), StepError> {
+    fn interpolate(
+        &mut self,
+        _sys: &Mechanics<'_>,
+        t: f64,
+        out: &mut State,
+    ) -> Result<(), StepError> {
         let koldp1 = self.kold + 1;
         let temp1 = t - self.t;
         self.delta.copy_from_slice(&self.phi[0]);

@@ -3,11 +3,12 @@
 //! the `[integrator]` table.
 
 use super::{Bdf, ErrorTest, NewtonIteration};
+use crate::assembly::Mechanics;
 use crate::integrate::settings::{
     at_least_one, bad, largest_step, positive, required_t_end, round_off_rtol, Build, FromTable,
     IntegratorSpec, Method, SettingsError, Steps, DEFAULT_MAX_STEPS,
 };
-use crate::integrate::{AttrValue, Integrator, StatSpec, StepError, System};
+use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
 
 /// The keys of the method.
 const BDF: &[&str] = &[
@@ -132,7 +133,11 @@ impl Method for BdfSettings {
         }
     }
 
-    fn build(&self, sys: &System<'_>, build: Build<'_>) -> Result<Box<dyn Integrator>, StepError> {
+    fn build(
+        &self,
+        sys: &Mechanics<'_>,
+        build: Build<'_>,
+    ) -> Result<Box<dyn Integrator>, StepError> {
         Ok(Box::new(Bdf::new(
             sys,
             build.label,

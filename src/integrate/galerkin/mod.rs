@@ -22,7 +22,7 @@
 //! `vj = (2 d1 + 6 dj)/(h (1 + alpha)) - (1 - alpha)/(1 + alpha) vn`,
 //! `v1 = 2 d1/h - vj` with `d1 = q1 - qn`, `dj = qj - qn` (eq. 28c's printed
 //! minus sign is a typo; 47c's plus is used). Newton runs on
-//! `(q1, lg, qj, lj)` with the 2 x 2 block matrix of [`blocks::BlockPattern`]
+//! `(q1, lg, qj, lj)` with the 2 x 2 block matrix of [`crate::assembly::BlockGrid`]
 //! (rows [Ra; Rf], [3Rb; Re]):
 //!
 //! ```text
@@ -54,7 +54,7 @@
 //! with the true B (Ra, Rb as in TDG with the discrete B*). Newton on
 //! `(q1, lg | qj, lj | v1, eta1 | vj, etaj)`, a 4 x 4 grid of the base
 //! pattern (the velocity rows and their derivative `(B v)_q` from
-//! [`crate::assembly::Assembler::set_rate_rows`], shared with BDF-GGL); kappa is 1, or eq. 71 `kappa = 2 dK / (2 dK + W)`,
+//! [`crate::assembly::Mechanics::set_rate_rows`], shared with BDF-GGL); kappa is 1, or eq. 71 `kappa = 2 dK / (2 dK + W)`,
 //! `W = etaj^T Bj (v1 + vj - 2 vn) + eta1^T B1 (v1 - vj)`, evaluated at the
 //! iterate, clamped to [1 - h/2, 1 + h/2]; where it is not clamped its
 //! derivative makes the Newton matrix exact: the block matrix with kappa
@@ -78,14 +78,16 @@ mod step;
 use crate::assembly::{
     DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, RateRows, SaddleSystem,
 };
-use crate::element::{EomLevel, LevelWeights};
+use crate::element::{EvaluationPoint, LevelWeights};
 use crate::integrate::AttrValue;
 use crate::linalg::{dot, max_abs, SaddlePointSolver, SolveError};
 
 use super::initial::consistent_initial;
 use super::newton::{self, Failure, RoundOff};
-use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
-use blocks::{add_scaled, add_slots, clear, BlockPattern, ALL, COLUMN, MASS, ROWS, STIFF};
+use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport};
+use crate::assembly::Mechanics;
+use crate::assembly::{BlockGrid, ALL, COLUMN, MASS, ROWS, STIFF};
+use blocks::{add_scaled, add_slots, clear};
 use reduce::Reduction;
 pub use settings::TdgSettings;
 
@@ -245,7 +247,7 @@ struct Workspace {
     rows_j: SaddleSystem,
     /// The blocks' values, `blocks[I k + J]`.
     blocks: Vec<SaddleSystem>,
-    pattern: BlockPattern,
+    pattern: BlockGrid,
     values: Vec<f64>,
     rhs: Vec<f64>,
     solver: NewtonSolver,
@@ -263,42 +265,37 @@ struct Workspace {
 
 /// Refuses what the energy proofs of Lens and Cardona do not cover, naming it.
 pub fn refuse_unsupported(
-    model: &crate::model::Model,
+    sys: &Mechanics<'_>,
     method: &str,
     rheonomic: bool,
 ) -> Result<(), StepError> {
     let setup = |reason: String| Err(StepError::Setup { reason });
-    if let Some(name) = model.velocity_joints().next() {
+    if let Some(name) = sys.velocity_joint() {
         return setup(format!(
             "joint '{name}' is a velocity-level (nonholonomic) constraint, which {method} \
              (Lens and Cardona, holonomic constraints) cannot integrate"
         ));
     }
-    if model.elements.iter().any(|b| b.has_inertia()) {
+    if sys.has_configuration_inertia() {
         return setup(format!(
             "{method} needs a constant mass matrix (Lens and Cardona eq. 2, energy proof eqs. 33–34): \
              the model has 3-D bodies in Euler parameters (configuration-dependent inertia); \
              use method \"tcg\" or \"gssss\""
         ));
     }
-    if model.elements.iter().any(|b| b.is_dissipative()) {
+    if sys.has_dampers() {
         return setup(format!(
             "{method} integrates conservative systems (Lens and Cardona 2007, §2): the model has dampers; \
              use method \"tcg\" or \"gssss\""
         ));
     }
-    if !model.loads.is_empty() {
+    if sys.has_loads() {
         return setup(format!(
             "{method} integrates conservative systems (Lens and Cardona 2007, §2): the model has external \
              loads other than gravity; use method \"tcg\" or \"gssss\""
         ));
     }
-    if !rheonomic
-        && model
-            .joints
-            .iter()
-            .any(|b| (0..b.len()).any(|i| b.is_rheonomic(i)))
-    {
+    if !rheonomic && sys.has_rheonomic_joints() {
         return setup(format!(
             "{method} integrates scleronomic systems (Lens and Cardona 2007, §2, energy identity eq. 69): \
              the model has prescribed motion"
@@ -310,7 +307,7 @@ pub fn refuse_unsupported(
 impl Tdg {
     /// The integrator for the model in `sys`.
     pub fn new(
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         label: String,
         parameters: Vec<(String, AttrValue)>,
         settings: TdgSettings,
@@ -318,29 +315,22 @@ impl Tdg {
     ) -> Result<Self, StepError> {
         let k = match settings.scheme {
             Scheme::Tdg => {
-                refuse_unsupported(sys.model, "method \"tdg\"", true)?;
+                refuse_unsupported(sys, "method \"tdg\"", true)?;
                 2
             }
             Scheme::AlphaKappa(_) => {
-                refuse_unsupported(sys.model, "method \"alpha-kappa\"", false)?;
+                refuse_unsupported(sys, "method \"alpha-kappa\"", false)?;
                 4
             }
         };
-        let n = sys.asm.n_dofs();
-        let m = sys.asm.n_constraints();
+        let n = sys.n_dofs();
+        let m = sys.n_constraints();
         let nb = n + m;
-        let base = sys.asm.pattern();
-        let mass: Vec<usize> = sys
-            .asm
-            .mass_matrix()
-            .iter()
-            .map(|(_, (r, c))| base.slot(r, c))
-            .collect();
         let regions: &[u8] = match k {
             2 => &TDG_REGIONS,
             _ => &AK_REGIONS,
         };
-        let pattern = BlockPattern::new(base, n, &mass, k, regions);
+        let pattern = sys.block_grid(k, regions);
         let setup = |e: SolveError| StepError::Setup {
             reason: e.to_string(),
         };
@@ -360,10 +350,8 @@ impl Tdg {
             }),
         };
         let z = |len: usize| vec![0.0; len];
-        let mut start_sys = sys.asm.new_system();
-        let stiffness_scale = sys
-            .asm
-            .stiffness_max(sys.model, &sys.model.u0, &mut start_sys);
+        let mut start_sys = sys.new_system();
+        let stiffness_scale = sys.stiffness_max(sys.initial_positions(), &mut start_sys);
         Ok(Tdg {
             label,
             parameters,
@@ -396,12 +384,12 @@ impl Tdg {
                 dkappa: z(k * nb),
                 sm: z(k * nb),
                 res: z(k * nb),
-                tmp: sys.asm.new_system(),
-                tmp_h: sys.asm.new_system(),
-                swapped: sys.asm.new_system(),
-                rows_1: sys.asm.new_system(),
-                rows_j: sys.asm.new_system(),
-                blocks: (0..k * k).map(|_| sys.asm.new_system()).collect(),
+                tmp: sys.new_system(),
+                tmp_h: sys.new_system(),
+                swapped: sys.new_system(),
+                rows_1: sys.new_system(),
+                rows_j: sys.new_system(),
+                blocks: (0..k * k).map(|_| sys.new_system()).collect(),
                 values: z(pattern.pattern.nnz()),
                 rhs: z(k * nb),
                 pattern,
@@ -409,8 +397,8 @@ impl Tdg {
                 start_solver: super::saddle_solver(sys, choice)?,
                 start_sys,
                 round_off: RoundOff {
-                    coord_scale: 1.0 + max_abs(&sys.model.u0),
-                    mass_scale: max_abs(sys.asm.mass_matrix().data()),
+                    coord_scale: 1.0 + max_abs(sys.initial_positions()),
+                    mass_scale: max_abs(sys.mass_matrix().data()),
                     stiffness_scale,
                 },
                 a_prev: z(n),
@@ -447,7 +435,7 @@ impl Tdg {
     #[allow(clippy::too_many_arguments)]
     pub fn eval(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         qn: &[f64],
         vn: &[f64],
         t_n: f64,
@@ -481,7 +469,7 @@ impl Tdg {
     /// One step of size `h` from `state`; `state` changes only on success.
     fn step(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         state: &mut State,
         h: f64,
     ) -> Result<Converged, StepError> {
@@ -543,13 +531,9 @@ impl Tdg {
                 let names = ["", " (jump state)", " (end velocity)", " (jump velocity)"];
                 for (b, name) in names.iter().enumerate().take(k) {
                     largest.extend(
-                        crate::integrate::largest_entries(
-                            sys.model,
-                            &ws.res[b * nb..(b + 1) * nb],
-                            2,
-                        )
-                        .into_iter()
-                        .map(|(what, v)| (format!("{what}{name}"), v)),
+                        crate::integrate::largest_entries(sys, &ws.res[b * nb..(b + 1) * nb], 2)
+                            .into_iter()
+                            .map(|(what, v)| (format!("{what}{name}"), v)),
                     );
                 }
                 return Err(StepError::NewtonFailed {
@@ -590,12 +574,10 @@ struct Converged {
 /// What a step's start state fixes: the elements' true force P(qn) (its
 /// alpha/6 term, eq. 47b) and the constraints Phi(qn, t_n) (of the h-terms'
 /// discrete Jacobian).
-fn at_step_start(sys: &System<'_>, ws: &mut Workspace, t_n: f64) {
-    sys.asm
-        .constraint_values(sys.model, &ws.qn, t_n, &mut ws.phi_n);
+fn at_step_start(sys: &Mechanics<'_>, ws: &mut Workspace, t_n: f64) {
+    sys.constraint_values(&ws.qn, t_n, &mut ws.phi_n);
     clear(&mut ws.tmp);
-    sys.asm
-        .add_element_forces(sys.model, &ElementEval::At(&ws.qn), None, &mut ws.tmp);
+    sys.add_element_forces(&ElementEval::At(&ws.qn), None, &mut ws.tmp);
     let n = ws.pn.len();
     ws.pn.copy_from_slice(&ws.tmp.residual[..n]);
 }
@@ -637,7 +619,7 @@ struct KappaFree {
 /// set to 1 by the round-off rules below). `ws.bw`, `ws.bw1` keep
 /// `B(qj) (v1 + vj - 2 vn)` and `B(q1) (v1 - vj)`.
 fn kappa(
-    sys: &System<'_>,
+    sys: &Mechanics<'_>,
     ws: &mut Workspace,
     kappa: Kappa,
     t_n: f64,
@@ -647,7 +629,7 @@ fn kappa(
         return (k, None);
     }
     let (n, nb) = (ws.n, ws.nb);
-    let (asm, model) = (sys.asm, sys.model);
+    let asm = sys;
     let kinetic = |v: &[f64], mw: &mut Vec<f64>| {
         mw.fill(0.0);
         asm.mass_mul_add(v, mw);
@@ -662,12 +644,12 @@ fn kappa(
     for i in 0..n {
         ws.w[i] = ws.v1[i] + ws.vj[i] - 2.0 * ws.vn[i];
     }
-    asm.constraint_rates_from(model, &ws.rows_j, [qj, &ws.w], t_n, &mut ws.bw);
+    asm.constraint_rates_from(&ws.rows_j, [qj, &ws.w], t_n, &mut ws.bw);
     let mut w = dot(etaj, &ws.bw);
     for i in 0..n {
         ws.w[i] = ws.v1[i] - ws.vj[i];
     }
-    asm.constraint_rates_from(model, &ws.rows_1, [q1, &ws.w], t_n + h, &mut ws.bw1);
+    asm.constraint_rates_from(&ws.rows_1, [q1, &ws.w], t_n + h, &mut ws.bw1);
     w += dot(eta1, &ws.bw1);
     // W at the round-off of the kinetic energies (velocity constraints met
     // to round-off): kappa = 1 keeps the energy balance (eq. 70 with the
@@ -700,9 +682,9 @@ fn kappa(
 /// `Bj^T etaj +- B1^T eta1` (v1, vj), `Bj wj`, `B1 w1` (etaj, eta1) and
 /// `C(q; eta)^T w` (q1, qj: the curvature, which the joint pass of the fill
 /// left there in `ws.dkappa`'s coordinate blocks).
-fn kappa_derivative(sys: &System<'_>, ws: &mut Workspace, free: KappaFree, alpha: f64) {
+fn kappa_derivative(sys: &Mechanics<'_>, ws: &mut Workspace, free: KappaFree, alpha: f64) {
     let (n, nb) = (ws.n, ws.nb);
-    let asm = sys.asm;
+    let asm = sys;
     let d2 = free.denom * free.denom;
     let (a, b) = (2.0 * free.w / d2, -2.0 * free.dk / d2);
     ws.dres_dkappa.fill(0.0);
@@ -765,7 +747,7 @@ struct HalfStepOut<'a> {
 /// (every discrete gradient is symmetric in its states) and the constraint
 /// rows at `to` into `out.rows`.
 fn add_half_step_terms(
-    sys: &System<'_>,
+    sys: &Mechanics<'_>,
     zeros: &[f64],
     out: HalfStepOut<'_>,
     [from, to, mid]: [&[f64]; 3],
@@ -780,7 +762,7 @@ fn add_half_step_terms(
         phi_from,
         from_rows,
     } = out;
-    let level = |u_n, u_next| EomLevel {
+    let level = |u_n, u_next| EvaluationPoint {
         u_n,
         v_n: zeros,
         a_n: zeros,
@@ -789,16 +771,14 @@ fn add_half_step_terms(
         w: MIDPOINT,
     };
     clear(tmp);
-    sys.asm.add_element_forces(
-        sys.model,
+    sys.add_element_forces(
         &ElementEval::DiscreteGradient(level(from, to)),
         Some(1.0),
         tmp,
     );
     if let Some(sw) = swapped.as_deref_mut() {
         clear(sw);
-        sys.asm.add_element_forces(
-            sys.model,
+        sys.add_element_forces(
             &ElementEval::DiscreteGradient(level(to, from)),
             Some(1.0),
             sw,
@@ -807,8 +787,7 @@ fn add_half_step_terms(
     if let Some(r) = rows.as_deref_mut() {
         clear(r);
     }
-    sys.asm.add_discrete_joint_terms(
-        sys.model,
+    sys.add_discrete_joint_terms(
         &JointTerms {
             u: to,
             t,
@@ -829,8 +808,8 @@ fn add_half_step_terms(
 }
 
 /// The residual and the blocks' values at the current unknowns (module doc).
-fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64) {
-    let (asm, model) = (sys.asm, sys.model);
+fn fill(sys: &Mechanics<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64) {
+    let asm = sys;
     let (n, nb, k) = (ws.n, ws.nb, ws.k);
     let alpha = s.alpha;
     let t1 = t_n + h;
@@ -951,9 +930,9 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
     );
 
     // alpha/6 P(qj) (times 3) with its tangent.
-    if alpha != 0.0 && !model.elements.is_empty() {
+    if alpha != 0.0 && asm.has_elements() {
         clear(tmp);
-        asm.add_element_forces(model, &ElementEval::At(qj), Some(1.0), tmp);
+        asm.add_element_forces(&ElementEval::At(qj), Some(1.0), tmp);
         add_scaled(
             tmp,
             Some((&mut res[nb..nb + n], 0.5 * alpha)),
@@ -970,14 +949,14 @@ fn fill(sys: &System<'_>, ws: &mut Workspace, s: &TdgSettings, t_n: f64, h: f64)
 /// The alpha–kappa part of [`fill`]: kappa, the velocity rows 2Rc, 6Rd and
 /// the velocity constraints Rh, Rg with their blocks (eqs. 66c, d, g, h, 71).
 fn fill_alpha_kappa(
-    sys: &System<'_>,
+    sys: &Mechanics<'_>,
     ws: &mut Workspace,
     kappa_setting: Kappa,
     alpha: f64,
     t_n: f64,
     h: f64,
 ) {
-    let (asm, model) = (sys.asm, sys.model);
+    let asm = sys;
     let (n, nb, k) = (ws.n, ws.nb, ws.k);
     let t1 = t_n + h;
     let blk = |i: usize, j: usize| i * k + j;
@@ -1028,7 +1007,6 @@ fn fill_alpha_kappa(
         // pass, split by region; B(q) from the constraint rows.
         clear(tmp);
         asm.add_discrete_joint_terms(
-            model,
             &JointTerms {
                 u: q,
                 t,
@@ -1096,7 +1074,7 @@ fn fill_alpha_kappa(
     // the coordinate column (B, the velocity column, came with Rf, Re).
     for (q, v, t, row) in [(q1, v1, t1, 2), (qj, vj, t_n, 3)] {
         clear(tmp);
-        asm.set_rate_rows(model, q, v, t, RateRows::Known(rows_at[row - 2]), tmp);
+        asm.set_rate_rows(q, v, t, RateRows::Known(rows_at[row - 2]), tmp);
         res[row * nb + n..(row + 1) * nb].copy_from_slice(&tmp.residual[n..]);
         add_scaled(tmp, None, blocks, &[(blk(row, row - 2), 1.0)]);
     }
@@ -1121,7 +1099,7 @@ impl Integrator for Tdg {
         }
     }
 
-    fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
+    fn start(&mut self, sys: &Mechanics<'_>, state: &mut State) -> Result<(), StepError> {
         let ws = &mut self.ws;
         consistent_initial(sys, &mut ws.start_solver, &mut ws.start_sys, state)?;
         ws.stepped = false;
@@ -1131,7 +1109,7 @@ impl Integrator for Tdg {
 
     fn advance(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         state: &mut State,
         t_stop: f64,
     ) -> Result<StepReport, StepError> {

@@ -3,12 +3,13 @@
 //! their keys, defaults and checks, read from the `[integrator]` table.
 
 use super::{Kappa, Scheme, Tdg, AK_STATS, STATS};
+use crate::assembly::Mechanics;
 use crate::integrate::newton::{DriverSettings, LineSearch, Policy, Refactor};
 use crate::integrate::settings::{
     bad, check_step_count, positive, required_t_end, step_size, Build, FromTable, IntegratorSpec,
     KappaChoice, Method, SettingsError, Steps, NEWTON,
 };
-use crate::integrate::{AttrValue, Integrator, StatSpec, StepError, System};
+use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
 
 /// The keys of both schemes besides the Newton driver's.
 const TDG: &[&str] = &["alpha", "dt"];
@@ -166,7 +167,11 @@ impl Method for TdgSettings {
         Steps::Fixed(self.dt)
     }
 
-    fn build(&self, sys: &System<'_>, build: Build<'_>) -> Result<Box<dyn Integrator>, StepError> {
+    fn build(
+        &self,
+        sys: &Mechanics<'_>,
+        build: Build<'_>,
+    ) -> Result<Box<dyn Integrator>, StepError> {
         Ok(Box::new(Tdg::new(
             sys,
             build.label,

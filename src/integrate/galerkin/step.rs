@@ -5,8 +5,9 @@
 //! of docs/theory/galerkin.md §2–3 (those of docs/theory/gssss.md §12 per
 //! block).
 
+use crate::assembly::Mechanics;
 use crate::integrate::newton::{driver::scaled_l2, weighted_rms, Correction, NonlinearSystem};
-use crate::integrate::{StepError, System};
+use crate::integrate::StepError;
 use crate::linalg::{dot, SolveError};
 
 use super::{fill, TdgSettings, Workspace};
@@ -14,7 +15,7 @@ use crate::linalg::max_abs;
 
 /// The equations of one step of size `h` from `t_n`.
 pub(super) struct StepSystem<'a, 's> {
-    pub sys: &'a System<'s>,
+    pub sys: &'a Mechanics<'s>,
     pub ws: &'a mut Workspace,
     pub settings: &'a TdgSettings,
     pub t_n: f64,
@@ -72,8 +73,8 @@ impl NonlinearSystem for StepSystem<'_, '_> {
             ws.w[i] = (ws.v1[i] - ws.vn[i]) / h;
         }
         ws.inertia.fill(0.0);
-        self.sys.asm.mass_mul_add(&ws.w, &mut ws.inertia);
-        self.sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
+        self.sys.mass_mul_add(&ws.w, &mut ws.inertia);
+        self.sys.subtract_gravity(&mut ws.inertia, 1.0);
         self.force_scale = ws.res[..n]
             .iter()
             .zip(&ws.inertia)

@@ -8,9 +8,8 @@
 //! the EOM time level by the option of Hoitink §3.5 (eqs. 3.8–3.11, and
 //! Gonzalez's discrete derivative `dg`).
 
-use crate::assembly::{Assembler, ElementEval, JointTerms, MultiplierMix, SaddleSystem};
-use crate::element::{EomLevel, MidpointStart, RateState};
-use crate::model::Model;
+use crate::assembly::{ElementEval, JointTerms, Mechanics, MultiplierMix, SaddleSystem};
+use crate::element::{EvaluationPoint, RateState, StepStart};
 
 use super::scheme::{ConstraintOption, JacobianKind};
 
@@ -111,12 +110,12 @@ pub fn constraint_force(
 #[derive(Debug, Clone, Copy)]
 pub struct StepInput<'a> {
     /// Positions and levels for the elements.
-    pub level: EomLevel<'a>,
+    pub level: EvaluationPoint<'a>,
     /// The method's choice of internal and inertial forces: the discrete
     /// gradients of the energy-conserving midpoint schemes (`level` has the
     /// midpoint weights; [`ElementEval::DiscreteGradient`], and the start of
     /// the step for the configuration-dependent inertia) or the forces at
-    /// the level ([`ElementEval::Level`]).
+    /// the level ([`ElementEval::Point`]).
     pub discrete_gradient: bool,
     /// Iterate of the acceleration at the EOM time level, a~.
     pub a_tilde: &'a [f64],
@@ -159,7 +158,7 @@ impl StepInput<'_> {
 /// Fills residual and matrix of one Newton iteration of a time step:
 /// `e1 = M a~ + P~ + B~^T lambda~ - F~ - M g`, `e2 = Phi(u_{n+1}, t_{n+1}) / coef_u`,
 /// `S = coef_mass M + coef_v D + coef_u (K~ + H~ - K~_load)`, C and B as the option says.
-pub fn fill_step(asm: &Assembler, model: &Model, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
+pub fn fill_step(asm: &Mechanics<'_>, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
     let n = asm.n_dofs();
     let g = inp.level;
     sys.clear(inp.matrix);
@@ -180,9 +179,9 @@ pub fn fill_step(asm: &Assembler, model: &Model, inp: &StepInput<'_>, sys: &mut 
     let coef_k = inp.matrix.then_some(inp.coef_u);
     let eval = match inp.discrete_gradient {
         true => ElementEval::DiscreteGradient(g),
-        false => ElementEval::Level(g),
+        false => ElementEval::Point(g),
     };
-    asm.add_element_forces(model, &eval, coef_k, sys);
+    asm.add_element_forces(&eval, coef_k, sys);
 
     // Dampers and configuration-dependent inertia at (u~, v~, a~).
     let coef_ut = inp.coef_u * g.w.c3;
@@ -190,32 +189,27 @@ pub fn fill_step(asm: &Assembler, model: &Model, inp: &StepInput<'_>, sys: &mut 
         u: g.u_tilde,
         v: inp.v_tilde,
         a: inp.a_tilde,
-        midpoint: inp.discrete_gradient.then_some(MidpointStart {
+        midpoint: inp.discrete_gradient.then_some(StepStart {
             u_n: g.u_n,
             dt: inp.t_next - inp.t_n,
         }),
     };
     let coefs = inp.matrix.then_some([coef_ut, inp.coef_v, inp.coef_mass]);
-    asm.add_rate_forces(model, &x, coefs, sys);
+    asm.add_rate_forces(&x, coefs, sys);
 
     // External loads: position part at u~, time factor outside.
     let load_k = inp.matrix.then_some(coef_ut);
-    asm.add_load_terms(model, g.u_tilde, &|f| inp.load_factor(f), load_k, sys);
+    asm.add_load_terms(g.u_tilde, &|f| inp.load_factor(f), load_k, sys);
 
-    add_constraint_terms(asm, model, inp, sys);
+    add_constraint_terms(asm, inp, sys);
 }
 
 /// The constraint rows at u_{n+1} and the option's constraint force, column
 /// and curvature, one [`JointTerms`] per configuration it uses.
-fn add_constraint_terms(
-    asm: &Assembler,
-    model: &Model,
-    inp: &StepInput<'_>,
-    sys: &mut SaddleSystem,
-) {
+fn add_constraint_terms(asm: &Mechanics<'_>, inp: &StepInput<'_>, sys: &mut SaddleSystem) {
     let g = inp.level;
     let cf = &inp.forces;
-    asm.set_constraint_rows(model, g.u_next, inp.t_next, inp.coef_u, inp.matrix, sys);
+    asm.set_constraint_rows(g.u_next, inp.t_next, inp.coef_u, inp.matrix, sys);
     let mix = |m: Mult| match m {
         Mult::Prev => MultiplierMix::of(inp.lambda_n),
         Mult::Iterate => MultiplierMix::of(inp.lambda),
@@ -260,7 +254,6 @@ fn add_constraint_terms(
             continue;
         }
         asm.add_joint_terms(
-            model,
             &JointTerms {
                 u: if discrete { g.u_next } else { u },
                 t: inp.t_next,

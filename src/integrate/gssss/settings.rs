@@ -7,6 +7,7 @@ use super::{
     preset, stepper, ConstraintOption, Family, Gssss, JacobianKind, OneStepIntegrator, SolveForm,
     Variant,
 };
+use crate::assembly::Mechanics;
 use crate::integrate::newton::settings::{check_scaled, refactor_and_line_search};
 use crate::integrate::newton::{
     LineSearch, NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFAULT_RTOL,
@@ -15,7 +16,7 @@ use crate::integrate::settings::{
     bad, check_step_count, positive, step_size, Build, FromTable, IntegratorSpec, Method,
     OptionChoice, SettingsError, Steps, NEWTON,
 };
-use crate::integrate::{AttrValue, Integrator, StatSpec, StepError, System};
+use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
 
 /// The method name of Lens and Cardona's energy-preserving scheme (a GSSSS preset).
 const TCG: &str = "tcg";
@@ -473,7 +474,11 @@ impl Method for GssssSettings {
         true
     }
 
-    fn build(&self, sys: &System<'_>, build: Build<'_>) -> Result<Box<dyn Integrator>, StepError> {
+    fn build(
+        &self,
+        sys: &Mechanics<'_>,
+        build: Build<'_>,
+    ) -> Result<Box<dyn Integrator>, StepError> {
         let mut integrator =
             OneStepIntegrator::new(sys, build.label, build.parameters, self, build.solver)?;
         if let Some(started) = build.timing {

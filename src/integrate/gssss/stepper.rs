@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use crate::element::{EomLevel, LevelWeights};
+use crate::element::{EvaluationPoint, LevelWeights};
 use crate::integrate::AttrValue;
 use crate::linalg::{max_abs, SaddlePointSolver, SolveError};
 
@@ -19,13 +19,14 @@ use super::residual::{constraint_force, fill_step, ConstraintForce, StepInput};
 use super::scheme::{ConstraintOption, LinearScheme, PredCorr};
 use super::settings::{GssssSettings, StepControl};
 use super::Variant;
+use crate::assembly::Mechanics;
 use crate::assembly::{diagnose_singular, SaddleSystem};
 use crate::integrate::initial::consistent_initial;
 use crate::integrate::newton::{
     self, weighted_rms, Correction, Failure, NewtonSettings, NewtonStop, NewtonTimings,
     NonlinearSystem, RoundOff, FLOOR_FACTOR,
 };
-use crate::integrate::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
+use crate::integrate::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport};
 
 /// Statistics of a GSSSS step.
 pub(crate) const STATS: [StatSpec; 4] = [
@@ -115,7 +116,7 @@ impl Workspace {
 /// Newton matrix of [`fill_step`] at the iterate in the workspace, its
 /// saddle-point solve, and the stop tests' scales (docs/theory/gssss.md §12).
 struct StepSystem<'a, 's> {
-    sys: &'a System<'s>,
+    sys: &'a Mechanics<'s>,
     ws: &'a mut Workspace,
     w: LevelWeights,
     /// Whether the scheme asks for the discrete gradients (its EOM level is
@@ -144,7 +145,7 @@ struct StepSystem<'a, 's> {
 
 impl<'a, 's> StepSystem<'a, 's> {
     fn new(
-        sys: &'a System<'s>,
+        sys: &'a Mechanics<'s>,
         ws: &'a mut Workspace,
         sch: &LinearScheme,
         option: ConstraintOption,
@@ -195,11 +196,11 @@ impl NonlinearSystem for StepSystem<'_, '_> {
         // M (a~ - g): the residual's inertia and gravity, and the scaled
         // test's force scale.
         ws.inertia.fill(0.0);
-        sys.asm.mass_mul_add(&ws.a_tilde, &mut ws.inertia);
-        sys.asm.subtract_gravity(&mut ws.inertia, 1.0);
+        sys.mass_mul_add(&ws.a_tilde, &mut ws.inertia);
+        sys.subtract_gravity(&mut ws.inertia, 1.0);
         let [cu, _, cvt, cat] = self.coefs;
         let inp = StepInput {
-            level: EomLevel {
+            level: EvaluationPoint {
                 u_n: &ws.u_n,
                 v_n: &ws.v_n,
                 a_n: &ws.a_n,
@@ -222,7 +223,7 @@ impl NonlinearSystem for StepSystem<'_, '_> {
             forces: self.forces,
             matrix,
         };
-        fill_step(sys.asm, sys.model, &inp, &mut ws.sys);
+        fill_step(sys, &inp, &mut ws.sys);
         Ok(max_abs(&ws.sys.residual))
     }
 
@@ -314,21 +315,21 @@ impl NonlinearSystem for StepSystem<'_, '_> {
 impl OneStepIntegrator {
     /// An integrator for the model in `sys`.
     pub fn new(
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         label: String,
         parameters: Vec<(String, AttrValue)>,
         settings: &GssssSettings,
         solver: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
-        refuse_velocity_constraints(sys.model)?;
+        refuse_velocity_constraints(sys)?;
         let newton = settings.newton;
-        let n = sys.asm.n_dofs();
-        let m = sys.asm.n_constraints();
+        let n = sys.n_dofs();
+        let m = sys.n_constraints();
         let mut solver = crate::integrate::saddle_solver(sys, solver)?;
         solver.set_refine_tol(crate::linalg::newton_refine_tol(newton.scaled.rtol));
         let z = |k: usize| vec![0.0; k];
-        let mut system = sys.asm.new_system();
-        let stiffness_scale = sys.asm.stiffness_max(sys.model, &sys.model.u0, &mut system);
+        let mut system = sys.new_system();
+        let stiffness_scale = sys.stiffness_max(sys.initial_positions(), &mut system);
         Ok(OneStepIntegrator {
             label,
             parameters,
@@ -356,8 +357,8 @@ impl OneStepIntegrator {
                 stepped: false,
                 scheme: None,
                 round_off: RoundOff {
-                    coord_scale: 1.0 + max_abs(&sys.model.u0),
-                    mass_scale: max_abs(sys.asm.mass_matrix().data()),
+                    coord_scale: 1.0 + max_abs(sys.initial_positions()),
+                    mass_scale: max_abs(sys.mass_matrix().data()),
                     stiffness_scale,
                 },
                 inertia: z(n),
@@ -379,8 +380,8 @@ impl OneStepIntegrator {
     }
 
     /// Writes the first Newton system of a step in Matrix Market.
-    pub fn export_matrix(&mut self, sys: &System<'_>, export: crate::linalg::MatrixExport) {
-        self.ws.solver.export(export, sys.asm.pattern());
+    pub fn export_matrix(&mut self, sys: &Mechanics<'_>, export: crate::linalg::MatrixExport) {
+        self.ws.solver.export(export, sys.pattern());
     }
 
     /// Records an accepted step on the grid; after [`REGROW_AFTER`]
@@ -401,7 +402,7 @@ impl OneStepIntegrator {
     /// (docs/theory/gssss.md §12).
     fn try_step(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         state: &mut State,
         dt: f64,
     ) -> Result<Converged, StepError> {
@@ -434,7 +435,7 @@ impl OneStepIntegrator {
     /// from `state`, starting at `predictor`.
     fn iterate(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         state: &mut State,
         dt: f64,
         predictor: Predictor,
@@ -530,9 +531,7 @@ impl OneStepIntegrator {
         let load_factor = |f: &crate::load::TimeFunction| {
             (1.0 - sch.w1) * f.value(t_n) + sch.w1 * f.value(t_next)
         };
-        let work =
-            sys.asm
-                .nonconservative_work(sys.model, &ws.u_tilde, &ws.v_tilde, &ws.du, &load_factor);
+        let work = sys.nonconservative_work(&ws.u_tilde, &ws.v_tilde, &ws.du, &load_factor);
         state.t = t_next;
         state.step += 1;
         ws.stepped = true;
@@ -561,8 +560,8 @@ impl OneStepIntegrator {
 /// GSSSS solves the index-3 form `Phi(u) = 0`: a velocity-level
 /// (nonholonomic) joint has no `Phi`, so a model with one is refused, naming
 /// the joint.
-fn refuse_velocity_constraints(model: &crate::model::Model) -> Result<(), StepError> {
-    match model.velocity_joints().next() {
+fn refuse_velocity_constraints(sys: &Mechanics<'_>) -> Result<(), StepError> {
+    match sys.velocity_joint() {
         None => Ok(()),
         Some(name) => Err(StepError::Setup {
             reason: format!(
@@ -601,7 +600,7 @@ impl Integrator for OneStepIntegrator {
         self.timings
     }
 
-    fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
+    fn start(&mut self, sys: &Mechanics<'_>, state: &mut State) -> Result<(), StepError> {
         let ws = &mut self.ws;
         consistent_initial(sys, &mut ws.solver, &mut ws.sys, state)?;
         ws.stepped = false;
@@ -613,7 +612,7 @@ impl Integrator for OneStepIntegrator {
 
     fn advance(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         state: &mut State,
         t_stop: f64,
     ) -> Result<StepReport, StepError> {
@@ -673,19 +672,19 @@ impl Integrator for OneStepIntegrator {
     }
 }
 
-fn singular(sys: &System<'_>, ws: &Workspace, step: u64, time: f64, e: SolveError) -> StepError {
+fn singular(sys: &Mechanics<'_>, ws: &Workspace, step: u64, time: f64, e: SolveError) -> StepError {
     StepError::Singular {
         step,
         time,
         diagnosis: format!(
             "{e}: {}",
-            diagnose_singular(sys.model, sys.asm, &ws.sys.values, &ws.u_next, time)
+            diagnose_singular(sys, &ws.sys.values, &ws.u_next, time)
         ),
     }
 }
 
 fn newton_failed(
-    sys: &System<'_>,
+    sys: &Mechanics<'_>,
     ws: &Workspace,
     stats: &newton::Stats,
     step: u64,
@@ -703,13 +702,14 @@ fn newton_failed(
             .reason(Some("; after a restart from the other predictor"))
             .unwrap_or_default(),
         history: stats.history.clone(),
-        largest: crate::integrate::largest_entries(sys.model, &ws.sys.residual, 5),
+        largest: crate::integrate::largest_entries(sys, &ws.sys.residual, 5),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::refuse_velocity_constraints;
+    use crate::assembly::{Assembler, Mechanics};
     use crate::integrate::StepError;
     use crate::model::{Body3dSpec, ModelBuilder};
 
@@ -736,8 +736,13 @@ mod tests {
             }
             b.build().unwrap()
         };
-        assert!(refuse_velocity_constraints(&model(false)).is_ok());
-        match refuse_velocity_constraints(&model(true)) {
+        let refuse = |disk: bool| {
+            let model = model(disk);
+            let asm = Assembler::new(&model);
+            refuse_velocity_constraints(&Mechanics::new(&model, &asm))
+        };
+        assert!(refuse(false).is_ok());
+        match refuse(true) {
             Err(StepError::Setup { reason }) => {
                 assert!(reason.contains("'floor.rolling'"), "{reason}");
                 assert!(reason.contains("dopri5"), "{reason}");

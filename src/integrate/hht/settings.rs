@@ -2,6 +2,7 @@
 //! defaults and checks, the label and metadata, and the build on the GSSSS
 //! stepper.
 
+use crate::assembly::Mechanics;
 use crate::integrate::gssss::{
     preset, stepper, ConstraintOption, Gssss, GssssSettings, OneStepIntegrator, SolveForm,
     StepControl, Variant,
@@ -11,7 +12,7 @@ use crate::integrate::settings::{
     bad, check_step_count, required_t_end, step_size, Build, FromTable, IntegratorSpec, Method,
     SettingsError, Steps, NEWTON,
 };
-use crate::integrate::{AttrValue, Integrator, StatSpec, StepError, System};
+use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
 
 /// The method's keys besides the Newton driver's.
 const HHT: &[&str] = &["alpha", "dt"];
@@ -111,7 +112,11 @@ impl Method for HhtSettings {
         Steps::Fixed(self.dt)
     }
 
-    fn build(&self, sys: &System<'_>, build: Build<'_>) -> Result<Box<dyn Integrator>, StepError> {
+    fn build(
+        &self,
+        sys: &Mechanics<'_>,
+        build: Build<'_>,
+    ) -> Result<Box<dyn Integrator>, StepError> {
         let gssss = self.gssss().map_err(|e| StepError::Setup {
             reason: e.to_string(),
         })?;

@@ -12,6 +12,7 @@ mod resolve;
 pub use resolve::method_keys;
 pub(crate) use resolve::takes;
 
+use crate::assembly::Mechanics;
 use crate::integrate::bdf::BdfSettings;
 use crate::integrate::galerkin::TdgSettings;
 use crate::integrate::gssss::GssssSettings;
@@ -21,7 +22,7 @@ use crate::integrate::rk::RkSettings;
 use crate::integrate::settings::{
     bad, Build, FromTable, IntegratorSpec, Method, SettingsError, Steps,
 };
-use crate::integrate::{AttrValue, Integrator, StatSpec, StepError, System};
+use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
 
 /// Declares [`MethodSettings`] with one variant per method and the
 /// functions drawn from the list (names, keys, resolution of the table).
@@ -203,7 +204,7 @@ impl IntegratorConfig {
     }
 
     /// The method for the model in `sys` (the one factory of every method).
-    pub fn build(&self, sys: &System<'_>) -> Result<Box<dyn Integrator>, StepError> {
+    pub fn build(&self, sys: &Mechanics<'_>) -> Result<Box<dyn Integrator>, StepError> {
         let started = std::time::Instant::now();
         let method = self.method.method();
         if self.export_matrix.is_some() && !method.exports_matrix() {

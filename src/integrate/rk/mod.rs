@@ -30,7 +30,8 @@ pub use tableau::{Tableau, DOPRI5, HEUN, RK4};
 use super::epm::Epm;
 use super::index1::Index1;
 use super::projector::{Drift, Projector};
-use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport, System};
+use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport};
+use crate::assembly::Mechanics;
 use crate::integrate::AttrValue;
 use crate::linalg::max_abs;
 pub use settings::{Formulation, RkSettings, RkStep, Stabilization};
@@ -102,7 +103,7 @@ impl Field {
     /// f(t, y) into `k`, the multipliers (reactions) into `lambda`.
     fn eval(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         t: f64,
         y: &[f64],
         k: &mut [f64],
@@ -176,13 +177,13 @@ struct Work {
 impl RungeKutta {
     /// The method for the model in `sys`.
     pub fn new(
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         label: String,
         parameters: Vec<(String, AttrValue)>,
         settings: &RkSettings,
         solver: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
-        let (n, m) = (sys.asm.n_dofs(), sys.asm.n_constraints());
+        let (n, m) = (sys.n_dofs(), sys.n_constraints());
         let (baumgarte, projector, datol) = match settings.stabilization {
             Stabilization::None => (None, None, 0.0),
             Stabilization::Baumgarte(g) => (Some(g), None, 0.0),
@@ -250,7 +251,7 @@ impl RungeKutta {
     }
 
     /// Hairer's initial step (`hinit` of dopri5): one extra evaluation.
-    fn initial_step(&mut self, sys: &System<'_>, t: f64, h_max: f64) -> Result<f64, StepError> {
+    fn initial_step(&mut self, sys: &Mechanics<'_>, t: f64, h_max: f64) -> Result<f64, StepError> {
         let (rtol, atol) = self.tolerances();
         let ws = &mut self.ws;
         let (mut dnf, mut dny) = (0.0, 0.0);
@@ -292,7 +293,7 @@ impl RungeKutta {
     /// its multipliers, and the scaled error norm (0 for fixed steps).
     fn attempt(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         t: f64,
         h: f64,
         stats: &mut [f64],
@@ -300,12 +301,9 @@ impl RungeKutta {
         let n = self.n;
         let s = self.tab.stages;
         let ws = &mut self.ws;
-        let nonconservative =
-            !sys.model.loads.is_empty() || sys.model.elements.iter().any(|b| b.is_dissipative());
-        let power = |t: f64, (u, v): (&[f64], &[f64])| {
-            sys.asm
-                .nonconservative_work(sys.model, u, v, v, &|f| f.value(t))
-        };
+        let nonconservative = sys.has_nonconservative_forces();
+        let power =
+            |t: f64, (u, v): (&[f64], &[f64])| sys.nonconservative_work(u, v, v, &|f| f.value(t));
         if nonconservative {
             // The state at t: the previous end stage (FSAL) evaluated y0.
             ws.power[0] = power(t, (&ws.u_last, &ws.v_last));
@@ -454,7 +452,7 @@ impl Integrator for RungeKutta {
         &STATS
     }
 
-    fn start(&mut self, sys: &System<'_>, state: &mut State) -> Result<(), StepError> {
+    fn start(&mut self, sys: &Mechanics<'_>, state: &mut State) -> Result<(), StepError> {
         let n = self.n;
         match &mut self.field {
             Field::Index1(_) => {
@@ -492,7 +490,7 @@ impl Integrator for RungeKutta {
 
     fn advance(
         &mut self,
-        sys: &System<'_>,
+        sys: &Mechanics<'_>,
         state: &mut State,
         t_stop: f64,
     ) -> Result<StepReport, StepError> {
@@ -600,7 +598,12 @@ impl Integrator for RungeKutta {
         true
     }
 
-    fn interpolate(&mut self, sys: &System<'_>, t: f64, out: &mut State) -> Result<(), StepError> {
+    fn interpolate(
+        &mut self,
+        sys: &Mechanics<'_>,
+        t: f64,
+        out: &mut State,
+    ) -> Result<(), StepError> {
         let (t0, h) = self.last;
         let th = if h > 0.0 { (t - t0) / h } else { 1.0 };
         let ws = &mut self.ws;
@@ -648,14 +651,14 @@ impl Integrator for RungeKutta {
 
 /// The drift of (u, v) at t (scratch `phi`, `rate` of m rows).
 fn drift(
-    sys: &System<'_>,
+    sys: &Mechanics<'_>,
     t: f64,
     u: &[f64],
     v: &[f64],
     phi: &mut [f64],
     rate: &mut [f64],
 ) -> Drift {
-    sys.asm.constraint_residuals(sys.model, u, v, t, phi, rate);
+    sys.constraint_residuals(u, v, t, phi, rate);
     Drift {
         position: max_abs(phi),
         velocity: max_abs(rate),

@@ -4,12 +4,13 @@
 //! `[integrator]` table.
 
 use super::{RungeKutta, Tableau};
+use crate::assembly::Mechanics;
 use crate::integrate::projector::{Metric, Passes};
 use crate::integrate::settings::{
     at_least_one, bad, check_step_count, largest_step, positive, required_t_end, round_off_rtol,
     step_size, Build, FromTable, IntegratorSpec, Method, SettingsError, Steps, DEFAULT_MAX_STEPS,
 };
-use crate::integrate::{AttrValue, Integrator, StatSpec, StepError, System};
+use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
 
 /// The explicit Runge–Kutta methods, whatever their steps.
 const RK: &[&str] = &["step_control"];
@@ -414,7 +415,11 @@ impl Method for RkSettings {
         }
     }
 
-    fn build(&self, sys: &System<'_>, build: Build<'_>) -> Result<Box<dyn Integrator>, StepError> {
+    fn build(
+        &self,
+        sys: &Mechanics<'_>,
+        build: Build<'_>,
+    ) -> Result<Box<dyn Integrator>, StepError> {
         Ok(Box::new(RungeKutta::new(
             sys,
             build.label,

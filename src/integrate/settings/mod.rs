@@ -13,7 +13,8 @@ mod spec;
 pub(crate) use keys::{is_key, NEWTON, RUN};
 pub use spec::{IntegratorSpec, KappaChoice, OptionChoice};
 
-use crate::integrate::{AttrValue, Integrator, StatSpec, StepError, System};
+use crate::assembly::Mechanics;
+use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
 
 /// Default `max_steps` of the adaptive methods: a run that needs more is
 /// stopped with [`StepError::TooManySteps`] instead of creeping on (HNW's
@@ -77,7 +78,11 @@ pub trait Method: std::fmt::Debug {
         false
     }
     /// The method for the model in `sys`.
-    fn build(&self, sys: &System<'_>, build: Build<'_>) -> Result<Box<dyn Integrator>, StepError>;
+    fn build(
+        &self,
+        sys: &Mechanics<'_>,
+        build: Build<'_>,
+    ) -> Result<Box<dyn Integrator>, StepError>;
 }
 
 /// Settings read from the `[integrator]` table: the method names the type
