@@ -140,8 +140,8 @@ impl Method for TdgSettings {
 
     fn statistics(&self) -> &'static [StatSpec] {
         match self.scheme {
-            Scheme::Tdg => &STATS,
-            Scheme::AlphaKappa(_) => &AK_STATS,
+            Scheme::Tdg => STATS,
+            Scheme::AlphaKappa(_) => AK_STATS,
         }
     }
 
@@ -169,8 +169,7 @@ impl Method for TdgSettings {
     fn build(&self, sys: &System<'_>, build: Build<'_>) -> Result<Box<dyn Integrator>, StepError> {
         Ok(Box::new(Tdg::new(
             sys,
-            build.label,
-            build.parameters,
+            build.identity,
             *self,
             build.solver,
         )?))

@@ -88,7 +88,7 @@ impl Method for HhtSettings {
     }
 
     fn statistics(&self) -> &'static [StatSpec] {
-        &stepper::STATS
+        stepper::STATS
     }
 
     /// alpha in [-1/3, 0] (Hilber et al.: second order and unconditionally
@@ -117,8 +117,7 @@ impl Method for HhtSettings {
         })?;
         Ok(Box::new(OneStepIntegrator::new(
             sys,
-            build.label,
-            build.parameters,
+            build.identity,
             &gssss,
             build.solver,
         )?))
