@@ -1,8 +1,9 @@
 //! Who a built method is: its label, its run metadata and the statistics
 //! each of its steps reports ([`Identity`]), drawn once from its settings
 //! ([`super::Method`]) by the factory and carried by the built integrator
-//! ([`super::Integrator::identity`]). The statistics are named and kinded
-//! once here ([`stat`]); a method lists the ones it reports in one
+//! ([`super::Integrator::identity`]). The statistics several methods share
+//! are named and kinded once here ([`stat`]); a method lists the ones it
+//! reports, and declares its own, in one
 //! [`statistics!`](crate::integrate::statistics) table, which also gives
 //! each its index in [`super::StepReport::stats`].
 
@@ -64,23 +65,33 @@ pub mod stat {
 }
 
 /// Declares the statistics a method reports, once: the table `$table` (a
-/// `&'static [StatSpec]` of [`stat`] entries, in the order of
-/// [`super::StepReport::stats`]) and, for each statistic, a `usize`
-/// constant of the same name, its index (`stats[NFCN] += 1.0`).
+/// `&'static [StatSpec]`, in the order of [`super::StepReport::stats`]) of
+/// [`stat`] entries, or of the method's own (`NAME = count("name")`, for a
+/// statistic no other method reports: a new method needs no edit outside
+/// its folder), and for each statistic a `usize` constant of the same
+/// name, its index (`stats[NFCN] += 1.0`).
 ///
 /// ```ignore
 /// statistics! {
 ///     /// Statistics of a step.
-///     pub(crate) STATS = [NSTEP, NFCN, ORDER];
+///     pub(crate) STATS = [NSTEP, NFCN, ORDER, NSTAGE = count("nstage")];
 /// }
 /// ```
 macro_rules! statistics {
-    ($(#[$doc:meta])* $vis:vis $table:ident = [$($stat:ident),+ $(,)?];) => {
+    ($(#[$doc:meta])* $vis:vis $table:ident = [
+        $($stat:ident $(= $kind:ident($name:literal))?),+ $(,)?
+    ];) => {
         $(#[$doc])*
         $vis const $table: &[$crate::integrate::StatSpec] =
-            &[$($crate::integrate::stat::$stat),+];
+            &[$($crate::integrate::statistics!(@spec $stat $(= $kind($name))?)),+];
         const _: () = assert!($table.len() <= $crate::integrate::MAX_STATS);
         $crate::integrate::statistics!(@index 0usize; $($stat)+);
+    };
+    (@spec $stat:ident) => {
+        $crate::integrate::stat::$stat
+    };
+    (@spec $stat:ident = $kind:ident($name:literal)) => {
+        $crate::integrate::StatSpec::$kind($name)
     };
     (@index $i:expr; $first:ident $($rest:ident)*) => {
         const $first: usize = $i;
@@ -89,3 +100,23 @@ macro_rules! statistics {
     (@index $i:expr;) => {};
 }
 pub(crate) use statistics;
+
+#[cfg(test)]
+mod tests {
+    use crate::integrate::{StatSpec, StatTotal};
+
+    statistics! {
+        /// Shared and own statistics mixed.
+        TABLE = [NSTEP, OWN = sum("own_seconds"), ORDER];
+    }
+
+    #[test]
+    fn a_table_names_each_statistic_once_and_indexes_it() {
+        assert_eq!((NSTEP, OWN, ORDER), (0, 1, 2));
+        let names: Vec<&str> = TABLE.iter().map(|s| s.name).collect();
+        assert_eq!(names, ["nstep", "own_seconds", "order"]);
+        assert_eq!(TABLE[OWN], StatSpec::sum("own_seconds"));
+        assert_eq!(TABLE[ORDER].total, StatTotal::Max);
+        assert!(TABLE[NSTEP].integer);
+    }
+}
