@@ -626,7 +626,19 @@ fn named_choices_list_their_names() {
             "`pstab_passes` must be \"two\" or \"converged\", got \"three\"",
         ),
     ];
-    for (method, extra, message) in cases {
+    let run = [
+        (
+            "bdf",
+            "initialize = \"fix\"",
+            "`initialize` must be \"check\" or \"project\", got \"fix\"",
+        ),
+        (
+            "gssss",
+            "factorization = \"qr\"",
+            "`factorization` must be \"auto\", \"lu\" or \"ldlt\", got \"qr\"",
+        ),
+    ];
+    for (method, extra, message) in cases.into_iter().chain(run) {
         let file = load_model_str(&oscillator(&table(method, extra)), "s.toml").expect("loads");
         let e = file
             .integrator(&IntegratorSpec::default())
