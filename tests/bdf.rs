@@ -10,7 +10,7 @@ use common::*;
 use flexmb::assembly::{Assembler, Mechanics};
 use flexmb::input::load_model_str;
 use flexmb::integrate::bdf::{Bdf, BdfSettings, ErrorTest, NewtonIteration};
-use flexmb::integrate::{Integrator, IntegratorSpec, State};
+use flexmb::integrate::{Integrator, IntegratorSpec, Method, State};
 use flexmb::run::RunSummary;
 
 /// The integrator table of the [`common::oscillator`] runs.
@@ -59,7 +59,7 @@ fn order_k_at_fixed_step() {
             .map(|&steps| {
                 let h = 1.0 / steps as f64;
                 let past: Vec<State> = (0..=k).map(|j| exact(-((k - j) as f64) * h)).collect();
-                let mut m = Bdf::new(&sys, "bdf".into(), vec![], &settings, false).unwrap();
+                let mut m = Bdf::new(&sys, settings.identity(), &settings, false).unwrap();
                 let mut st = State::initial(&sys);
                 m.start_with_history(&sys, &past, h, &mut st).unwrap();
                 while st.t < 1.0 {

@@ -9,8 +9,7 @@ use flexmb::assembly::Mechanics;
 use flexmb::input::load_model_file;
 use flexmb::integrate::galerkin::{Kappa, Scheme, Tdg, TdgSettings};
 use flexmb::integrate::newton::DriverSettings;
-use flexmb::integrate::IntegratorSpec;
-use flexmb::integrate::State;
+use flexmb::integrate::{IntegratorSpec, Method, State};
 use flexmb::output::MemoryRecorder;
 use flexmb::run::Simulation;
 
@@ -155,7 +154,7 @@ fn tdg_newton_matrix_against_finite_differences() {
                 ..DriverSettings::default()
             },
         };
-        let mut tdg = Tdg::new(&sys, "tdg".into(), vec![], settings, Default::default()).unwrap();
+        let mut tdg = Tdg::new(&sys, settings.identity(), settings, Default::default()).unwrap();
         let (n, m) = (model.n_dofs(), model.n_constraints());
         let mut rng = fd::Rng(7);
         let qn: Vec<f64> = rng.around(&model.u0, 0.01);
@@ -239,7 +238,7 @@ fn alpha_kappa_reduced_solve_equals_full_solve() {
                 },
             };
             let mut tdg =
-                Tdg::new(&sys, "ak".into(), vec![], settings, Default::default()).unwrap();
+                Tdg::new(&sys, settings.identity(), settings, Default::default()).unwrap();
             assert!(
                 tdg.describe_solver().starts_with("block elimination"),
                 "{name}: {}",
@@ -315,7 +314,7 @@ fn alpha_kappa_exact_newton_matrix_with_kappa_derivative() {
                 ..DriverSettings::default()
             },
         };
-        let mut tdg = Tdg::new(&sys, "ak".into(), vec![], settings, Default::default()).unwrap();
+        let mut tdg = Tdg::new(&sys, settings.identity(), settings, Default::default()).unwrap();
         let (n, m) = (model.n_dofs(), model.n_constraints());
         let nb = n + m;
         let dim = 4 * nb;
@@ -757,7 +756,7 @@ fn alpha_kappa_case_d_step_equations_fold() {
             ..DriverSettings::default()
         },
     };
-    let mut tdg = Tdg::new(&sys, "ak".into(), vec![], settings, Default::default()).unwrap();
+    let mut tdg = Tdg::new(&sys, settings.identity(), settings, Default::default()).unwrap();
     let pattern = tdg.block_pattern().clone();
     let dim = pattern.dim;
     let (n, nb) = (model.n_dofs(), model.n_dofs() + model.n_constraints());

@@ -578,3 +578,91 @@ fn documented_keys_are_the_methods_keys() {
         }
     }
 }
+
+/// A named choice given a name it does not take is refused with the field,
+/// every name it takes and the one given, in the same words for every key
+/// (the texts before the choices shared one check, `settings::choice`).
+#[test]
+fn named_choices_list_their_names() {
+    let cases = [
+        (
+            "bdf",
+            "newton = \"exact\"",
+            "`newton` must be \"full\", \"cs\" or \"cm\", got \"exact\"",
+        ),
+        (
+            "bdf",
+            "error_test = \"v\"",
+            "`error_test` must be \"qv\" or \"q\", got \"v\"",
+        ),
+        (
+            "gssss",
+            "jacobian = \"fd\"",
+            "`jacobian` must be \"consistent\" or \"seed\", got \"fd\"",
+        ),
+        (
+            "gssss",
+            "convergence = \"fast\"",
+            "`convergence` must be \"scaled\", \"increment\" or \"rate\", got \"fast\"",
+        ),
+        (
+            "gssss",
+            "refactor = \"never\"",
+            "`refactor` must be \"iteration\" or \"step\", got \"never\"",
+        ),
+        (
+            "tdg",
+            "line_search = \"armijo\"",
+            "`line_search` must be \"none\" or \"backtracking\", got \"armijo\"",
+        ),
+        (
+            "dopri5",
+            "projection = \"euclid\"",
+            "`projection` must be \"mass\" or \"identity\", got \"euclid\"",
+        ),
+        (
+            "dopri5",
+            "stabilization = \"pstab\"\npstab_passes = \"three\"",
+            "`pstab_passes` must be \"two\" or \"converged\", got \"three\"",
+        ),
+    ];
+    let run = [
+        (
+            "bdf",
+            "initialize = \"fix\"",
+            "`initialize` must be \"check\" or \"project\", got \"fix\"",
+        ),
+        (
+            "gssss",
+            "factorization = \"qr\"",
+            "`factorization` must be \"auto\", \"lu\" or \"ldlt\", got \"qr\"",
+        ),
+    ];
+    for (method, extra, message) in cases.into_iter().chain(run) {
+        let file = load_model_str(&oscillator(&table(method, extra)), "s.toml").expect("loads");
+        let e = file
+            .integrator(&IntegratorSpec::default())
+            .expect_err(extra)
+            .to_string();
+        assert!(e.contains(message), "{method} {extra}: {e}");
+    }
+    // The names given explicitly resolve like the defaults.
+    for (method, extra) in [
+        ("bdf", "newton = \"cm\"\nerror_test = \"q\""),
+        (
+            "gssss",
+            "jacobian = \"seed\"\nconvergence = \"rate\"\nrefactor = \"step\"",
+        ),
+        (
+            "dopri5",
+            "stabilization = \"pstab\"\nprojection = \"identity\"\npstab_passes = \"converged\"",
+        ),
+    ] {
+        let file = load_model_str(&oscillator(&table(method, extra)), "s.toml").expect("loads");
+        let label = file
+            .integrator(&IntegratorSpec::default())
+            .unwrap_or_else(|e| panic!("{method} {extra}: {e}"))
+            .label();
+        assert!(!label.is_empty());
+    }
+}

@@ -23,6 +23,7 @@ pub mod epm;
 pub mod galerkin;
 pub mod gssss;
 pub mod hht;
+mod identity;
 pub mod index1;
 mod initial;
 mod methods;
@@ -33,6 +34,8 @@ mod settings;
 
 pub use gssss::{ConstraintOption, Family, Gssss, JacobianKind, LinearScheme, SolveForm, Variant};
 pub use gssss::{GssssSettings, StepControl};
+pub(crate) use identity::statistics;
+pub use identity::{stat, Identity};
 pub use initial::{
     consistent_initial, initial_tolerance, initialize, InitialCorrection, Initialize,
 };
@@ -321,12 +324,20 @@ pub fn largest_entries(sys: &Mechanics<'_>, residual: &[f64], k: usize) -> Vec<(
 /// stepping handle can move between threads (the Python package steps
 /// with the interpreter lock released).
 pub trait Integrator: Send {
+    /// Its label, run metadata and statistics, as its settings declared them.
+    fn identity(&self) -> &Identity;
     /// Descriptive name, e.g. `GSSSS V0(1,1,0), option 2, a-form`.
-    fn name(&self) -> String;
+    fn name(&self) -> String {
+        self.identity().label.clone()
+    }
     /// Parameters for the output metadata.
-    fn parameters(&self) -> Vec<(String, AttrValue)>;
+    fn parameters(&self) -> Vec<(String, AttrValue)> {
+        self.identity().parameters.clone()
+    }
     /// The statistics every [`StepReport`] carries, in order.
-    fn statistics(&self) -> &'static [StatSpec];
+    fn statistics(&self) -> &'static [StatSpec] {
+        self.identity().statistics
+    }
     /// Makes `state.a` and `state.lambda` consistent with `state.u`, `state.v`.
     fn start(&mut self, sys: &Mechanics<'_>, state: &mut State) -> Result<(), StepError>;
     /// Takes one accepted step from `state.t` toward `t_stop`, never past it:

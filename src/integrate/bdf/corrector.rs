@@ -11,7 +11,7 @@
 //! test judges the corrections by their rate, and a step whose corrector
 //! does not converge is cut (h / 4), not globalized.
 
-use super::{Bdf, MAXIT, NEWTON, NFCN, NJAC, NSPLIT};
+use super::{Bdf, MAXIT, NEWTON_ITERATIONS, NFCN, NJAC, NSPLIT};
 use crate::assembly::Mechanics;
 use crate::integrate::newton::{self, Correction, Failure, Policy, Verdict};
 use crate::integrate::StepError;
@@ -119,7 +119,7 @@ impl newton::NonlinearSystem for Corrector<'_, '_, '_> {
         bdf.last_residual.copy_from_slice(&bdf.delta);
         bdf.ggl.solve(&mut bdf.delta, self.t1)?;
         *self.iterations += 1;
-        self.stats[NEWTON] += 1.0;
+        self.stats[NEWTON_ITERATIONS] += 1.0;
         let scale = 2.0 / (1.0 + bdf.cj / bdf.cjold);
         for x in &mut bdf.delta {
             *x *= scale;

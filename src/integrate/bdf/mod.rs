@@ -34,9 +34,9 @@ mod settings;
 
 use super::index1::Index1;
 use super::newton::{weighted_rms, Stats, FLOOR_FACTOR};
-use super::{Integrator, StatSpec, State, StepError, StepReport};
+use super::{statistics, Integrator, State, StepError, StepReport};
 use crate::assembly::Mechanics;
-use crate::integrate::AttrValue;
+use crate::integrate::Identity;
 use control::{Corrected, Estimate, Fails, Failure};
 use ggl::Ggl;
 pub use settings::BdfSettings;
@@ -61,16 +61,6 @@ impl NewtonIteration {
             NewtonIteration::Cm => "cm",
         }
     }
-
-    /// The iteration of a name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "full" => Some(NewtonIteration::Full),
-            "cs" => Some(NewtonIteration::Cs),
-            "cm" => Some(NewtonIteration::Cm),
-            _ => None,
-        }
-    }
 }
 
 /// The components of DASSL's local error test (the multipliers never count).
@@ -92,36 +82,12 @@ impl ErrorTest {
             ErrorTest::States => "qv",
         }
     }
-
-    /// The test of a name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "q" => Some(ErrorTest::Positions),
-            "qv" => Some(ErrorTest::States),
-            _ => None,
-        }
-    }
 }
 
-/// Statistics of a BDF step (DASSL's IWORK counters; Yen and Petzold Tables 4.1–4.4).
-pub(crate) const STATS: [StatSpec; 8] = [
-    StatSpec::count("nstep"),
-    StatSpec::count("nfcn"),
-    StatSpec::count("njac"),
-    StatSpec::count("etfs"),
-    StatSpec::count("ctfs"),
-    StatSpec::count("newton_iterations"),
-    StatSpec::max("order"),
-    StatSpec::count("nsplit"),
-];
-const NSTEP: usize = 0;
-const NFCN: usize = 1;
-const NJAC: usize = 2;
-const ETFS: usize = 3;
-const CTFS: usize = 4;
-const NEWTON: usize = 5;
-const ORDER: usize = 6;
-const NSPLIT: usize = 7;
+statistics! {
+    /// Statistics of a BDF step (DASSL's IWORK counters; Yen and Petzold Tables 4.1–4.4).
+    pub(crate) STATS = [NSTEP, NFCN, NJAC, ETFS, CTFS, NEWTON_ITERATIONS, ORDER, NSPLIT];
+}
 
 /// Most Newton iterations per attempt (DASSL's MAXIT).
 const MAXIT: u32 = 4;
@@ -132,8 +98,8 @@ const MAX_SINGULAR: u32 = 3;
 
 /// DASSL's BDF on the GGL form.
 pub struct Bdf {
-    label: String,
-    parameters: Vec<(String, AttrValue)>,
+    /// Label, run metadata and statistics.
+    identity: Identity,
     settings: BdfSettings,
     ggl: Ggl,
     start: Index1,
@@ -195,8 +161,7 @@ impl Bdf {
     /// The method for the model in `sys`.
     pub fn new(
         sys: &Mechanics<'_>,
-        label: String,
-        parameters: Vec<(String, AttrValue)>,
+        identity: Identity,
         settings: &BdfSettings,
         force_sparse: bool,
     ) -> Result<Self, StepError> {
@@ -207,8 +172,7 @@ impl Bdf {
         let dim = ggl.dim();
         let z = || vec![0.0; dim];
         Ok(Bdf {
-            label,
-            parameters,
+            identity,
             settings: *settings,
             start: Index1::new(
                 sys,
@@ -621,16 +585,8 @@ impl Bdf {
 }
 
 impl Integrator for Bdf {
-    fn name(&self) -> String {
-        self.label.clone()
-    }
-
-    fn parameters(&self) -> Vec<(String, AttrValue)> {
-        self.parameters.clone()
-    }
-
-    fn statistics(&self) -> &'static [StatSpec] {
-        &STATS
+    fn identity(&self) -> &Identity {
+        &self.identity
     }
 
     fn start(&mut self, sys: &Mechanics<'_>, state: &mut State) -> Result<(), StepError> {

@@ -5,10 +5,13 @@
 use super::{Bdf, ErrorTest, NewtonIteration};
 use crate::assembly::Mechanics;
 use crate::integrate::settings::{
-    at_least_one, bad, largest_step, positive, required_t_end, round_off_rtol, Build, FromTable,
-    IntegratorSpec, Method, SettingsError, Steps, DEFAULT_MAX_STEPS,
+    at_least_one, bad, choice, largest_step, named, positive, required_t_end, round_off_rtol,
+    Build, FromTable, IntegratorSpec, Method, SettingsError, Steps, DEFAULT_MAX_STEPS,
 };
 use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
+
+named!(NewtonIteration: Full, Cs, Cm);
+named!(ErrorTest: States, Positions);
 
 /// The keys of the method.
 const BDF: &[&str] = &[
@@ -57,9 +60,13 @@ impl Default for BdfSettings {
     }
 }
 
-impl BdfSettings {
+impl Method for BdfSettings {
+    fn name(&self) -> &'static str {
+        "bdf"
+    }
+
     /// A human-readable name, e.g. `BDF 1-5 on GGL, full Newton (rtol 1e-6, atol 1e-6)`.
-    pub fn label(&self) -> String {
+    fn label(&self) -> String {
         format!(
             "BDF 1-{} on the GGL form, {} Newton, error test on {} (rtol {:e}, atol {:e})",
             self.max_order,
@@ -71,7 +78,7 @@ impl BdfSettings {
     }
 
     /// Parameters for the output metadata.
-    pub fn parameters(&self) -> Vec<(String, AttrValue)> {
+    fn parameters(&self) -> Vec<(String, AttrValue)> {
         vec![
             ("method".into(), AttrValue::Str("bdf".into())),
             (
@@ -90,8 +97,12 @@ impl BdfSettings {
         ]
     }
 
+    fn statistics(&self) -> &'static [StatSpec] {
+        super::STATS
+    }
+
     /// Orders 1..=5, tolerances positive and above round-off, limits positive.
-    pub fn check(&self) -> Result<(), SettingsError> {
+    fn check(&self) -> Result<(), SettingsError> {
         if !(1..=5).contains(&self.max_order) {
             return Err(bad(
                 "max_order",
@@ -102,28 +113,6 @@ impl BdfSettings {
         positive("atol", self.atol)?;
         largest_step("max_step", self.max_step)?;
         at_least_one("max_steps", self.max_steps)
-    }
-}
-
-impl Method for BdfSettings {
-    fn name(&self) -> &'static str {
-        "bdf"
-    }
-
-    fn label(&self) -> String {
-        BdfSettings::label(self)
-    }
-
-    fn parameters(&self) -> Vec<(String, AttrValue)> {
-        BdfSettings::parameters(self)
-    }
-
-    fn statistics(&self) -> &'static [StatSpec] {
-        &super::STATS
-    }
-
-    fn check(&self) -> Result<(), SettingsError> {
-        BdfSettings::check(self)
     }
 
     fn steps(&self) -> Steps {
@@ -140,8 +129,7 @@ impl Method for BdfSettings {
     ) -> Result<Box<dyn Integrator>, StepError> {
         Ok(Box::new(Bdf::new(
             sys,
-            build.label,
-            build.parameters,
+            build.identity,
             self,
             build.solver.force_sparse,
         )?))
@@ -158,16 +146,8 @@ impl FromTable for BdfSettings {
     /// The BDF settings (Yen and Petzold) with their defaults.
     fn from_table(_name: &str, table: &IntegratorSpec) -> Result<Self, SettingsError> {
         let t_end = required_t_end(table)?;
-        let name = table.newton.as_deref().unwrap_or("full");
-        let iteration = NewtonIteration::from_name(name).ok_or(bad(
-            "newton",
-            format!("`newton` must be \"full\", \"cs\" or \"cm\", got \"{name}\""),
-        ))?;
-        let name = table.error_test.as_deref().unwrap_or("qv");
-        let error_test = ErrorTest::from_name(name).ok_or(bad(
-            "error_test",
-            format!("`error_test` must be \"qv\" or \"q\", got \"{name}\""),
-        ))?;
+        let iteration = choice("newton", table.newton.as_deref(), NewtonIteration::Full)?;
+        let error_test = choice("error_test", table.error_test.as_deref(), ErrorTest::States)?;
         let rtol = table.rtol.unwrap_or(1e-6);
         let settings = BdfSettings {
             iteration,

@@ -79,33 +79,27 @@ use crate::assembly::{
     DiscreteOutputs, ElementEval, JointTerms, MultiplierMix, RateRows, SaddleSystem,
 };
 use crate::element::{EvaluationPoint, LevelWeights};
-use crate::integrate::AttrValue;
+use crate::integrate::Identity;
 use crate::linalg::{dot, max_abs, SaddlePointSolver, SolveError};
 
 use super::initial::consistent_initial;
 use super::newton::{self, Failure, RoundOff};
-use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport};
+use super::{statistics, FixedGrid, Integrator, StatSpec, State, StepError, StepReport};
 use crate::assembly::Mechanics;
 use crate::assembly::{BlockGrid, ALL, COLUMN, MASS, ROWS, STIFF};
 use blocks::{add_scaled, add_slots, clear};
 use reduce::Reduction;
 pub use settings::TdgSettings;
 
-/// Statistics of a TDG step: Newton iterations, residual evaluations
-/// (iterations and line-search backtracks), factored Newton matrices.
-pub(crate) const STATS: [StatSpec; 3] = [
-    StatSpec::count("newton_iterations"),
-    StatSpec::count("nfcn"),
-    StatSpec::count("njac"),
-];
+statistics! {
+    /// Statistics of an alpha–kappa step: Newton iterations, residual
+    /// evaluations (iterations and line-search backtracks), factored Newton
+    /// matrices, and kappa (eq. 71).
+    pub(crate) AK_STATS = [NEWTON_ITERATIONS, NFCN, NJAC, KAPPA];
+}
 
-/// Statistics of an alpha–kappa step: those of TDG and kappa (eq. 71).
-pub(crate) const AK_STATS: [StatSpec; 4] = [
-    StatSpec::count("newton_iterations"),
-    StatSpec::count("nfcn"),
-    StatSpec::count("njac"),
-    StatSpec::max("kappa"),
-];
+/// Statistics of a TDG step: those of alpha–kappa but kappa.
+pub(crate) const STATS: &[StatSpec] = AK_STATS.split_at(KAPPA).0;
 
 /// kappa of the alpha–kappa scheme (§5.3.3).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -187,8 +181,8 @@ impl NewtonSolver {
 
 /// The TDG and alpha–kappa integrator.
 pub struct Tdg {
-    label: String,
-    parameters: Vec<(String, AttrValue)>,
+    /// Label, run metadata and statistics.
+    identity: Identity,
     settings: TdgSettings,
     grid: FixedGrid,
     ws: Workspace,
@@ -308,8 +302,7 @@ impl Tdg {
     /// The integrator for the model in `sys`.
     pub fn new(
         sys: &Mechanics<'_>,
-        label: String,
-        parameters: Vec<(String, AttrValue)>,
+        identity: Identity,
         settings: TdgSettings,
         choice: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
@@ -353,8 +346,7 @@ impl Tdg {
         let mut start_sys = sys.new_system();
         let stiffness_scale = sys.stiffness_max(sys.initial_positions(), &mut start_sys);
         Ok(Tdg {
-            label,
-            parameters,
+            identity,
             settings,
             grid: FixedGrid::new(0.0, settings.dt),
             stats: newton::Stats::with_capacity(settings.newton.max_iter),
@@ -1084,19 +1076,8 @@ fn fill_alpha_kappa(
 }
 
 impl Integrator for Tdg {
-    fn name(&self) -> String {
-        self.label.clone()
-    }
-
-    fn parameters(&self) -> Vec<(String, AttrValue)> {
-        self.parameters.clone()
-    }
-
-    fn statistics(&self) -> &'static [StatSpec] {
-        match self.settings.scheme {
-            Scheme::Tdg => &STATS,
-            Scheme::AlphaKappa(_) => &AK_STATS,
-        }
+    fn identity(&self) -> &Identity {
+        &self.identity
     }
 
     fn start(&mut self, sys: &Mechanics<'_>, state: &mut State) -> Result<(), StepError> {
@@ -1123,9 +1104,10 @@ impl Integrator for Tdg {
         report.residual = c.residual;
         // Residual evaluations: one per iteration and one per backtrack of
         // the line search; matrix evaluations: the factored ones.
-        let nfcn = f64::from(self.stats.iterations + self.stats.backtracks);
-        let njac = f64::from(self.stats.factorizations);
-        report.stats[..4].copy_from_slice(&[f64::from(c.iterations), nfcn, njac, self.ws.kappa]);
+        report.stats[NEWTON_ITERATIONS] = f64::from(c.iterations);
+        report.stats[NFCN] = f64::from(self.stats.iterations + self.stats.backtracks);
+        report.stats[NJAC] = f64::from(self.stats.factorizations);
+        report.stats[KAPPA] = self.ws.kappa;
         Ok(report)
     }
 

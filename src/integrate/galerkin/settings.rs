@@ -141,8 +141,8 @@ impl Method for TdgSettings {
 
     fn statistics(&self) -> &'static [StatSpec] {
         match self.scheme {
-            Scheme::Tdg => &STATS,
-            Scheme::AlphaKappa(_) => &AK_STATS,
+            Scheme::Tdg => STATS,
+            Scheme::AlphaKappa(_) => AK_STATS,
         }
     }
 
@@ -174,8 +174,7 @@ impl Method for TdgSettings {
     ) -> Result<Box<dyn Integrator>, StepError> {
         Ok(Box::new(Tdg::new(
             sys,
-            build.label,
-            build.parameters,
+            build.identity,
             *self,
             build.solver,
         )?))

@@ -13,7 +13,7 @@ use crate::integrate::newton::{
     LineSearch, NewtonSettings, NewtonStop, Refactor, ScaledTolerances, DEFAULT_RTOL,
 };
 use crate::integrate::settings::{
-    bad, check_step_count, positive, step_size, Build, FromTable, IntegratorSpec, Method,
+    bad, check_step_count, choice, positive, step_size, Build, FromTable, IntegratorSpec, Method,
     OptionChoice, SettingsError, Steps, NEWTON,
 };
 use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
@@ -104,105 +104,6 @@ impl GssssSettings {
         self.preset.as_deref() == Some(TCG)
     }
 
-    /// A human-readable name.
-    pub fn label(&self) -> String {
-        let opt = self.option.name();
-        let jac = match self.newton.jacobian {
-            JacobianKind::Consistent => "",
-            JacobianKind::Seed => ", seed Jacobian",
-        };
-        let cut = match self.step_control {
-            StepControl::Fixed => "",
-            StepControl::Cutback => ", cutback",
-        };
-        match self.variant {
-            Variant::Single { coefficients, form } => {
-                let name = self
-                    .preset
-                    .as_ref()
-                    .map(|p| format!(" [{p}]"))
-                    .unwrap_or_default();
-                format!(
-                    "GSSSS {}{name}, option {opt}, {}-form{jac}{cut}",
-                    coefficients.label(),
-                    form_name(form)
-                )
-            }
-            Variant::TwoField if self.is_tcg() => {
-                format!("TCG (Lens and Cardona eq. 14): two-field v-form midpoint, option {opt}{jac}{cut}")
-            }
-            Variant::TwoField => format!("two-field v-form midpoint, option {opt}{jac}{cut}"),
-        }
-    }
-
-    /// Parameters for the output metadata.
-    pub fn parameters(&self) -> Vec<(String, AttrValue)> {
-        let method = if self.is_tcg() { TCG } else { "gssss" };
-        let mut p = vec![("method".into(), AttrValue::Str(method.into()))];
-        match self.variant {
-            Variant::Single { coefficients, form } => {
-                let fam = match coefficients.family {
-                    Family::U0 => "u0",
-                    Family::V0 => "v0",
-                };
-                p.push(("family".into(), AttrValue::Str(fam.into())));
-                for (k, r) in ["rho1", "rho2", "rho3"].iter().zip(coefficients.rho) {
-                    p.push((k.to_string(), AttrValue::F64(r)));
-                }
-                p.push(("form".into(), AttrValue::Str(form_name(form).into())));
-            }
-            Variant::TwoField => p.push(("form".into(), AttrValue::Str("two-field".into()))),
-        }
-        if let Some(name) = self.preset.as_ref().filter(|_| !self.is_tcg()) {
-            p.push(("scheme".into(), AttrValue::Str(name.clone())));
-        }
-        p.push((
-            "option".into(),
-            match self.option.name().parse::<i64>() {
-                Ok(k) => AttrValue::I64(k),
-                Err(_) => AttrValue::Str(self.option.name().into()),
-            },
-        ));
-        p.push(("dt".into(), AttrValue::F64(self.dt)));
-        match self.newton.stop {
-            NewtonStop::Scaled => {
-                p.push(("rtol".into(), AttrValue::F64(self.newton.scaled.rtol)));
-                if let Some(atol) = self.newton.scaled.atol {
-                    p.push(("atol".into(), AttrValue::F64(atol)));
-                }
-            }
-            NewtonStop::Increment | NewtonStop::Rate => {
-                p.push(("tol".into(), AttrValue::F64(self.newton.tol)));
-            }
-        }
-        p.push((
-            "max_iter".into(),
-            AttrValue::I64(self.newton.max_iter as i64),
-        ));
-        let jac = match self.newton.jacobian {
-            JacobianKind::Consistent => "consistent",
-            JacobianKind::Seed => "seed",
-        };
-        p.push(("jacobian".into(), AttrValue::Str(jac.into())));
-        p.push((
-            "convergence".into(),
-            AttrValue::Str(self.newton.stop.name().into()),
-        ));
-        p.push((
-            "refactor".into(),
-            AttrValue::Str(self.newton.refactor.name().into()),
-        ));
-        p.push((
-            "line_search".into(),
-            AttrValue::Str(self.newton.line_search.name().into()),
-        ));
-        p.push((
-            "step_control".into(),
-            AttrValue::Str(self.step_control.name().into()),
-        ));
-        p
-    }
-
     /// Seed 002's energy-preserving time-continuous Galerkin scheme (eq. 14
     /// with the discrete derivatives of eqs. 18–21) is the two-field midpoint
     /// scheme with Gonzalez's discrete derivative (`form = "two-field"`,
@@ -242,21 +143,20 @@ impl GssssSettings {
             "option",
             format!("`option` must be 1, 2, 3, 4 or \"dg\", got {option_choice}"),
         ))?;
-        let jacobian = match table.jacobian.as_deref().unwrap_or("consistent") {
-            "consistent" => JacobianKind::Consistent,
-            "seed" => JacobianKind::Seed,
-            other => {
-                return Err((
-                    "jacobian",
-                    format!("`jacobian` must be \"consistent\" or \"seed\", got \"{other}\""),
-                ))
-            }
-        };
-        let conv = table.convergence.as_deref().unwrap_or("scaled");
-        let stop = NewtonStop::from_name(conv).ok_or((
+        let to_pair = |e: SettingsError| (e.field, e.message);
+        let jacobian = choice(
+            "jacobian",
+            table.jacobian.as_deref(),
+            JacobianKind::Consistent,
+        )
+        .map_err(to_pair)?;
+        let stop = choice(
             "convergence",
-            format!("`convergence` must be \"scaled\", \"increment\" or \"rate\", got \"{conv}\""),
-        ))?;
+            table.convergence.as_deref(),
+            NewtonStop::Scaled,
+        )
+        .map_err(to_pair)?;
+        let conv = stop.name();
         let rtol = table.rtol.unwrap_or(DEFAULT_RTOL);
         let atol = table.atol;
         let (refactor, line_search) =
@@ -443,16 +343,106 @@ impl Method for GssssSettings {
         }
     }
 
+    /// A human-readable name.
     fn label(&self) -> String {
-        GssssSettings::label(self)
+        let opt = self.option.name();
+        let jac = match self.newton.jacobian {
+            JacobianKind::Consistent => "",
+            JacobianKind::Seed => ", seed Jacobian",
+        };
+        let cut = match self.step_control {
+            StepControl::Fixed => "",
+            StepControl::Cutback => ", cutback",
+        };
+        match self.variant {
+            Variant::Single { coefficients, form } => {
+                let name = self
+                    .preset
+                    .as_ref()
+                    .map(|p| format!(" [{p}]"))
+                    .unwrap_or_default();
+                format!(
+                    "GSSSS {}{name}, option {opt}, {}-form{jac}{cut}",
+                    coefficients.label(),
+                    form_name(form)
+                )
+            }
+            Variant::TwoField if self.is_tcg() => {
+                format!("TCG (Lens and Cardona eq. 14): two-field v-form midpoint, option {opt}{jac}{cut}")
+            }
+            Variant::TwoField => format!("two-field v-form midpoint, option {opt}{jac}{cut}"),
+        }
     }
 
+    /// Parameters for the output metadata.
     fn parameters(&self) -> Vec<(String, AttrValue)> {
-        GssssSettings::parameters(self)
+        let method = if self.is_tcg() { TCG } else { "gssss" };
+        let mut p = vec![("method".into(), AttrValue::Str(method.into()))];
+        match self.variant {
+            Variant::Single { coefficients, form } => {
+                let fam = match coefficients.family {
+                    Family::U0 => "u0",
+                    Family::V0 => "v0",
+                };
+                p.push(("family".into(), AttrValue::Str(fam.into())));
+                for (k, r) in ["rho1", "rho2", "rho3"].iter().zip(coefficients.rho) {
+                    p.push((k.to_string(), AttrValue::F64(r)));
+                }
+                p.push(("form".into(), AttrValue::Str(form_name(form).into())));
+            }
+            Variant::TwoField => p.push(("form".into(), AttrValue::Str("two-field".into()))),
+        }
+        if let Some(name) = self.preset.as_ref().filter(|_| !self.is_tcg()) {
+            p.push(("scheme".into(), AttrValue::Str(name.clone())));
+        }
+        p.push((
+            "option".into(),
+            match self.option.name().parse::<i64>() {
+                Ok(k) => AttrValue::I64(k),
+                Err(_) => AttrValue::Str(self.option.name().into()),
+            },
+        ));
+        p.push(("dt".into(), AttrValue::F64(self.dt)));
+        match self.newton.stop {
+            NewtonStop::Scaled => {
+                p.push(("rtol".into(), AttrValue::F64(self.newton.scaled.rtol)));
+                if let Some(atol) = self.newton.scaled.atol {
+                    p.push(("atol".into(), AttrValue::F64(atol)));
+                }
+            }
+            NewtonStop::Increment | NewtonStop::Rate => {
+                p.push(("tol".into(), AttrValue::F64(self.newton.tol)));
+            }
+        }
+        p.push((
+            "max_iter".into(),
+            AttrValue::I64(self.newton.max_iter as i64),
+        ));
+        p.push((
+            "jacobian".into(),
+            AttrValue::Str(self.newton.jacobian.name().into()),
+        ));
+        p.push((
+            "convergence".into(),
+            AttrValue::Str(self.newton.stop.name().into()),
+        ));
+        p.push((
+            "refactor".into(),
+            AttrValue::Str(self.newton.refactor.name().into()),
+        ));
+        p.push((
+            "line_search".into(),
+            AttrValue::Str(self.newton.line_search.name().into()),
+        ));
+        p.push((
+            "step_control".into(),
+            AttrValue::Str(self.step_control.name().into()),
+        ));
+        p
     }
 
     fn statistics(&self) -> &'static [StatSpec] {
-        &stepper::STATS
+        stepper::STATS
     }
 
     fn check(&self) -> Result<(), SettingsError> {
@@ -479,8 +469,7 @@ impl Method for GssssSettings {
         sys: &Mechanics<'_>,
         build: Build<'_>,
     ) -> Result<Box<dyn Integrator>, StepError> {
-        let mut integrator =
-            OneStepIntegrator::new(sys, build.label, build.parameters, self, build.solver)?;
+        let mut integrator = OneStepIntegrator::new(sys, build.identity, self, build.solver)?;
         if let Some(started) = build.timing {
             integrator.measure_timings(started.elapsed());
         }

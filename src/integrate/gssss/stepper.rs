@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use crate::element::{EvaluationPoint, LevelWeights};
-use crate::integrate::AttrValue;
+use crate::integrate::Identity;
 use crate::linalg::{max_abs, SaddlePointSolver, SolveError};
 
 use super::predictor::{Outcome, Predictor, PredictorChoice};
@@ -26,15 +26,12 @@ use crate::integrate::newton::{
     self, weighted_rms, Correction, Failure, NewtonSettings, NewtonStop, NewtonTimings,
     NonlinearSystem, RoundOff, FLOOR_FACTOR,
 };
-use crate::integrate::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport};
+use crate::integrate::{statistics, FixedGrid, Integrator, State, StepError, StepReport};
 
-/// Statistics of a GSSSS step.
-pub(crate) const STATS: [StatSpec; 4] = [
-    StatSpec::count("newton_iterations"),
-    StatSpec::count("factorizations"),
-    StatSpec::count("nreject"),
-    StatSpec::count("backtracks"),
-];
+statistics! {
+    /// Statistics of a GSSSS step.
+    pub(crate) STATS = [NEWTON_ITERATIONS, FACTORIZATIONS, NREJECT, BACKTRACKS];
+}
 
 /// Halvings of dt allowed by [`StepControl::Cutback`].
 const MAX_CUTBACKS: u32 = 10;
@@ -45,8 +42,8 @@ const REGROW_AFTER: u32 = 4;
 /// A one-step integrator: a scheme (as linear forms for a given dt) plus the
 /// constraint option, Newton settings and workspace.
 pub struct OneStepIntegrator {
-    label: String,
-    parameters: Vec<(String, AttrValue)>,
+    /// Label, run metadata and statistics.
+    identity: Identity,
     variant: Variant,
     option: ConstraintOption,
     newton: NewtonSettings,
@@ -316,8 +313,7 @@ impl OneStepIntegrator {
     /// An integrator for the model in `sys`.
     pub fn new(
         sys: &Mechanics<'_>,
-        label: String,
-        parameters: Vec<(String, AttrValue)>,
+        identity: Identity,
         settings: &GssssSettings,
         solver: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
@@ -331,8 +327,7 @@ impl OneStepIntegrator {
         let mut system = sys.new_system();
         let stiffness_scale = sys.stiffness_max(sys.initial_positions(), &mut system);
         Ok(OneStepIntegrator {
-            label,
-            parameters,
+            identity,
             variant: settings.variant,
             option: settings.option,
             newton,
@@ -584,16 +579,8 @@ struct Converged {
 }
 
 impl Integrator for OneStepIntegrator {
-    fn name(&self) -> String {
-        self.label.clone()
-    }
-
-    fn parameters(&self) -> Vec<(String, AttrValue)> {
-        self.parameters.clone()
-    }
-
-    fn statistics(&self) -> &'static [StatSpec] {
-        &STATS
+    fn identity(&self) -> &Identity {
+        &self.identity
     }
 
     fn timings(&self) -> Option<NewtonTimings> {
@@ -627,12 +614,10 @@ impl Integrator for OneStepIntegrator {
                     report.newton_iterations = c.iterations;
                     report.residual = c.residual;
                     report.external_work = c.work;
-                    report.stats[..4].copy_from_slice(&[
-                        c.iterations.into(),
-                        c.factorizations.into(),
-                        rejected.into(),
-                        c.backtracks.into(),
-                    ]);
+                    report.stats[NEWTON_ITERATIONS] = c.iterations.into();
+                    report.stats[FACTORIZATIONS] = c.factorizations.into();
+                    report.stats[NREJECT] = rejected.into();
+                    report.stats[BACKTRACKS] = c.backtracks.into();
                     self.accepted(state.t);
                     return Ok(report);
                 }

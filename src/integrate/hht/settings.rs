@@ -89,7 +89,7 @@ impl Method for HhtSettings {
     }
 
     fn statistics(&self) -> &'static [StatSpec] {
-        &stepper::STATS
+        stepper::STATS
     }
 
     /// alpha in [-1/3, 0] (Hilber et al.: second order and unconditionally
@@ -122,8 +122,7 @@ impl Method for HhtSettings {
         })?;
         Ok(Box::new(OneStepIntegrator::new(
             sys,
-            build.label,
-            build.parameters,
+            build.identity,
             &gssss,
             build.solver,
         )?))

@@ -22,7 +22,7 @@ use crate::integrate::rk::RkSettings;
 use crate::integrate::settings::{
     bad, Build, FromTable, IntegratorSpec, Method, SettingsError, Steps,
 };
-use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
+use crate::integrate::{AttrValue, Identity, Integrator, StatSpec, StepError};
 
 /// Declares [`MethodSettings`] with one variant per method and the
 /// functions drawn from the list (names, keys, resolution of the table).
@@ -215,8 +215,10 @@ impl IntegratorConfig {
         method.build(
             sys,
             Build {
-                label: self.label(),
-                parameters: self.parameters(),
+                identity: Identity {
+                    parameters: self.parameters(),
+                    ..method.identity()
+                },
                 solver: self.solver(),
                 timing: self.timing.then_some(started),
                 export_matrix: self.export_matrix.as_ref(),

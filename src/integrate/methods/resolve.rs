@@ -4,11 +4,17 @@
 //! rule of the command line, and the resolution.
 
 use crate::integrate::initial::Initialize;
-use crate::integrate::settings::{bad, required_t_end, IntegratorSpec, SettingsError, RUN};
+use crate::integrate::settings::{
+    bad, choice, named, required_t_end, IntegratorSpec, SettingsError, RUN,
+};
+use crate::linalg::Factorization;
 
 use super::{
     foreign_message, keys_of, method_names, settings_of, IntegratorConfig, MethodSettings,
 };
+
+named!(Initialize: Check, Project);
+named!(Factorization: Auto, Lu, Ldlt);
 
 /// Whether `method` takes `key` with the table `table` (its `step_control`
 /// and `tableau` decide some); an unknown method takes every key (its name
@@ -101,16 +107,9 @@ impl IntegratorSpec {
     /// Resolves defaults and checks values. Errors name the field.
     pub fn resolve(&self) -> Result<IntegratorConfig, SettingsError> {
         let mut config = self.resolve_method()?;
-        let mode = self.initialize.as_deref().unwrap_or("check");
-        config.initialize = Initialize::from_name(mode).ok_or(bad(
-            "initialize",
-            format!("`initialize` must be \"check\" or \"project\", got \"{mode}\""),
-        ))?;
-        let name = self.factorization.as_deref().unwrap_or("auto");
-        config.factorization = crate::linalg::Factorization::from_name(name).ok_or(bad(
-            "factorization",
-            format!("`factorization` must be \"auto\", \"lu\" or \"ldlt\", got \"{name}\""),
-        ))?;
+        config.initialize = choice("initialize", self.initialize.as_deref(), Initialize::Check)?;
+        let given = self.factorization.as_deref();
+        config.factorization = choice("factorization", given, Factorization::Auto)?;
         // The checks the library's configurations get too (step floor, ...).
         config.check()?;
         Ok(config)

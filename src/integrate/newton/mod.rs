@@ -46,6 +46,16 @@ pub enum JacobianKind {
     Seed,
 }
 
+impl JacobianKind {
+    /// The name in the model file.
+    pub fn name(self) -> &'static str {
+        match self {
+            JacobianKind::Consistent => "consistent",
+            JacobianKind::Seed => "seed",
+        }
+    }
+}
+
 /// Newton settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NewtonSettings {
@@ -92,16 +102,7 @@ pub enum LineSearch {
 }
 
 impl LineSearch {
-    /// `"none"` or `"backtracking"`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "none" => Some(LineSearch::None),
-            "backtracking" => Some(LineSearch::Backtracking),
-            _ => None,
-        }
-    }
-
-    /// The name accepted by [`LineSearch::from_name`].
+    /// The name in the model file.
     pub fn name(self) -> &'static str {
         match self {
             LineSearch::None => "none",
@@ -231,16 +232,7 @@ pub struct NewtonTimings {
 pub const SLOW_CONTRACTION: f64 = 0.5;
 
 impl Refactor {
-    /// `"iteration"` or `"step"`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "iteration" => Some(Refactor::Iteration),
-            "step" => Some(Refactor::Step),
-            _ => None,
-        }
-    }
-
-    /// The name accepted by [`Refactor::from_name`].
+    /// The name in the model file.
     pub fn name(self) -> &'static str {
         match self {
             Refactor::Iteration => "iteration",
@@ -280,17 +272,7 @@ pub enum NewtonStop {
 }
 
 impl NewtonStop {
-    /// `"increment"` or `"rate"`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "increment" => Some(NewtonStop::Increment),
-            "rate" => Some(NewtonStop::Rate),
-            "scaled" => Some(NewtonStop::Scaled),
-            _ => None,
-        }
-    }
-
-    /// The name accepted by [`NewtonStop::from_name`].
+    /// The name in the model file.
     pub fn name(self) -> &'static str {
         match self {
             NewtonStop::Increment => "increment",

@@ -3,26 +3,27 @@
 //! `NEWTON` of `integrate/settings`): read and checked here, once, for all
 //! of them.
 
-use super::{LineSearch, Refactor};
+use super::{JacobianKind, LineSearch, NewtonStop, Refactor};
 use crate::integrate::settings::{
-    at_least_one, bad, positive, round_off_rtol, IntegratorSpec, SettingsError,
+    at_least_one, choice, named, positive, round_off_rtol, IntegratorSpec, SettingsError,
 };
+
+named!(Refactor: Iteration, Step);
+named!(LineSearch: None, Backtracking);
+named!(NewtonStop: Scaled, Increment, Rate);
+named!(JacobianKind: Consistent, Seed);
 
 /// The Newton driver's `refactor` (default `"iteration"`) and
 /// `line_search` (default `"none"`), checked.
 pub(crate) fn refactor_and_line_search(
     table: &IntegratorSpec,
 ) -> Result<(Refactor, LineSearch), SettingsError> {
-    let refac = table.refactor.as_deref().unwrap_or("iteration");
-    let refactor = Refactor::from_name(refac).ok_or(bad(
-        "refactor",
-        format!("`refactor` must be \"iteration\" or \"step\", got \"{refac}\""),
-    ))?;
-    let search = table.line_search.as_deref().unwrap_or("none");
-    let line_search = LineSearch::from_name(search).ok_or(bad(
+    let refactor = choice("refactor", table.refactor.as_deref(), Refactor::Iteration)?;
+    let line_search = choice(
         "line_search",
-        format!("`line_search` must be \"none\" or \"backtracking\", got \"{search}\""),
-    ))?;
+        table.line_search.as_deref(),
+        LineSearch::None,
+    )?;
     Ok((refactor, line_search))
 }
 

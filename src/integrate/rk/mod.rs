@@ -30,33 +30,18 @@ pub use tableau::{Tableau, DOPRI5, HEUN, RK4};
 use super::epm::Epm;
 use super::index1::Index1;
 use super::projector::{Drift, Projector};
-use super::{FixedGrid, Integrator, StatSpec, State, StepError, StepReport};
+use super::{statistics, FixedGrid, Integrator, State, StepError, StepReport};
 use crate::assembly::Mechanics;
-use crate::integrate::AttrValue;
+use crate::integrate::Identity;
 use crate::linalg::max_abs;
 pub use settings::{Formulation, RkSettings, RkStep, Stabilization};
 
-/// Statistics of a Runge–Kutta step (indices into [`StepReport::stats`]).
-pub(crate) const STATS: [StatSpec; 9] = [
-    StatSpec::count("nfcn"),
-    StatSpec::count("nstep"),
-    StatSpec::count("naccept"),
-    StatSpec::count("nreject"),
-    StatSpec::count("nstab"),
-    StatSpec::max("drift_position"),
-    StatSpec::max("drift_velocity"),
-    StatSpec::sum("stab_seconds"),
-    StatSpec::count("npass"),
-];
-const NFCN: usize = 0;
-const NSTEP: usize = 1;
-const NACCEPT: usize = 2;
-const NREJECT: usize = 3;
-const NSTAB: usize = 4;
-const DRIFT_U: usize = 5;
-const DRIFT_V: usize = 6;
-const STAB_SECONDS: usize = 7;
-const NPASS: usize = 8;
+statistics! {
+    /// Statistics of a Runge–Kutta step (indices into [`StepReport::stats`]).
+    pub(crate) STATS = [
+        NFCN, NSTEP, NACCEPT, NREJECT, NSTAB, DRIFT_POSITION, DRIFT_VELOCITY, STAB_SECONDS, NPASS,
+    ];
+}
 
 /// DOPRI5's controller constants.
 const SAFE: f64 = 0.9;
@@ -68,8 +53,8 @@ const FACC2: f64 = 0.1;
 
 /// An explicit Runge–Kutta method on the index-1 form.
 pub struct RungeKutta {
-    label: String,
-    parameters: Vec<(String, AttrValue)>,
+    /// Label, run metadata and statistics.
+    identity: Identity,
     tab: Tableau,
     step: RkStep,
     datol: f64,
@@ -178,8 +163,7 @@ impl RungeKutta {
     /// The method for the model in `sys`.
     pub fn new(
         sys: &Mechanics<'_>,
-        label: String,
-        parameters: Vec<(String, AttrValue)>,
+        identity: Identity,
         settings: &RkSettings,
         solver: crate::linalg::SolverChoice,
     ) -> Result<Self, StepError> {
@@ -203,8 +187,7 @@ impl RungeKutta {
             RkStep::Adaptive { .. } => 0.0,
         };
         Ok(RungeKutta {
-            label,
-            parameters,
+            identity,
             tab: settings.tableau,
             step: settings.step,
             datol,
@@ -440,16 +423,8 @@ impl RungeKutta {
 }
 
 impl Integrator for RungeKutta {
-    fn name(&self) -> String {
-        self.label.clone()
-    }
-
-    fn parameters(&self) -> Vec<(String, AttrValue)> {
-        self.parameters.clone()
-    }
-
-    fn statistics(&self) -> &'static [StatSpec] {
-        &STATS
+    fn identity(&self) -> &Identity {
+        &self.identity
     }
 
     fn start(&mut self, sys: &Mechanics<'_>, state: &mut State) -> Result<(), StepError> {
@@ -589,8 +564,8 @@ impl Integrator for RungeKutta {
             &mut self.ws.phi,
             &mut self.ws.rate,
         );
-        stats[DRIFT_U] = d.position;
-        stats[DRIFT_V] = d.velocity;
+        stats[DRIFT_POSITION] = d.position;
+        stats[DRIFT_VELOCITY] = d.velocity;
         Ok(report)
     }
 

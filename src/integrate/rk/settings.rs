@@ -7,10 +7,14 @@ use super::{RungeKutta, Tableau};
 use crate::assembly::Mechanics;
 use crate::integrate::projector::{Metric, Passes};
 use crate::integrate::settings::{
-    at_least_one, bad, check_step_count, largest_step, positive, required_t_end, round_off_rtol,
-    step_size, Build, FromTable, IntegratorSpec, Method, SettingsError, Steps, DEFAULT_MAX_STEPS,
+    at_least_one, bad, check_step_count, choice, largest_step, named, positive, required_t_end,
+    round_off_rtol, step_size, Build, FromTable, IntegratorSpec, Method, SettingsError, Steps,
+    DEFAULT_MAX_STEPS,
 };
 use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
+
+named!(Metric: Mass, Identity);
+named!(Passes: Two, Converged);
 
 /// The explicit Runge–Kutta methods, whatever their steps.
 const RK: &[&str] = &["step_control"];
@@ -121,90 +125,6 @@ impl RkSettings {
         }
     }
 
-    /// A human-readable name, e.g. `dopri5 (rtol 1e-5, atol 1e-6), PStab`.
-    pub fn label(&self) -> String {
-        let step = match self.step {
-            RkStep::Fixed { dt } => format!("dt {dt}"),
-            RkStep::Adaptive { rtol, atol, .. } => format!("rtol {rtol:e}, atol {atol:e}"),
-        };
-        let stab = match self.stabilization {
-            Stabilization::None => "no stabilization".to_string(),
-            Stabilization::Baumgarte([g1, g2]) => format!("Baumgarte B({g1}, {g2})"),
-            Stabilization::PStab {
-                datol,
-                metric,
-                passes,
-            } => {
-                format!(
-                    "PStab (datol {datol:e}, {} metric, {} passes)",
-                    metric.name(),
-                    passes.name()
-                )
-            }
-        };
-        match self.formulation {
-            Formulation::Index1 => {
-                format!("{} on the index-1 form ({step}), {stab}", self.tableau.name)
-            }
-            Formulation::Epm => format!(
-                "embedded projection method with {} ({step})",
-                self.tableau.name
-            ),
-        }
-    }
-
-    /// Parameters for the output metadata.
-    pub fn parameters(&self) -> Vec<(String, AttrValue)> {
-        let mut p = match self.formulation {
-            Formulation::Index1 => {
-                vec![("method".into(), AttrValue::Str(self.tableau.name.into()))]
-            }
-            Formulation::Epm => vec![
-                ("method".into(), AttrValue::Str("epm".into())),
-                ("tableau".into(), AttrValue::Str(self.tableau.name.into())),
-            ],
-        };
-        match self.step {
-            RkStep::Fixed { dt } => {
-                p.push(("step_control".into(), AttrValue::Str("fixed".into())));
-                p.push(("dt".into(), AttrValue::F64(dt)));
-            }
-            RkStep::Adaptive {
-                rtol,
-                atol,
-                max_step,
-                max_steps,
-            } => {
-                p.push(("step_control".into(), AttrValue::Str("adaptive".into())));
-                p.push(("max_steps".into(), AttrValue::I64(max_steps as i64)));
-                p.push(("rtol".into(), AttrValue::F64(rtol)));
-                p.push(("atol".into(), AttrValue::F64(atol)));
-                p.push(("max_step".into(), AttrValue::F64(max_step)));
-            }
-        }
-        match self.stabilization {
-            Stabilization::None => {
-                p.push(("stabilization".into(), AttrValue::Str("none".into())));
-            }
-            Stabilization::Baumgarte([g1, g2]) => {
-                p.push(("stabilization".into(), AttrValue::Str("baumgarte".into())));
-                p.push(("baumgarte_g1".into(), AttrValue::F64(g1)));
-                p.push(("baumgarte_g2".into(), AttrValue::F64(g2)));
-            }
-            Stabilization::PStab {
-                datol,
-                metric,
-                passes,
-            } => {
-                p.push(("stabilization".into(), AttrValue::Str("pstab".into())));
-                p.push(("datol".into(), AttrValue::F64(datol)));
-                p.push(("projection".into(), AttrValue::Str(metric.name().into())));
-                p.push(("pstab_passes".into(), AttrValue::Str(passes.name().into())));
-            }
-        }
-        p
-    }
-
     /// The Runge–Kutta settings; GSSSS keys in the table are that method's
     /// and not used here.
     fn resolve(
@@ -278,16 +198,7 @@ impl RkSettings {
 /// The index-1 form's drift control (`stabilization`, `baumgarte`,
 /// `datol`, `projection`, `pstab_passes`).
 fn stabilization_of(table: &IntegratorSpec) -> Result<Stabilization, SettingsError> {
-    let metric = match table.projection.as_deref().unwrap_or("mass") {
-        "mass" => Metric::Mass,
-        "identity" => Metric::Identity,
-        other => {
-            return Err(bad(
-                "projection",
-                format!("`projection` must be \"mass\" or \"identity\", got \"{other}\""),
-            ))
-        }
-    };
+    let metric = choice("projection", table.projection.as_deref(), Metric::Mass)?;
     let name = table
         .stabilization
         .as_deref()
@@ -319,16 +230,7 @@ fn stabilization_of(table: &IntegratorSpec) -> Result<Stabilization, SettingsErr
             if !(datol >= 0.0 && datol.is_finite()) {
                 return Err(bad("datol", format!("`datol` must be >= 0, got {datol}")));
             }
-            let passes = match table.pstab_passes.as_deref().unwrap_or("two") {
-                "two" => Passes::Two,
-                "converged" => Passes::Converged,
-                other => {
-                    return Err(bad(
-                        "pstab_passes",
-                        format!("`pstab_passes` must be \"two\" or \"converged\", got \"{other}\""),
-                    ))
-                }
-            };
+            let passes = choice("pstab_passes", table.pstab_passes.as_deref(), Passes::Two)?;
             Stabilization::PStab {
                 datol,
                 metric,
@@ -355,16 +257,92 @@ impl Method for RkSettings {
         }
     }
 
+    /// A human-readable name, e.g. `dopri5 (rtol 1e-5, atol 1e-6), PStab`.
     fn label(&self) -> String {
-        RkSettings::label(self)
+        let step = match self.step {
+            RkStep::Fixed { dt } => format!("dt {dt}"),
+            RkStep::Adaptive { rtol, atol, .. } => format!("rtol {rtol:e}, atol {atol:e}"),
+        };
+        let stab = match self.stabilization {
+            Stabilization::None => "no stabilization".to_string(),
+            Stabilization::Baumgarte([g1, g2]) => format!("Baumgarte B({g1}, {g2})"),
+            Stabilization::PStab {
+                datol,
+                metric,
+                passes,
+            } => {
+                format!(
+                    "PStab (datol {datol:e}, {} metric, {} passes)",
+                    metric.name(),
+                    passes.name()
+                )
+            }
+        };
+        match self.formulation {
+            Formulation::Index1 => {
+                format!("{} on the index-1 form ({step}), {stab}", self.tableau.name)
+            }
+            Formulation::Epm => format!(
+                "embedded projection method with {} ({step})",
+                self.tableau.name
+            ),
+        }
     }
 
+    /// Parameters for the output metadata.
     fn parameters(&self) -> Vec<(String, AttrValue)> {
-        RkSettings::parameters(self)
+        let mut p = match self.formulation {
+            Formulation::Index1 => {
+                vec![("method".into(), AttrValue::Str(self.tableau.name.into()))]
+            }
+            Formulation::Epm => vec![
+                ("method".into(), AttrValue::Str("epm".into())),
+                ("tableau".into(), AttrValue::Str(self.tableau.name.into())),
+            ],
+        };
+        match self.step {
+            RkStep::Fixed { dt } => {
+                p.push(("step_control".into(), AttrValue::Str("fixed".into())));
+                p.push(("dt".into(), AttrValue::F64(dt)));
+            }
+            RkStep::Adaptive {
+                rtol,
+                atol,
+                max_step,
+                max_steps,
+            } => {
+                p.push(("step_control".into(), AttrValue::Str("adaptive".into())));
+                p.push(("max_steps".into(), AttrValue::I64(max_steps as i64)));
+                p.push(("rtol".into(), AttrValue::F64(rtol)));
+                p.push(("atol".into(), AttrValue::F64(atol)));
+                p.push(("max_step".into(), AttrValue::F64(max_step)));
+            }
+        }
+        match self.stabilization {
+            Stabilization::None => {
+                p.push(("stabilization".into(), AttrValue::Str("none".into())));
+            }
+            Stabilization::Baumgarte([g1, g2]) => {
+                p.push(("stabilization".into(), AttrValue::Str("baumgarte".into())));
+                p.push(("baumgarte_g1".into(), AttrValue::F64(g1)));
+                p.push(("baumgarte_g2".into(), AttrValue::F64(g2)));
+            }
+            Stabilization::PStab {
+                datol,
+                metric,
+                passes,
+            } => {
+                p.push(("stabilization".into(), AttrValue::Str("pstab".into())));
+                p.push(("datol".into(), AttrValue::F64(datol)));
+                p.push(("projection".into(), AttrValue::Str(metric.name().into())));
+                p.push(("pstab_passes".into(), AttrValue::Str(passes.name().into())));
+            }
+        }
+        p
     }
 
     fn statistics(&self) -> &'static [StatSpec] {
-        &super::STATS
+        super::STATS
     }
 
     fn check(&self) -> Result<(), SettingsError> {
@@ -422,8 +400,7 @@ impl Method for RkSettings {
     ) -> Result<Box<dyn Integrator>, StepError> {
         Ok(Box::new(RungeKutta::new(
             sys,
-            build.label,
-            build.parameters,
+            build.identity,
             self,
             build.solver,
         )?))

@@ -14,7 +14,7 @@ pub(crate) use keys::{is_key, NEWTON, RUN};
 pub use spec::{IntegratorSpec, KappaChoice, OptionChoice};
 
 use crate::assembly::Mechanics;
-use crate::integrate::{AttrValue, Integrator, StatSpec, StepError};
+use crate::integrate::{AttrValue, Identity, Integrator, StatSpec, StepError};
 
 /// Default `max_steps` of the adaptive methods: a run that needs more is
 /// stopped with [`StepError::TooManySteps`] instead of creeping on (HNW's
@@ -38,10 +38,9 @@ pub enum Steps {
 
 /// What the factory passes to [`Method::build`] besides the settings.
 pub struct Build<'a> {
-    /// The configuration's label ([`Method::label`] with nothing added).
-    pub label: String,
-    /// The run metadata (the method's parameters and `t_end`).
-    pub parameters: Vec<(String, AttrValue)>,
+    /// The method's label, its run metadata (its parameters and `t_end`)
+    /// and statistics ([`Method::identity`]).
+    pub identity: Identity,
     /// The saddle-point solver's settings.
     pub solver: crate::linalg::SolverChoice,
     /// When the build started, if the Newton time split is measured
@@ -67,6 +66,14 @@ pub trait Method: std::fmt::Debug {
     fn parameters(&self) -> Vec<(String, AttrValue)>;
     /// The statistics the built method reports ([`Integrator::statistics`]).
     fn statistics(&self) -> &'static [StatSpec];
+    /// The built method's identity: label, parameters and statistics.
+    fn identity(&self) -> Identity {
+        Identity {
+            label: self.label(),
+            parameters: self.parameters(),
+            statistics: self.statistics(),
+        }
+    }
     /// Checks the values the type can hold but the method cannot run
     /// (steps, tolerances, limits). Errors name the `[integrator]` key.
     fn check(&self) -> Result<(), SettingsError>;
@@ -190,6 +197,51 @@ pub(crate) fn bad(field: &'static str, message: impl Into<String>) -> SettingsEr
         field,
         message: message.into(),
     }
+}
+
+/// A setting chosen by name: its values, in the order an error lists
+/// them, and their names in the model file ([`named!`](self)).
+pub(crate) trait Named: Copy + 'static {
+    /// Every value.
+    const ALL: &'static [Self];
+    /// The name in the model file.
+    fn name(self) -> &'static str;
+}
+
+/// Implements [`Named`] for a type with an inherent `name(self)`, its
+/// values listed once: `named!(Refactor: Iteration, Step);`.
+macro_rules! named {
+    ($ty:ident: $($value:ident),+) => {
+        impl $crate::integrate::settings::Named for $ty {
+            const ALL: &'static [Self] = &[$($ty::$value),+];
+            fn name(self) -> &'static str {
+                $ty::name(self)
+            }
+        }
+    };
+}
+pub(crate) use named;
+
+/// The named choice `field`: the value named `given` (`default` when
+/// absent), or an error naming the field, the names it takes and the one
+/// given (`` `refactor` must be "iteration" or "step", got "x" ``).
+pub(crate) fn choice<T: Named>(
+    field: &'static str,
+    given: Option<&str>,
+    default: T,
+) -> Result<T, SettingsError> {
+    let Some(given) = given else {
+        return Ok(default);
+    };
+    let all = T::ALL.iter().copied();
+    all.clone().find(|&x| x.name() == given).ok_or_else(|| {
+        let quoted: Vec<String> = all.map(|x| format!("\"{}\"", x.name())).collect();
+        let names = match quoted.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => quoted.concat(),
+        };
+        bad(field, format!("`{field}` must be {names}, got \"{given}\""))
+    })
 }
 
 /// A relative tolerance: finite and at least 1e-14 (below it no method
