@@ -334,7 +334,7 @@ impl Mechanics<'_> {
 
     /// Writes `Phi(u, t)` (m rows) into `out`. The rows of velocity-level
     /// joints are zero (their `phi` writes zeros: they have no position-level
-    /// residual; [`Model::constraint_levels`]).
+    /// residual; [`Model::constraint_levels`](crate::model::Model::constraint_levels)).
     pub fn constraint_values(&self, u: &[f64], t: f64, out: &mut [f64]) {
         let model = self.model;
         for (blk, s) in model.joints.iter().zip(&self.joints) {
