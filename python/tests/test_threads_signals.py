@@ -85,23 +85,29 @@ CHILD = textwrap.dedent("""
 """)
 
 
+
+def interrupt(p, after, timeout, what):
+    """Sends SIGINT to child `p` `after` seconds from now; returns the words
+    it printed once it exited 0 (fails if it did not stop within `timeout`)."""
+    time.sleep(after)
+    p.send_signal(signal.SIGINT)
+    try:
+        stdout, stderr = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise AssertionError(f"the {what} did not stop on SIGINT")
+    assert p.returncode == 0, (p.returncode, stdout, stderr)
+    return stdout.split()
+
 def test_sigint_stops_a_run(tmp_path):
     out = tmp_path / "long.h5"
     p = subprocess.Popen([sys.executable, "-c", CHILD, model_path("hanging_beam"), str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "ready"
     assert p.stdout.readline().strip() == "running"
-    time.sleep(0.3)
-    p.send_signal(signal.SIGINT)
-    try:
-        stdout, stderr = p.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        raise AssertionError("the run did not stop on SIGINT")
-    assert p.returncode == 0, (p.returncode, stdout, stderr)
-    words = stdout.split()
-    assert words[:2] == ["KeyboardInterrupt", "interrupted"], stdout
-    assert int(words[2]) >= 1 and 0.0 < float(words[3]) < 20000.0, stdout
+    words = interrupt(p, after=0.3, timeout=60, what="run")
+    assert words[:2] == ["KeyboardInterrupt", "interrupted"], words
+    assert int(words[2]) >= 1 and 0.0 < float(words[3]) < 20000.0, words
 
 
 def test_simulation_busy_in_another_thread_is_an_error_not_a_deadlock():
@@ -141,14 +147,6 @@ def test_sigint_stops_a_sweep_after_the_running_case(tmp_path):
                           str(tmp_path / "sweep")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "ready"
-    time.sleep(2.0)
-    p.send_signal(signal.SIGINT)
-    try:
-        stdout, stderr = p.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        raise AssertionError("the sweep did not stop on SIGINT")
-    assert p.returncode == 0, (p.returncode, stdout, stderr)
-    words = stdout.split()
+    words = interrupt(p, after=2.0, timeout=120, what="sweep")
     # The running case finished; no further case started.
-    assert words[0] == "KeyboardInterrupt" and 1 <= int(words[1]) < 8, stdout
+    assert words[0] == "KeyboardInterrupt" and 1 <= int(words[1]) < 8, words
